@@ -1,0 +1,55 @@
+// What a device is and what it can do, filled in by each backend from its
+// driver (cuDeviceGetAttribute, clGetDeviceInfo, the host's sysconf/cpuid).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "streamexecutor/core/dims.hpp"
+
+namespace streamexecutor {
+
+struct DeviceDescription {
+  std::string platform_name;   // "host", "opencl", "cuda"
+  int device_ordinal = 0;
+  std::string name;
+  std::string vendor;
+  std::string driver_version;
+  std::string api_version;     // OpenCL version / CUDA driver API version
+  std::uint64_t device_memory_size = 0;
+  std::uint64_t max_allocation_size = 0;
+  std::uint64_t shared_memory_per_block = 0;
+  int compute_units = 0;       // SMs, OpenCL compute units, CPU threads
+  std::uint64_t max_threads_per_block = 0;
+  Dim3 max_block_dims;         // threads per block, per dimension
+  Dim3 max_grid_dims;          // blocks per grid, per dimension
+  int warp_size = 1;
+  int clock_rate_khz = 0;
+  int compute_capability_major = 0;  // CUDA only
+  int compute_capability_minor = 0;
+  bool unified_memory = false;
+  // Further driver-specific properties, as reported, for display.
+  std::vector<std::pair<std::string, std::string>> extra;
+
+  std::string ToString() const {
+    std::string out = fmt::format(
+        "{} device {}: {} ({})\n  driver {} / api {}\n  memory {} bytes, max allocation {} bytes, shared per block {} "
+        "bytes\n  compute units {}, max threads per block {}, block dims {}x{}x{}, grid dims {}x{}x{}\n  warp size {}, "
+        "clock {} kHz",
+        platform_name, device_ordinal, name, vendor, driver_version, api_version, device_memory_size,
+        max_allocation_size, shared_memory_per_block, compute_units, max_threads_per_block, max_block_dims.x,
+        max_block_dims.y, max_block_dims.z, max_grid_dims.x, max_grid_dims.y, max_grid_dims.z, warp_size,
+        clock_rate_khz);
+    if (compute_capability_major != 0) {
+      out += fmt::format(", compute capability {}.{}", compute_capability_major, compute_capability_minor);
+    }
+    for (const auto& [key, value] : extra) out += fmt::format("\n  {}: {}", key, value);
+    return out;
+  }
+};
+
+}  // namespace streamexecutor

@@ -1,0 +1,102 @@
+// Event<B> marks a point in a stream; other streams can wait for it and the
+// host can poll or block on it. Timer<B> is a pair of events.
+//
+// Waiting across backends: every backend's event can be polled and waited on
+// from the host (PollForStatus/Synchronize), which is the hook through which a
+// stream of one backend can later wait for an event of another.
+#pragma once
+
+#include <cstdint>
+
+#include "streamexecutor/core/executor.hpp"
+
+namespace streamexecutor {
+
+template <Backend B>
+class Stream;
+
+template <Backend B>
+class Event {
+ public:
+  // Seed names.
+  enum class Status { kUnknown, kError, kPending, kComplete };
+
+  explicit Event(StreamExecutor<B>* parent) : parent_(parent) {}
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() {
+    if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
+  }
+
+  // Creates the driver event; false (with init_status() saying why) on failure.
+  bool Init() {
+    if (initialized_) {
+      init_status_ = MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized",
+                               parent_->DeviceLabel());
+      return false;
+    }
+    init_status_ = B::CreateEvent(parent_->native_state(), handle_);
+    initialized_ = init_status_.ok();
+    return initialized_;
+  }
+  const ::streamexecutor::Status& init_status() const { return init_status_; }
+  bool initialized() const { return initialized_; }
+
+  // kComplete when every recording enqueued so far has run (or none was).
+  Status PollForStatus() {
+    if (!initialized_) return Status::kError;
+    StatusOr<bool> done = B::EventQuery(handle_);
+    if (!done.ok()) return Status::kError;
+    return done.value() ? Status::kComplete : Status::kPending;
+  }
+  ::streamexecutor::Status Synchronize() {
+    SE_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
+    return B::EventSynchronize(handle_);
+  }
+
+  StreamExecutor<B>* parent() const { return parent_; }
+  typename B::EventHandle& native_handle() { return handle_; }
+
+  ::streamexecutor::Status CheckInitialized(std::string_view op) const {
+    if (initialized_) return {};
+    return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the Event was not initialized (call Init())", op,
+                     parent_->DeviceLabel());
+  }
+
+ private:
+  StreamExecutor<B>* parent_;
+  typename B::EventHandle handle_{};
+  bool initialized_ = false;
+  ::streamexecutor::Status init_status_;
+};
+
+template <Backend B>
+class Timer {
+ public:
+  explicit Timer(StreamExecutor<B>* parent) : start_(parent), stop_(parent) {}
+
+  bool Init() { return start_.Init() && stop_.Init(); }
+  bool initialized() const { return start_.initialized() && stop_.initialized(); }
+
+  // Time between ThenStartTimer and ThenStopTimer, waiting for the stop if it
+  // has not run yet.
+  StatusOr<std::uint64_t> ElapsedNanoseconds() {
+    SE_RETURN_IF_ERROR(stop_.Synchronize());
+    return B::EventElapsedNanoseconds(start_.native_handle(), stop_.native_handle());
+  }
+  // Seed accessors: 0 when the interval cannot be measured.
+  std::uint64_t Nanoseconds() { return ElapsedNanoseconds().value_or(0); }
+  std::uint64_t Microseconds() { return Nanoseconds() / 1000; }
+
+ private:
+  friend class Stream<B>;
+  Event<B> start_;
+  Event<B> stop_;
+};
+
+template <Backend B>
+Event(StreamExecutor<B>*) -> Event<B>;
+template <Backend B>
+Timer(StreamExecutor<B>*) -> Timer<B>;
+
+}  // namespace streamexecutor

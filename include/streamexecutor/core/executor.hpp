@@ -1,0 +1,321 @@
+// StreamExecutor<B>: one device. Memory management, synchronous copies and
+// kernel loading; streams, events and timers are created from it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/kernel.hpp"
+#include "streamexecutor/core/platform.hpp"
+#include "streamexecutor/core/scoped_device_memory.hpp"
+
+namespace streamexecutor {
+
+template <Backend B>
+class StreamExecutor {
+ public:
+  StreamExecutor(const StreamExecutor&) = delete;
+  StreamExecutor& operator=(const StreamExecutor&) = delete;
+  ~StreamExecutor() { B::CloseExecutor(state_); }
+
+  Platform<B>* platform() const { return platform_; }
+  int device_ordinal() const { return ordinal_; }
+  const DeviceDescription& GetDeviceDescription() const { return description_; }
+  // "host:0", "opencl:1": how messages name this device.
+  const std::string& DeviceLabel() const { return label_; }
+
+  // ---- Memory -------------------------------------------------------------
+
+  template <typename T>
+  StatusOr<DeviceMemory<T>> TryAllocateArray(std::uint64_t element_count) {
+    StatusOr<DeviceMemoryBase> raw = AllocateBytes(element_count, sizeof(T), detail::TypeName<T>());
+    if (!raw.ok()) return raw.status();
+    return DeviceMemory<T>(raw.value());
+  }
+  // Seed form: a null DeviceMemory on failure (use TryAllocateArray for the reason).
+  template <typename T>
+  DeviceMemory<T> AllocateArray(std::uint64_t element_count) {
+    return TryAllocateArray<T>(element_count).value_or(DeviceMemory<T>());
+  }
+  template <typename T>
+  DeviceMemory<T> AllocateScalar() {
+    return AllocateArray<T>(1);
+  }
+  // Owning forms; on failure the result is null and its status() says why.
+  template <typename T>
+  ScopedDeviceMemory<T> AllocateOwnedArray(std::uint64_t element_count) {
+    StatusOr<DeviceMemory<T>> memory = TryAllocateArray<T>(element_count);
+    if (!memory.ok()) return ScopedDeviceMemory<T>(memory.status());
+    return ScopedDeviceMemory<T>(this, &FreeOwned, memory.value());
+  }
+  template <typename T>
+  ScopedDeviceMemory<T> AllocateOwnedScalar() {
+    return AllocateOwnedArray<T>(1);
+  }
+
+  // Frees the allocation `memory` views and nulls the view. Freeing a slice,
+  // a foreign or an already-freed pointer is an error, not a crash.
+  Status Deallocate(DeviceMemoryBase* memory) {
+    if (memory == nullptr || memory->IsNull()) {
+      return MakeError(ErrorCode::kInvalidArgument, "Deallocate on {}: the DeviceMemory is null", label_);
+    }
+    {
+      std::lock_guard<std::mutex> lock(live_mutex_);
+      auto it = live_.find(memory->opaque());
+      if (it == live_.end()) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "Deallocate on {}: {} was not allocated by this executor or was already freed", label_,
+                         memory->opaque());
+      }
+      if (memory->offset() != 0 || memory->size() != it->second) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "Deallocate on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; "
+                         "free the whole allocation",
+                         label_, memory->size(), memory->offset(), it->second);
+      }
+      live_.erase(it);
+    }
+    Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
+    *memory = DeviceMemoryBase();
+    return status;
+  }
+
+  // Checks that [view, view+bytes) is live memory of this executor. Used by
+  // every copy and fill, so that freed or undersized memory is an error.
+  Status CheckDeviceRange(std::string_view op, std::string_view role, const DeviceMemoryBase& memory,
+                          std::uint64_t bytes) const {
+    if (memory.IsNull()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{} on {}: the {} is a null DeviceMemory (moved-from, freed, or a failed allocation)", op,
+                       label_, role);
+    }
+    if (bytes > memory.size()) {
+      return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", op,
+                       label_, bytes, role, memory.size());
+    }
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    auto it = live_.find(memory.opaque());
+    if (it == live_.end()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on {}: the {} DeviceMemory ({}) is not live memory of this executor (freed, or from "
+                       "another device)",
+                       op, label_, role, memory.opaque());
+    }
+    if (memory.offset() + memory.size() > it->second) {
+      return MakeError(ErrorCode::kOutOfRange, "{} on {}: the {} view [{}, {}) runs past its {}-byte allocation", op,
+                       label_, role, memory.offset(), memory.offset() + memory.size(), it->second);
+    }
+    return Status();
+  }
+
+  // ---- Synchronous copies ---------------------------------------------------
+  // Typed forms copy whole arrays: the source's element count must fit in the
+  // destination, and the error names both counts.
+
+  template <typename T>
+  Status SynchronousMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
+    if (device_dst == nullptr) return NullArgument("SynchronousMemcpyH2D", "destination");
+    SE_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyH2D", host_src.size(), device_dst->ElementCount()));
+    return SynchronousMemcpyH2D(host_src.data(), host_src.size_bytes(), device_dst);
+  }
+  template <typename T>
+  Status SynchronousMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
+    SE_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2H", device_src.ElementCount(), host_dst.size()));
+    return SynchronousMemcpyD2H(device_src, device_src.size(), host_dst.data());
+  }
+  template <typename T>
+  Status SynchronousMemcpyD2D(const DeviceMemory<T>& device_src, DeviceMemory<T>* device_dst) {
+    if (device_dst == nullptr) return NullArgument("SynchronousMemcpyD2D", "destination");
+    SE_RETURN_IF_ERROR(
+        CheckElementCounts<T>("SynchronousMemcpyD2D", device_src.ElementCount(), device_dst->ElementCount()));
+    return SynchronousMemcpyD2D(device_src, device_src.size(), device_dst);
+  }
+
+  // Byte forms, as in the seed.
+  Status SynchronousMemcpyH2D(const void* host_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
+    constexpr std::string_view op = "SynchronousMemcpyH2D";
+    if (device_dst == nullptr) return NullArgument(op, "destination");
+    SE_RETURN_IF_ERROR(CheckHostPointer(op, host_src, size));
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
+    return B::SyncMemcpyH2D(state_, *device_dst, host_src, size);
+  }
+  Status SynchronousMemcpyD2H(const DeviceMemoryBase& device_src, std::uint64_t size, void* host_dst) {
+    constexpr std::string_view op = "SynchronousMemcpyD2H";
+    SE_RETURN_IF_ERROR(CheckHostPointer(op, host_dst, size));
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
+    return B::SyncMemcpyD2H(state_, host_dst, device_src, size);
+  }
+  Status SynchronousMemcpyD2D(const DeviceMemoryBase& device_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
+    constexpr std::string_view op = "SynchronousMemcpyD2D";
+    if (device_dst == nullptr) return NullArgument(op, "destination");
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
+    return B::SyncMemcpyD2D(state_, *device_dst, device_src, size);
+  }
+  // The seed's overloaded spellings.
+  Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
+    return SynchronousMemcpyH2D(host_src, size, device_dst);
+  }
+  Status SynchronousMemcpy(void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return SynchronousMemcpyD2H(device_src, size, host_dst);
+  }
+  Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return SynchronousMemcpyD2D(device_src, size, device_dst);
+  }
+
+  Status SynchronousMemZero(DeviceMemoryBase* location, std::uint64_t size) {
+    constexpr std::string_view op = "SynchronousMemZero";
+    if (location == nullptr) return NullArgument(op, "destination");
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
+    return B::SyncMemset8(state_, *location, 0, size);
+  }
+  // Fills `size` bytes (a multiple of 4) with a 32-bit pattern.
+  Status SynchronousMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
+    constexpr std::string_view op = "SynchronousMemset32";
+    if (location == nullptr) return NullArgument(op, "destination");
+    SE_RETURN_IF_ERROR(CheckMemset32Size(op, size));
+    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
+    return B::SyncMemset32(state_, *location, pattern, size);
+  }
+
+  // ---- Kernels --------------------------------------------------------------
+
+  // Loads the code for B from `spec` and binds `kernel` to it, checking the
+  // spec's arity and (where the backend can) the real parameter list against
+  // TypedKernel's.
+  template <typename... Params>
+  Status GetKernel(const MultiKernelLoaderSpec& spec, TypedKernel<Params...>* kernel) {
+    if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: kernel is null", label_);
+    const std::string name(B::SpecKernelName(spec));
+    if (kernel->executor() != this) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetKernel on {}: kernel '{}' was constructed for a different StreamExecutor", label_, name);
+    }
+    if (spec.arity() != sizeof...(Params)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetKernel on {}: MultiKernelLoaderSpec for kernel '{}' declares arity {}, but the TypedKernel "
+                       "has {} parameter(s) {}",
+                       label_, name, spec.arity(), sizeof...(Params), TypedKernel<Params...>::HostSignature());
+    }
+    const KernelSignature signature{TypedKernel<Params...>::ParamInfos(), &TypedKernel<Params...>::HostSignature};
+    typename B::KernelHandle handle{};
+    SE_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
+    kernel->Bind(handle, &ReleaseKernel, name);
+    return Status();
+  }
+
+  typename B::ExecutorState& native_state() { return state_; }
+  const typename B::ExecutorState& native_state() const { return state_; }
+
+  static Status CheckMemset32Size(std::string_view op, std::uint64_t size) {
+    if (size % 4 != 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "{}: size {} is not a multiple of 4 bytes", op, size);
+    }
+    return Status();
+  }
+  Status CheckHostPointer(std::string_view op, const void* host, std::uint64_t size) const {
+    if (host == nullptr && size != 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the host pointer is null for a {}-byte copy", op,
+                       label_, size);
+    }
+    return Status();
+  }
+  template <typename T>
+  Status CheckElementCounts(std::string_view op, std::uint64_t source_count, std::uint64_t destination_count) const {
+    if (source_count > destination_count) {
+      return MakeError(ErrorCode::kOutOfRange,
+                       "{} on {}: the source holds {} elements of {} ({} bytes) but the destination only {} ({} "
+                       "bytes)",
+                       op, label_, source_count, detail::TypeName<T>(), source_count * sizeof(T), destination_count,
+                       destination_count * sizeof(T));
+    }
+    return Status();
+  }
+  Status NullArgument(std::string_view op, std::string_view role) const {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, label_, role);
+  }
+
+ private:
+  friend class Platform<B>;
+
+  StreamExecutor(Platform<B>* platform, int ordinal) : platform_(platform), ordinal_(ordinal) {}
+
+  // Two-step construction so that Platform can report OpenExecutor's Status.
+  Status Open() {
+    label_ = fmt::format("{}:{}", B::kName, ordinal_);
+    SE_RETURN_IF_ERROR(B::OpenExecutor(platform_->native_state(), ordinal_, state_));
+    description_ = B::Describe(state_);
+    return Status();
+  }
+
+  StatusOr<DeviceMemoryBase> AllocateBytes(std::uint64_t count, std::size_t element_size,
+                                           std::string_view element_type) {
+    if (count == 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "allocation on {}: zero elements of {} requested", label_,
+                       element_type);
+    }
+    const std::uint64_t limit = description_.max_allocation_size;
+    if (count > limit / element_size) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "allocation on {}: {} elements of {} exceed the device's largest allocation of {} bytes",
+                       label_, count, element_type, limit);
+    }
+    const std::uint64_t bytes = count * element_size;
+    StatusOr<DeviceMemoryBase> memory = B::Allocate(state_, bytes);
+    if (!memory.ok()) return memory.status();
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    live_.emplace(memory.value().opaque(), bytes);
+    return memory;
+  }
+
+  static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {
+    return static_cast<StreamExecutor*>(owner)->Deallocate(memory);
+  }
+  static void ReleaseKernel(const void* owner, std::byte* handle) {
+    auto* self = static_cast<StreamExecutor*>(const_cast<void*>(owner));
+    B::ReleaseKernel(self->state_, *std::launder(reinterpret_cast<typename B::KernelHandle*>(handle)));
+  }
+
+  Platform<B>* platform_;
+  int ordinal_;
+  std::string label_;
+  typename B::ExecutorState state_{};
+  DeviceDescription description_;
+  mutable std::mutex live_mutex_;
+  std::unordered_map<void*, std::uint64_t> live_;  // allocation -> bytes
+};
+
+template <Backend B>
+StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
+  if (!init_status_.ok()) {
+    return MakeError(init_status_.code() == ErrorCode::kOk ? ErrorCode::kUnavailable : init_status_.code(),
+                     "platform '{}' is unavailable: {}", B::kName, init_status_.message());
+  }
+  const int count = VisibleDeviceCount();
+  if (ordinal < 0 || ordinal >= count) {
+    return MakeError(ErrorCode::kOutOfRange, "device ordinal {} is out of range: platform '{}' has {} device(s){}",
+                     ordinal, B::kName, count,
+                     count > 0 ? fmt::format(" (valid ordinals 0..{})", count - 1) : std::string());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (executors_.size() < static_cast<std::size_t>(count)) executors_.resize(count);
+  auto& slot = executors_[ordinal];
+  if (!slot) {
+    std::unique_ptr<StreamExecutor<B>> executor(new StreamExecutor<B>(this, ordinal));
+    SE_RETURN_IF_ERROR(executor->Open());
+    slot = std::move(executor);
+  }
+  return slot.get();
+}
+
+template <Backend B>
+Platform<B>::~Platform() {
+  executors_.clear();
+}
+
+}  // namespace streamexecutor

@@ -1,0 +1,105 @@
+// TypedKernel<Params...>: a handle to a loaded kernel whose parameter list is
+// part of its type, so that ThenLaunch checks arguments at compile time.
+//
+// The handle is backend-neutral (the seed spells it TypedKernel<float,
+// DeviceMemory<float>*> with no platform), so the backend's trivially
+// copyable KernelHandle is kept in inline storage; the Stream<B> that launches
+// it knows B at compile time and reads it back without any dispatch.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/host/kernel_abi.hpp"
+
+namespace streamexecutor {
+
+template <Backend B>
+class StreamExecutor;
+
+class KernelBase {
+ public:
+  static constexpr std::size_t kHandleCapacity = 32;
+
+  KernelBase(const KernelBase&) = delete;
+  KernelBase& operator=(const KernelBase&) = delete;
+  KernelBase(KernelBase&& other) noexcept { MoveFrom(other); }
+  KernelBase& operator=(KernelBase&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      MoveFrom(other);
+    }
+    return *this;
+  }
+  ~KernelBase() { Reset(); }
+
+  const std::string& name() const { return name_; }
+  bool IsLoaded() const { return release_ != nullptr; }
+  // The StreamExecutor this kernel was created for (type-erased only here,
+  // where nothing runs per launch).
+  const void* executor() const { return executor_; }
+
+  template <typename Handle>
+  const Handle& handle() const {
+    return *std::launder(reinterpret_cast<const Handle*>(handle_));
+  }
+
+ protected:
+  explicit KernelBase(const void* executor) : executor_(executor) {}
+
+ private:
+  template <Backend B>
+  friend class StreamExecutor;
+
+  using Release = void (*)(const void* executor, std::byte* handle);
+
+  template <typename Handle>
+  void Bind(const Handle& handle, Release release, std::string name) {
+    static_assert(std::is_trivially_copyable_v<Handle> && sizeof(Handle) <= kHandleCapacity &&
+                  alignof(Handle) <= alignof(std::max_align_t));
+    Reset();
+    ::new (static_cast<void*>(handle_)) Handle(handle);
+    release_ = release;
+    name_ = std::move(name);
+  }
+  void Reset() {
+    if (release_) release_(executor_, handle_);
+    release_ = nullptr;
+  }
+  void MoveFrom(KernelBase& other) {
+    executor_ = other.executor_;
+    std::memcpy(handle_, other.handle_, kHandleCapacity);
+    release_ = std::exchange(other.release_, nullptr);
+    name_ = std::move(other.name_);
+  }
+
+  const void* executor_ = nullptr;
+  alignas(std::max_align_t) std::byte handle_[kHandleCapacity] = {};
+  Release release_ = nullptr;
+  std::string name_;
+};
+
+template <typename... Params>
+class TypedKernel : public KernelBase {
+  static_assert((detail::CheckParamType<Params>() && ...));
+
+ public:
+  static constexpr std::size_t kArity = sizeof...(Params);
+
+  template <Backend B>
+  explicit TypedKernel(StreamExecutor<B>* executor) : KernelBase(executor) {}
+
+  static constexpr std::span<const KernelParamInfo> ParamInfos() { return detail::kParamInfos<Params...>; }
+  // What a host-backend kernel for these parameters must take after its context.
+  static std::string HostSignature() {
+    return host_detail::abi::SignatureString<host_detail::abi::NormalizeT<host_detail::abi::HostParamT<Params>>...>();
+  }
+};
+
+}  // namespace streamexecutor

@@ -1,0 +1,50 @@
+// BasicMultiPlatformManager<Backends...>: finds a compiled-in platform by
+// backend type or by name. <streamexecutor/streamexecutor.hpp> names the list
+// of every backend in the build as se::MultiPlatformManager.
+//
+// A platform chosen by a run-time name is returned as a std::variant of
+// Platform<B>* so that the code that uses it is still compiled per backend:
+// std::visit once, then everything below is direct calls.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "streamexecutor/core/executor.hpp"
+
+namespace streamexecutor {
+
+template <Backend... Backends>
+class BasicMultiPlatformManager {
+ public:
+  using PlatformPtr = std::variant<Platform<Backends>*...>;
+
+  template <Backend B>
+  static Platform<B>* PlatformFor() {
+    return &Platform<B>::Get();
+  }
+
+  // "host", "opencl", "cuda": an unknown name, or one not compiled into this
+  // program, is an error that lists what is available.
+  static StatusOr<PlatformPtr> PlatformWithName(std::string_view name) {
+    std::optional<PlatformPtr> found;
+    ((name == Backends::kName ? (found.emplace(std::in_place_type<Platform<Backends>*>, &Platform<Backends>::Get()),
+                                 true)
+                              : false) ||
+     ...);
+    if (found) return *found;
+    const bool known = name == "host" || name == "opencl" || name == "cuda";
+    return MakeError(ErrorCode::kNotFound, "{} '{}'; available platforms: {}",
+                     known ? "this program was built without the platform" : "unknown platform name", name,
+                     AvailablePlatformNames());
+  }
+
+  static std::string AvailablePlatformNames() {
+    std::string names;
+    ((names += names.empty() ? "" : ", ", names += Backends::kName), ...);
+    return names;
+  }
+};
+
+}  // namespace streamexecutor

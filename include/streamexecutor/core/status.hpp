@@ -1,0 +1,145 @@
+// Status and StatusOr<T>: how every fallible operation reports failure.
+//
+// An OK Status carries no string, so returning one costs nothing on hot paths
+// (launches, enqueues); the message is only built on failure.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace streamexecutor {
+
+enum class ErrorCode {
+  kOk = 0,
+  kCancelled,
+  kUnknown,
+  kInvalidArgument,
+  kNotFound,
+  kAlreadyExists,
+  kResourceExhausted,
+  kFailedPrecondition,
+  kOutOfRange,
+  kUnimplemented,
+  kInternal,
+  kUnavailable,
+  kDataLoss,
+  kAborted,
+};
+
+constexpr std::string_view ErrorCodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return "OK";
+    case ErrorCode::kCancelled: return "CANCELLED";
+    case ErrorCode::kUnknown: return "UNKNOWN";
+    case ErrorCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case ErrorCode::kNotFound: return "NOT_FOUND";
+    case ErrorCode::kAlreadyExists: return "ALREADY_EXISTS";
+    case ErrorCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case ErrorCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case ErrorCode::kOutOfRange: return "OUT_OF_RANGE";
+    case ErrorCode::kUnimplemented: return "UNIMPLEMENTED";
+    case ErrorCode::kInternal: return "INTERNAL";
+    case ErrorCode::kUnavailable: return "UNAVAILABLE";
+    case ErrorCode::kDataLoss: return "DATA_LOSS";
+    case ErrorCode::kAborted: return "ABORTED";
+  }
+  return "UNKNOWN";
+}
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status OK() { return Status(); }
+
+  bool ok() const { return code_ == ErrorCode::kOk; }
+  ErrorCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string ToString() const {
+    if (ok()) return "OK";
+    return fmt::format("{}: {}", ErrorCodeName(code_), message_);
+  }
+  // Explicitly drops a Status that the caller has decided not to inspect.
+  void IgnoreError() const {}
+
+  friend bool operator==(const Status& a, const Status& b) {
+    return a.code_ == b.code_ && a.message_ == b.message_;
+  }
+
+ private:
+  ErrorCode code_ = ErrorCode::kOk;
+  std::string message_;
+};
+
+// Builds an error Status from a {fmt} format string.
+template <typename... Args>
+Status MakeError(ErrorCode code, fmt::format_string<Args...> format, Args&&... args) {
+  return Status(code, fmt::format(format, std::forward<Args>(args)...));
+}
+
+[[noreturn]] inline void DieWithStatus(const Status& status, std::string_view what) {
+  fmt::print(stderr, "streamexecutor: {} on an error status: {}\n", what, status.ToString());
+  std::abort();
+}
+
+template <typename T>
+class [[nodiscard]] StatusOr {
+ public:
+  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit like absl::StatusOr
+  StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) status_ = Status(ErrorCode::kInternal, "StatusOr built from an OK Status without a value");
+  }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+  // Seed name: aborts with the message when there is no value.
+  T& ValueOrDie() & {
+    if (!ok()) DieWithStatus(status_, "ValueOrDie()");
+    return *value_;
+  }
+  T&& ValueOrDie() && {
+    if (!ok()) DieWithStatus(status_, "ValueOrDie()");
+    return std::move(*value_);
+  }
+  T& value() & { return ValueOrDie(); }
+  const T& value() const& {
+    if (!ok()) DieWithStatus(status_, "value()");
+    return *value_;
+  }
+  T&& value() && { return std::move(*this).ValueOrDie(); }
+  template <typename U>
+  T value_or(U&& fallback) && {
+    return ok() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+  }
+
+  T* operator->() { return &value(); }
+  T& operator*() & { return value(); }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace streamexecutor
+
+template <>
+struct fmt::formatter<streamexecutor::Status> : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(const streamexecutor::Status& status, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(status.ToString(), ctx);
+  }
+};
+
+// Returns early from the enclosing function when `expr` is an error Status.
+#define SE_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    ::streamexecutor::Status se_status_ = (expr);      \
+    if (!se_status_.ok()) return se_status_;           \
+  } while (false)

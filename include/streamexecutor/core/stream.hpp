@@ -1,0 +1,328 @@
+// Stream<B>: an in-order queue of device work with the seed's fluent API.
+//
+// Every Then* call enqueues and returns at once. The first error sticks: later
+// Then* calls do nothing and BlockHostUntilDone returns that error. Errors that
+// happen on the device side (a kernel that throws on the host backend, a fault
+// on CUDA) surface at BlockHostUntilDone.
+#pragma once
+
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/executor.hpp"
+
+namespace streamexecutor {
+
+template <Backend B>
+class Stream {
+ public:
+  explicit Stream(StreamExecutor<B>* parent) : parent_(parent) {}
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  // Waits for enqueued work: buffers and kernels it uses may die right after.
+  ~Stream() {
+    if (!initialized_) return;
+    B::StreamSynchronize(handle_).IgnoreError();
+    B::DestroyEvent(parent_->native_state(), join_event_);
+    B::DestroyStream(parent_->native_state(), handle_);
+  }
+
+  Stream& Init() {
+    if (initialized_) return Fail(ErrorCode::kFailedPrecondition, "Stream::Init: the stream is already initialized");
+    if (Status s = B::CreateStream(parent_->native_state(), handle_); !s.ok()) return Fail(std::move(s));
+    if (Status s = B::CreateEvent(parent_->native_state(), join_event_); !s.ok()) {
+      B::DestroyStream(parent_->native_state(), handle_);
+      return Fail(std::move(s));
+    }
+    initialized_ = true;
+    return *this;
+  }
+  Stream& InitWithTimer(Timer<B>* timer) {
+    Init();
+    if (ok() && (timer == nullptr || !timer->Init())) {
+      return Fail(timer ? timer->start_.init_status() : Null("InitWithTimer", "timer"));
+    }
+    return *this;
+  }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  StreamExecutor<B>* parent() const { return parent_; }
+  typename B::StreamHandle& native_handle() { return handle_; }
+
+  // ---- Kernel launch ---------------------------------------------------------
+
+  template <typename... Params, typename... Args>
+  Stream& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims, const TypedKernel<Params...>& kernel,
+                     Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args),
+                  "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
+    if constexpr (sizeof...(Params) == sizeof...(Args)) {
+      static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
+                    true);
+      if (!status_.ok()) return *this;
+      if (Status s = CheckLaunch(thread_dims, block_dims, kernel, args...); !s.ok()) return Fail(std::move(s));
+      const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
+      if (Status s = B::template Launch<Params...>(handle_, kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
+                               packed, &kernel.name());
+          !s.ok()) {
+        return Fail(std::move(s));
+      }
+    }
+    return *this;
+  }
+
+  // ---- Copies and fills ------------------------------------------------------
+
+  template <typename T>
+  Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* gpu_dst) {
+    if (!status_.ok()) return *this;
+    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), gpu_dst->ElementCount());
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpy(gpu_dst, host_src.data(), host_src.size_bytes());
+  }
+  template <typename T>
+  Stream& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
+    if (!status_.ok()) return *this;
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src.ElementCount(), host_dst.size());
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpy(host_dst.data(), gpu_src, gpu_src.size());
+  }
+  template <typename T>
+  Stream& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
+    if (!status_.ok()) return *this;
+    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src.ElementCount(),
+                                                           gpu_dst->ElementCount());
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpyD2D(gpu_dst, gpu_src, gpu_src.size());
+  }
+  Stream& ThenMemcpyD2D(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    return ThenMemcpy(gpu_dst, gpu_src, size);
+  }
+
+  // Byte forms (seed spellings): H2D, D2H, D2D.
+  Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+    constexpr std::string_view op = "ThenMemcpy (H2D)";
+    if (!Ready(op)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(op, "destination"));
+    if (Status s = CheckAll(parent_->CheckHostPointer(op, host_src, size),
+                            parent_->CheckDeviceRange(op, "destination", *gpu_dst, size));
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::EnqueueMemcpyH2D(handle_, *gpu_dst, host_src, size));
+  }
+  Stream& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    constexpr std::string_view op = "ThenMemcpy (D2H)";
+    if (!Ready(op)) return *this;
+    if (Status s = CheckAll(parent_->CheckHostPointer(op, host_dst, size),
+                            parent_->CheckDeviceRange(op, "source", gpu_src, size));
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::EnqueueMemcpyD2H(handle_, host_dst, gpu_src, size));
+  }
+  Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    constexpr std::string_view op = "ThenMemcpy (D2D)";
+    if (!Ready(op)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(op, "destination"));
+    if (Status s = CheckAll(parent_->CheckDeviceRange(op, "source", gpu_src, size),
+                            parent_->CheckDeviceRange(op, "destination", *gpu_dst, size));
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::EnqueueMemcpyD2D(handle_, *gpu_dst, gpu_src, size));
+  }
+
+  Stream& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
+    constexpr std::string_view op = "ThenMemZero";
+    if (!Ready(op)) return *this;
+    if (location == nullptr) return Fail(Null(op, "destination"));
+    if (Status s = parent_->CheckDeviceRange(op, "destination", *location, size); !s.ok()) return Fail(std::move(s));
+    return Check(B::EnqueueMemset8(handle_, *location, 0, size));
+  }
+  Stream& ThenMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
+    constexpr std::string_view op = "ThenMemset32";
+    if (!Ready(op)) return *this;
+    if (location == nullptr) return Fail(Null(op, "destination"));
+    if (Status s = CheckAll(StreamExecutor<B>::CheckMemset32Size(op, size),
+                            parent_->CheckDeviceRange(op, "destination", *location, size));
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::EnqueueMemset32(handle_, *location, pattern, size));
+  }
+
+  // ---- Ordering, events, timers, callbacks -----------------------------------
+
+  Stream& ThenRecordEvent(Event<B>* event) {
+    constexpr std::string_view op = "ThenRecordEvent";
+    if (!Ready(op)) return *this;
+    if (event == nullptr) return Fail(Null(op, "event"));
+    if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
+    return Check(B::RecordEvent(handle_, event->native_handle()));
+  }
+  // Later work on this stream waits until `event`'s latest recording has run.
+  Stream& ThenWaitFor(Event<B>* event) {
+    constexpr std::string_view op = "ThenWaitFor(Event)";
+    if (!Ready(op)) return *this;
+    if (event == nullptr) return Fail(Null(op, "event"));
+    if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
+    return Check(B::StreamWaitEvent(handle_, event->native_handle()));
+  }
+  // Later work on this stream waits until everything enqueued on `other` so far has run.
+  Stream& ThenWaitFor(Stream* other) {
+    constexpr std::string_view op = "ThenWaitFor(Stream)";
+    if (!Ready(op)) return *this;
+    if (other == nullptr) return Fail(Null(op, "stream"));
+    if (other == this) return *this;
+    if (!other->initialized_) {
+      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{}: the other stream is not initialized", op));
+    }
+    if (Status s = B::RecordEvent(other->handle_, join_event_); !s.ok()) return Fail(std::move(s));
+    return Check(B::StreamWaitEvent(handle_, join_event_));
+  }
+
+  Stream& ThenStartTimer(Timer<B>* timer) {
+    if (timer == nullptr) return Ready("ThenStartTimer") ? Fail(Null("ThenStartTimer", "timer")) : *this;
+    return ThenRecordEvent(&timer->start_);
+  }
+  Stream& ThenStopTimer(Timer<B>* timer) {
+    if (timer == nullptr) return Ready("ThenStopTimer") ? Fail(Null("ThenStopTimer", "timer")) : *this;
+    return ThenRecordEvent(&timer->stop_);
+  }
+
+  // Runs `callback` on a host thread once all earlier work has finished, and
+  // before any later work starts. An exception it throws fails the stream.
+  template <typename Callback>
+  Stream& ThenDoHostCallback(Callback&& callback) {
+    static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
+    if (!Ready("ThenDoHostCallback")) return *this;
+    return Check(B::EnqueueHostCallback(handle_, std::forward<Callback>(callback)));
+  }
+
+  // Blocks until all enqueued work has finished; returns the first error.
+  Status BlockHostUntilDone() {
+    if (!initialized_) {
+      if (status_.ok()) status_ = NotInitialized("BlockHostUntilDone");
+      return status_;
+    }
+    Status synced = B::StreamSynchronize(handle_);
+    if (status_.ok() && !synced.ok()) status_ = std::move(synced);
+    return status_;
+  }
+
+ private:
+  template <typename... Params, typename... Args>
+  Status CheckLaunch(const ThreadDim& threads, const BlockDim& blocks, const TypedKernel<Params...>& kernel,
+                     const Args&... args) const {
+    if (!initialized_) return NotInitialized("ThenLaunch");
+    if (!kernel.IsLoaded() || kernel.executor() != parent_) [[unlikely]] {
+      return KernelNotUsable(kernel);
+    }
+    const DeviceDescription& device = parent_->GetDeviceDescription();
+    if (threads.Count() == 0 || blocks.Count() == 0 || threads.Count() > device.max_threads_per_block ||
+        threads.x > device.max_block_dims.x || threads.y > device.max_block_dims.y ||
+        threads.z > device.max_block_dims.z || blocks.x > device.max_grid_dims.x ||
+        blocks.y > device.max_grid_dims.y || blocks.z > device.max_grid_dims.z) [[unlikely]] {
+      return BadDimensions(kernel.name(), threads, blocks);
+    }
+    std::size_t null_index = 0;
+    std::size_t index = 0;
+    const bool any_null = ((detail::IsNullMemory<Params>(args) ? (null_index = index, ++index, true)
+                                                               : (++index, false)) ||
+                           ...);
+    if (any_null) [[unlikely]] {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ThenLaunch of kernel '{}' on {}: argument {} is a null DeviceMemory (moved-from, freed, or a "
+                       "failed allocation)",
+                       kernel.name(), parent_->DeviceLabel(), null_index);
+    }
+    if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
+      std::uint64_t shared = 0;
+      std::size_t i = 0;
+      ((shared += SharedBytes<Params>(args), ++i), ...);
+      if (shared > device.shared_memory_per_block) {
+        return MakeError(ErrorCode::kResourceExhausted,
+                         "ThenLaunch of kernel '{}' on {}: {} bytes of shared memory requested, the device allows {}",
+                         kernel.name(), parent_->DeviceLabel(), shared, device.shared_memory_per_block);
+      }
+    }
+    return Status();
+  }
+
+  template <typename P, typename A>
+  static std::uint64_t SharedBytes(const A& arg) {
+    if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) return arg.size();
+    else return 0;
+  }
+
+  Status KernelNotUsable(const KernelBase& kernel) const {
+    if (!kernel.IsLoaded()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "ThenLaunch on {}: the kernel is not loaded (GetKernel failed or was not called)",
+                       parent_->DeviceLabel());
+    }
+    return MakeError(ErrorCode::kInvalidArgument, "ThenLaunch on {}: kernel '{}' was loaded for another StreamExecutor",
+                     parent_->DeviceLabel(), kernel.name());
+  }
+  Status BadDimensions(const std::string& name, const ThreadDim& t, const BlockDim& b) const {
+    const DeviceDescription& d = parent_->GetDeviceDescription();
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: threads {}x{}x{} per block, blocks {}x{}x{}: every dimension must "
+                     "be at least 1, at most {} threads per block ({}x{}x{}) and a grid of at most {}x{}x{} blocks",
+                     name, parent_->DeviceLabel(), t.x, t.y, t.z, b.x, b.y, b.z, d.max_threads_per_block,
+                     d.max_block_dims.x, d.max_block_dims.y, d.max_block_dims.z, d.max_grid_dims.x, d.max_grid_dims.y,
+                     d.max_grid_dims.z);
+  }
+
+  bool Ready(std::string_view op) {
+    if (!status_.ok()) return false;
+    if (!initialized_) {
+      Fail(NotInitialized(op));
+      return false;
+    }
+    return true;
+  }
+  Status NotInitialized(std::string_view op) const {
+    return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", op,
+                     parent_->DeviceLabel());
+  }
+  Status Null(std::string_view op, std::string_view what) const {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, parent_->DeviceLabel(), what);
+  }
+  static Status CheckAll(Status first, Status second) { return first.ok() ? std::move(second) : std::move(first); }
+
+  Stream& Check(Status status) {
+    if (!status.ok()) [[unlikely]] return Fail(std::move(status));
+    return *this;
+  }
+  Stream& Fail(Status status) {
+    if (status_.ok()) status_ = std::move(status);
+    return *this;
+  }
+  Stream& Fail(ErrorCode code, std::string_view message) {
+    return Fail(MakeError(code, "{} ({})", message, parent_->DeviceLabel()));
+  }
+
+  StreamExecutor<B>* parent_;
+  typename B::StreamHandle handle_{};
+  typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
+  bool initialized_ = false;
+  Status status_;
+};
+
+template <Backend B>
+Stream(StreamExecutor<B>*) -> Stream<B>;
+
+}  // namespace streamexecutor

@@ -1,0 +1,8 @@
+// The core templates plus the host (CPU) backend.
+#pragma once
+
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/multi_platform_manager.hpp"
+#include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/host/backend.hpp"

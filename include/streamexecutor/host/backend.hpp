@@ -1,0 +1,346 @@
+// se::host — the CPU as a device. Every "driver call" of the host backend is a
+// static function of this struct; the machinery behind them (thread pool,
+// command queues, events) is in thread_pool.hpp and command_queue.hpp.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/host/thread_pool.hpp"
+
+namespace streamexecutor {
+
+struct host {
+  static constexpr std::string_view kName = "host";
+  // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
+  using KernelContext = host_detail::KernelContext;
+  // Memory is aligned like a GPU allocation so that vector loads never straddle.
+  static constexpr std::size_t kAlignment = 64;
+  static constexpr std::uint64_t kSharedMemoryPerBlock = host_detail::Pool::kSharedMemoryPerBlock;
+
+  struct PlatformState {
+    std::unique_ptr<host_detail::Pool> pool;
+  };
+  struct ExecutorState {
+    host_detail::Pool* pool = nullptr;
+    int ordinal = 0;
+  };
+  using StreamHandle = host_detail::HostStream*;
+  using EventHandle = host_detail::HostEvent*;
+  struct KernelHandle {
+    host_detail::BlockRunner runner;
+    host_detail::AnyFunction function;
+  };
+
+  // ---- Platform and executor -------------------------------------------------
+
+  static Status InitPlatform(PlatformState& platform) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    platform.pool = std::make_unique<host_detail::Pool>(threads);
+    return Status();
+  }
+  static int DeviceCount(const PlatformState&) { return 1; }
+  static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor) {
+    executor.pool = platform.pool.get();
+    executor.ordinal = ordinal;
+    return Status();
+  }
+  static void CloseExecutor(ExecutorState&) {}
+
+  static DeviceDescription Describe(const ExecutorState& executor) {
+    DeviceDescription d;
+    d.platform_name = std::string(kName);
+    d.device_ordinal = executor.ordinal;
+    d.name = CpuInfoField("model name", "CPU");
+    d.vendor = CpuInfoField("vendor_id", "unknown vendor");
+    d.driver_version = "streamexecutor host backend";
+    d.api_version = "C++20";
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGESIZE);
+    d.device_memory_size = pages > 0 && page_size > 0 ? std::uint64_t(pages) * std::uint64_t(page_size) : 0;
+    d.max_allocation_size = d.device_memory_size;
+    d.shared_memory_per_block = kSharedMemoryPerBlock;
+    d.compute_units = static_cast<int>(executor.pool->size());
+    d.max_threads_per_block = 1 << 20;
+    d.max_block_dims = Dim3{1 << 20, 1 << 20, 1 << 20};
+    d.max_grid_dims = Dim3{(1ull << 31) - 1, 65535, 65535};
+    d.unified_memory = true;
+    d.extra.emplace_back("worker threads", std::to_string(executor.pool->size()));
+    d.extra.emplace_back("block barrier", "not supported: threads of a block run one after another");
+    return d;
+  }
+
+  // ---- Memory ----------------------------------------------------------------
+
+  static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
+    const std::uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* ptr = std::aligned_alloc(kAlignment, rounded);
+    if (ptr == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on host:{}", kAlignment, rounded,
+                       executor.ordinal);
+    }
+    return DeviceMemoryBase(ptr, bytes);
+  }
+  static Status Deallocate(ExecutorState&, DeviceMemoryBase memory) {
+    std::free(memory.opaque());
+    return Status();
+  }
+  static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
+    return Allocate(executor, bytes);
+  }
+  static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
+    StatusOr<DeviceMemoryBase> memory = Allocate(executor, bytes);
+    if (!memory.ok()) return memory.status();
+    return memory.value().opaque();
+  }
+  static Status HostDeallocate(ExecutorState&, void* ptr) {
+    std::free(ptr);
+    return Status();
+  }
+
+  // The address a view denotes: allocation base plus the view's offset.
+  static void* Address(const DeviceMemoryBase& memory) {
+    return static_cast<std::byte*>(memory.opaque()) + memory.offset();
+  }
+
+  static Status SyncMemcpyH2D(ExecutorState&, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    if (bytes) std::memcpy(Address(dst), src, bytes);
+    return Status();
+  }
+  static Status SyncMemcpyD2H(ExecutorState&, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (bytes) std::memcpy(dst, Address(src), bytes);
+    return Status();
+  }
+  static Status SyncMemcpyD2D(ExecutorState&, DeviceMemoryBase dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (bytes) std::memmove(Address(dst), Address(src), bytes);
+    return Status();
+  }
+  static Status SyncMemset8(ExecutorState&, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    std::memset(Address(dst), static_cast<int>(value & 0xff), bytes);
+    return Status();
+  }
+  static Status SyncMemset32(ExecutorState&, DeviceMemoryBase dst, std::uint32_t pattern, std::uint64_t bytes) {
+    auto* words = static_cast<std::uint32_t*>(Address(dst));
+    std::fill(words, words + bytes / 4, pattern);
+    return Status();
+  }
+
+  // ---- Streams -----------------------------------------------------------------
+
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    stream = new host_detail::HostStream(executor.pool);
+    return Status();
+  }
+  static void DestroyStream(ExecutorState&, StreamHandle& stream) {
+    stream->Synchronize().IgnoreError();
+    delete std::exchange(stream, nullptr);
+  }
+  static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
+
+  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    return EnqueueCopy(stream, Address(dst), src, bytes);
+  }
+  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    return EnqueueCopy(stream, dst, Address(src), bytes);
+  }
+  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
+                                 std::uint64_t bytes) {
+    return EnqueueCopy(stream, Address(dst), Address(src), bytes);
+  }
+  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    return EnqueueFill(stream, Address(dst), value, bytes, true);
+  }
+  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
+                                std::uint64_t bytes) {
+    return EnqueueFill(stream, Address(dst), pattern, bytes, false);
+  }
+
+  // Small callables live in the command slot; larger ones are boxed on the heap.
+  template <typename Callback>
+  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+    using F = std::decay_t<Callback>;
+    using Command = host_detail::Command;
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kCallback;
+    if constexpr (sizeof(F) <= Command::kPayloadBytes && alignof(F) <= alignof(std::max_align_t)) {
+      ::new (static_cast<void*>(command.payload)) F(std::forward<Callback>(callback));
+      command.callback.invoke = [](void* p) { (*std::launder(static_cast<F*>(p)))(); };
+      command.callback.destroy = [](void* p) { std::launder(static_cast<F*>(p))->~F(); };
+    } else {
+      ::new (static_cast<void*>(command.payload)) F*(new F(std::forward<Callback>(callback)));
+      command.callback.invoke = [](void* p) { (**std::launder(static_cast<F**>(p)))(); };
+      command.callback.destroy = [](void* p) { delete *std::launder(static_cast<F**>(p)); };
+    }
+    stream->Publish();
+    return Status();
+  }
+
+  // ---- Events ------------------------------------------------------------------
+
+  static Status CreateEvent(ExecutorState&, EventHandle& event) {
+    event = new host_detail::HostEvent();
+    return Status();
+  }
+  // Waits for pending recordings first: a queued command still points at it.
+  static void DestroyEvent(ExecutorState&, EventHandle& event) {
+    if (!event) return;
+    event->Synchronize();
+    delete std::exchange(event, nullptr);
+  }
+  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+    using Command = host_detail::Command;
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kRecordEvent;
+    command.event = host_detail::EventCommand{event, event->NextGeneration()};
+    stream->Publish();
+    return Status();
+  }
+  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+    const std::uint64_t generation = event->recorded();
+    if (event->IsComplete(generation)) return Status();  // nothing pending: no-op, as on CUDA
+    using Command = host_detail::Command;
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kWaitEvent;
+    command.event = host_detail::EventCommand{event, generation};
+    stream->Publish();
+    return Status();
+  }
+  static StatusOr<bool> EventQuery(EventHandle& event) { return event->IsComplete(); }
+  static Status EventSynchronize(EventHandle& event) {
+    event->Synchronize();
+    return Status();
+  }
+  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+    if (start->recorded() == 0 || stop->recorded() == 0) {
+      return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
+    }
+    start->Synchronize();
+    stop->Synchronize();
+    const std::int64_t elapsed = stop->timestamp_ns() - start->timestamp_ns();
+    if (elapsed < 0) {
+      return Status(ErrorCode::kFailedPrecondition, "the stop event completed before the start event");
+    }
+    return static_cast<std::uint64_t>(elapsed);
+  }
+
+  // ---- Kernels -----------------------------------------------------------------
+
+  static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
+    return spec.host_kernel() ? std::string_view(spec.host_kernel()->kernel_name) : std::string_view("<no host kernel>");
+  }
+
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                           const KernelSignature& signature, KernelHandle& kernel) {
+    if (!spec.host_kernel()) {
+      return MakeError(ErrorCode::kNotFound,
+                       "GetKernel on host:{}: the MultiKernelLoaderSpec has no host kernel (add one with "
+                       "AddHostKernel){}",
+                       executor.ordinal, DescribeOtherEntries(spec));
+    }
+    const HostKernelLoaderSpec& entry = *spec.host_kernel();
+    const std::string actual = entry.entry.signature();
+    const std::string expected = signature.host_signature();
+    if (actual != expected) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetKernel on host:{}: host kernel '{}' takes (const KernelContext&, ...) with parameters {} "
+                       "but the TypedKernel needs {}",
+                       executor.ordinal, entry.kernel_name, actual, expected);
+    }
+    kernel = KernelHandle{entry.entry.runner, entry.entry.function};
+    return Status();
+  }
+  static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
+
+  template <typename... Params>
+  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
+                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+    using Stored = std::tuple<host_detail::abi::StoredT<host_detail::abi::HostParamT<Params>>...>;
+    using Command = host_detail::Command;
+    static_assert(sizeof(Stored) <= Command::kPayloadBytes,
+                  "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
+    static_assert(std::is_trivially_destructible_v<Stored>);
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kLaunch;
+    const Stored* stored = ::new (static_cast<void*>(command.payload)) Stored(std::apply(
+        [](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
+    std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
+    const std::uint64_t shared =
+        host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
+    command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
+                                                {threads.x, threads.y, threads.z}, shared, kernel_name};
+    stream->Publish();
+    return Status();
+  }
+
+ private:
+  template <typename P>
+  static auto ToStored(const PackedArgT<P>& packed) {
+    using H = host_detail::abi::HostParamT<P>;
+    if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
+      return static_cast<H>(Address(packed));
+    } else if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) {
+      return packed.ElementCount();
+    } else {
+      return packed;
+    }
+  }
+
+  static Status EnqueueCopy(StreamHandle& stream, void* dst, const void* src, std::uint64_t bytes) {
+    using Command = host_detail::Command;
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kCopy;
+    command.copy = host_detail::CopyCommand{dst, src, bytes};
+    stream->Publish();
+    return Status();
+  }
+  static Status EnqueueFill(StreamHandle& stream, void* dst, std::uint32_t pattern, std::uint64_t bytes,
+                            bool byte_fill) {
+    using Command = host_detail::Command;
+    Command& command = stream->Reserve();
+    command.kind = Command::Kind::kFill;
+    command.fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
+    stream->Publish();
+    return Status();
+  }
+
+  static std::string DescribeOtherEntries(const MultiKernelLoaderSpec& spec) {
+    std::string found;
+    auto note = [&](bool present, std::string_view what) {
+      if (present) found += found.empty() ? std::string(what) : ", " + std::string(what);
+    };
+    note(spec.cuda_ptx().has_value(), "CUDA PTX");
+    note(spec.cuda_cubin().has_value(), "CUDA cubin");
+    note(spec.cuda_fatbin().has_value(), "CUDA fatbin");
+    note(spec.opencl_text().has_value(), "OpenCL text");
+    note(spec.opencl_binary().has_value(), "OpenCL binary");
+    return found.empty() ? std::string("; it is empty") : "; it has: " + found;
+  }
+
+  static std::string CpuInfoField(std::string_view field, std::string_view fallback) {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+      if (line.compare(0, field.size(), field) == 0) {
+        const auto colon = line.find(':');
+        if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+      }
+    }
+    return std::string(fallback);
+  }
+};
+
+static_assert(Backend<host>);
+static_assert(UnifiedMemoryBackend<host>);
+static_assert(PinnedMemoryBackend<host>);
+
+}  // namespace streamexecutor

@@ -1,0 +1,292 @@
+// How a host-backend kernel is written and called.
+//
+// A host kernel is a function or a capture-less lambda whose first parameter
+// is `const se::host::KernelContext&`, followed by one parameter per TypedKernel
+// parameter:
+//   TypedKernel parameter      host kernel parameter
+//   DeviceMemory<T>*           T*  (or const T*)
+//   SharedDeviceMemory<T>      std::span<T>  (per-block scratch)
+//   scalar T                   T   (or const T&)
+// The kernel body runs once per thread, like a CUDA kernel body.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/detail/type_name.hpp"
+
+namespace streamexecutor::host_detail {
+
+// CUDA's built-in variables, passed explicitly. Names follow CUDA on purpose.
+struct KernelContext {
+  Dim3 threadIdx{0, 0, 0};
+  Dim3 blockIdx{0, 0, 0};
+  Dim3 blockDim;
+  Dim3 gridDim;
+};
+
+// What the pool hands to a kernel's block runner.
+struct LaunchView {
+  Dim3 grid;
+  Dim3 block;
+  const void* args;  // std::tuple<StoredParamT<...>...> living in the stream's command slot
+};
+
+using AnyFunction = void (*)();
+// Runs blocks [first_block, end_block) of one launch. `shared` is this
+// worker's scratch, at least as large as the launch's shared memory.
+using BlockRunner = void (*)(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block,
+                             std::uint64_t end_block, std::byte* shared);
+
+namespace abi {
+
+// The host parameter that a TypedKernel parameter becomes.
+template <typename P>
+struct HostParam {
+  using type = std::remove_cv_t<P>;
+};
+template <typename T>
+struct HostParam<DeviceMemory<T>*> {
+  using type = T*;
+};
+template <typename T>
+struct HostParam<SharedDeviceMemory<T>> {
+  using type = std::span<T>;
+};
+template <typename P>
+using HostParamT = typename HostParam<std::remove_cv_t<P>>::type;
+
+// A kernel function's parameter with const-ness that does not change the ABI
+// removed, so that `const float*` matches DeviceMemory<float>*.
+template <typename F>
+struct Normalize {
+  using type = std::remove_cvref_t<F>;
+};
+template <typename T>
+struct Normalize<const T*> {
+  using type = T*;
+};
+template <typename T>
+struct Normalize<const T* const> {
+  using type = T*;
+};
+template <typename T>
+struct Normalize<std::span<const T>> {
+  using type = std::span<T>;
+};
+template <typename F>
+using NormalizeT = typename Normalize<std::remove_cvref_t<F>>::type;
+
+// What a launch stores for each parameter: spans travel as element counts and
+// are rebuilt per block over the worker's scratch.
+template <typename H>
+struct Stored {
+  using type = H;
+};
+template <typename T>
+struct Stored<std::span<T>> {
+  using type = std::uint64_t;
+};
+template <typename H>
+using StoredT = typename Stored<H>::type;
+
+template <typename H>
+inline constexpr bool is_span_v = false;
+template <typename T>
+inline constexpr bool is_span_v<std::span<T>> = true;
+
+template <typename H>
+constexpr std::size_t SharedElementSize() {
+  if constexpr (is_span_v<H>) return sizeof(typename H::element_type);
+  else return 0;
+}
+
+inline constexpr std::uint64_t kSharedAlignment = 64;
+
+// Byte offset of every shared-memory parameter inside the block's scratch, and
+// the total. Used by the launcher (to size scratch) and the runner (to carve it).
+template <typename... H>
+constexpr std::uint64_t SharedLayout(const std::tuple<StoredT<H>...>& stored,
+                                     std::array<std::uint64_t, sizeof...(H) + 1>& offsets) {
+  std::uint64_t total = 0;
+  std::size_t i = 0;
+  auto place = [&]<typename Param>(const StoredT<Param>& value) {
+    offsets[i++] = total;
+    if constexpr (is_span_v<Param>) {
+      total += (value * SharedElementSize<Param>() + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+    }
+  };
+  std::apply([&](const auto&... value) { (place.template operator()<H>(value), ...); }, stored);
+  offsets[i] = total;
+  return total;
+}
+
+template <typename H>
+H Materialize(const StoredT<H>& stored, std::byte* shared, std::uint64_t offset) {
+  if constexpr (is_span_v<H>) {
+    return H(reinterpret_cast<typename H::element_type*>(shared + offset), static_cast<std::size_t>(stored));
+  } else {
+    (void)shared;
+    (void)offset;
+    return stored;
+  }
+}
+
+// Turns a linear block number into blockIdx (x fastest, as CUDA numbers blocks).
+constexpr Dim3 Unlinearize(std::uint64_t linear, const Dim3& extent) {
+  return Dim3{linear % extent.x, (linear / extent.x) % extent.y, linear / (extent.x * extent.y)};
+}
+
+template <typename Invoker, typename... H>
+void RunBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block, std::uint64_t end_block,
+               std::byte* shared) {
+  const auto& stored = *static_cast<const std::tuple<StoredT<H>...>*>(launch.args);
+  std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
+  SharedLayout<H...>(stored, offsets);
+  KernelContext ctx;
+  ctx.blockDim = launch.block;
+  ctx.gridDim = launch.grid;
+  for (std::uint64_t b = first_block; b < end_block; ++b) {
+    ctx.blockIdx = Unlinearize(b, launch.grid);
+    for (std::uint64_t z = 0; z < launch.block.z; ++z) {
+      for (std::uint64_t y = 0; y < launch.block.y; ++y) {
+        for (std::uint64_t x = 0; x < launch.block.x; ++x) {
+          ctx.threadIdx = Dim3{x, y, z};
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            Invoker::Call(fn, ctx, Materialize<H>(std::get<I>(stored), shared, offsets[I])...);
+          }(std::index_sequence_for<H...>{});
+        }
+      }
+    }
+  }
+}
+
+// Invokers: how the runner reaches the user's code. The two static forms let
+// the compiler inline the kernel body into the per-thread loop.
+template <typename Fn>
+struct RuntimeFunctionInvoker {
+  template <typename... A>
+  static void Call(AnyFunction fn, const KernelContext& ctx, A&&... args) {
+    reinterpret_cast<Fn>(fn)(ctx, static_cast<A&&>(args)...);
+  }
+};
+template <auto Fn>
+struct StaticFunctionInvoker {
+  template <typename... A>
+  static void Call(AnyFunction, const KernelContext& ctx, A&&... args) {
+    Fn(ctx, static_cast<A&&>(args)...);
+  }
+};
+template <typename Lambda>
+struct StatelessLambdaInvoker {
+  template <typename... A>
+  static void Call(AnyFunction, const KernelContext& ctx, A&&... args) {
+    Lambda{}(ctx, static_cast<A&&>(args)...);
+  }
+};
+
+// std::span<T> rather than the compiler's std::span<T, 18446744073709551615>.
+template <typename H>
+std::string ParamName() {
+  if constexpr (is_span_v<H>) {
+    return "std::span<" + std::string(streamexecutor::detail::TypeName<typename H::element_type>()) + ">";
+  } else {
+    return std::string(streamexecutor::detail::TypeName<H>());
+  }
+}
+
+template <typename... H>
+std::string SignatureString() {
+  std::string out = "(";
+  bool first = true;
+  ((out += first ? "" : ", ", out += ParamName<H>(), first = false), ...);
+  return out + ")";
+}
+
+template <typename Signature>
+struct FunctionParams;
+template <typename R, typename Ctx, typename... P>
+struct FunctionParams<R (*)(Ctx, P...)> {
+  using Return = R;
+  using Context = Ctx;
+  template <template <typename...> class T>
+  using Apply = T<NormalizeT<P>...>;
+};
+template <typename R, typename C, typename Ctx, typename... P>
+struct FunctionParams<R (C::*)(Ctx, P...) const> : FunctionParams<R (*)(Ctx, P...)> {};
+
+template <typename Fn>
+constexpr bool CheckKernelShape() {
+  static_assert(std::is_same_v<typename FunctionParams<Fn>::Return, void>, "host kernels must return void");
+  static_assert(std::is_same_v<std::remove_cvref_t<typename FunctionParams<Fn>::Context>, KernelContext>,
+                "the first parameter of a host kernel must be `const se::host::KernelContext&`");
+  return true;
+}
+
+}  // namespace abi
+
+// A host kernel as stored in a MultiKernelLoaderSpec: the runner instantiated
+// for the kernel's parameter list, and that list spelled out for the
+// load-time comparison with TypedKernel<...>.
+struct KernelEntry {
+  BlockRunner runner = nullptr;
+  AnyFunction function = nullptr;
+  std::string (*signature)() = nullptr;
+};
+
+namespace abi {
+
+template <typename Invoker, typename... H>
+struct EntryFor {
+  static KernelEntry Make(AnyFunction fn) { return KernelEntry{&RunBlocks<Invoker, H...>, fn, &SignatureString<H...>}; }
+};
+
+template <typename Invoker>
+struct BindInvoker {
+  template <typename... H>
+  using type = EntryFor<Invoker, H...>;
+};
+
+}  // namespace abi
+
+// Makes the entry for a function pointer, known at compile time or not.
+template <auto Fn>
+KernelEntry MakeKernelEntry() {
+  using FnPtr = decltype(Fn);
+  static_assert(std::is_pointer_v<FnPtr> && std::is_function_v<std::remove_pointer_t<FnPtr>>,
+                "AddHostKernel<F>: F must be a function");
+  static_assert(abi::CheckKernelShape<FnPtr>());
+  using Entry = typename abi::FunctionParams<FnPtr>::template Apply<
+      abi::BindInvoker<abi::StaticFunctionInvoker<Fn>>::template type>;
+  return Entry::Make(nullptr);
+}
+
+template <typename Callable>
+KernelEntry MakeKernelEntry(Callable callable) {
+  if constexpr (std::is_pointer_v<Callable> && std::is_function_v<std::remove_pointer_t<Callable>>) {
+    static_assert(abi::CheckKernelShape<Callable>());
+    using Entry = typename abi::FunctionParams<Callable>::template Apply<
+        abi::BindInvoker<abi::RuntimeFunctionInvoker<Callable>>::template type>;
+    return Entry::Make(reinterpret_cast<AnyFunction>(callable));
+  } else {
+    static_assert(std::is_empty_v<Callable> && std::is_default_constructible_v<Callable>,
+                  "host kernels must be stateless (capture nothing): pass state as kernel arguments");
+    static_assert(requires { &Callable::operator(); },
+                  "host kernels must have concrete parameter types (no `auto` parameters)");
+    using Call = decltype(&Callable::operator());
+    static_assert(abi::CheckKernelShape<Call>());
+    using Entry = typename abi::FunctionParams<Call>::template Apply<
+        abi::BindInvoker<abi::StatelessLambdaInvoker<Callable>>::template type>;
+    return Entry::Make(nullptr);
+  }
+}
+
+}  // namespace streamexecutor::host_detail

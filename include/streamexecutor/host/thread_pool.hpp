@@ -1,0 +1,380 @@
+// The host backend's "device": a pool of worker threads that drains stream
+// command queues, one thread per stream at a time (so each stream runs in
+// order), and splits every launch's blocks across all idle threads.
+//
+// Idle workers spin for a while before sleeping, because waking a sleeping
+// thread through a condition variable costs tens of microseconds while a
+// spinning one reacts in a fraction of a microsecond.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "streamexecutor/host/command_queue.hpp"
+
+namespace streamexecutor::host_detail {
+
+class Pool {
+ public:
+  // How long an idle worker polls before it sleeps, in polling rounds (~50 us).
+  static constexpr int kSpinRounds = 2000;
+  // Commands one thread runs from a stream before letting other streams go first.
+  static constexpr int kBatch = 64;
+  // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
+  // much from its start, so launches never allocate it.
+  static constexpr std::uint64_t kSharedMemoryPerBlock = 1 << 20;
+
+  explicit Pool(unsigned workers) {
+    workers_.reserve(workers);
+    for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      stop_.store(true, std::memory_order_seq_cst);
+    }
+    sleep_cv_.notify_all();
+    for (auto& worker : workers_) worker.join();
+  }
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+
+  void PushReady(HostStream* stream) {
+    {
+      std::lock_guard<std::mutex> lock(ready_mutex_);
+      stream->next_ready_ = nullptr;
+      if (ready_tail_) ready_tail_->next_ready_ = stream;
+      else ready_head_ = stream;
+      ready_tail_ = stream;
+      ready_count_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    Wake();
+  }
+
+  // Lets a thread that waits for a stream work on whatever launch is running.
+  bool HelpOnce() { return HelpJobs(); }
+
+ private:
+  struct Job {
+    std::atomic<bool> active{false};
+    std::atomic<int> helpers{0};
+    std::atomic<std::uint64_t> next_chunk{0};
+    std::atomic<std::uint64_t> blocks_done{0};
+    std::atomic<bool> failed{false};
+    const LaunchCommand* launch = nullptr;
+    LaunchView view{};
+    std::uint64_t total_blocks = 0;
+    std::uint64_t chunk = 1;
+    std::mutex failure_mutex;
+    std::string failure;
+  };
+  static constexpr std::size_t kMaxJobs = 32;
+
+  void Wake() {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      sleep_cv_.notify_all();
+    }
+  }
+
+  HostStream* PopReady() {
+    if (ready_count_.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    HostStream* stream = ready_head_;
+    if (stream) {
+      ready_head_ = stream->next_ready_;
+      if (!ready_head_) ready_tail_ = nullptr;
+      ready_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    return stream;
+  }
+
+  void WorkerLoop() {
+    Scratch().resize(kSharedMemoryPerBlock);
+    int idle_rounds = 0;
+    std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
+    while (!stop_.load(std::memory_order_relaxed)) {
+      if (HelpJobs()) {
+        idle_rounds = 0;
+        continue;
+      }
+      if (HostStream* stream = PopReady()) {
+        Drain(stream);
+        idle_rounds = 0;
+        continue;
+      }
+      if (++idle_rounds < kSpinRounds) {
+        Pause();
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(sleep_mutex_);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      sleep_cv_.wait(lock, [&] {
+        return stop_.load(std::memory_order_relaxed) || epoch_.load(std::memory_order_seq_cst) != seen_epoch;
+      });
+      sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+      seen_epoch = epoch_.load(std::memory_order_seq_cst);
+      idle_rounds = 0;
+    }
+  }
+
+  static void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
+  // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
+  // parked on an event, or puts it back at the end of the ready list.
+  void Drain(HostStream* stream) {
+    stream->state_.store(HostStream::State::kRunning, std::memory_order_seq_cst);
+    for (;;) {
+      int ran = 0;
+      std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
+      while (head < stream->tail_.load(std::memory_order_acquire)) {
+        if (ran == kBatch) {
+          stream->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
+          PushReady(stream);
+          return;
+        }
+        Command& command = stream->ring_[head % HostStream::kCapacity];
+        if (!Execute(stream, command)) return;  // parked on an event
+        ++head;
+        stream->head_.store(head, std::memory_order_release);
+        stream->head_.notify_all();
+        ++ran;
+      }
+      stream->state_.store(HostStream::State::kIdle, std::memory_order_seq_cst);
+      if (head == stream->tail_.load(std::memory_order_seq_cst)) return;
+      auto expected = HostStream::State::kIdle;
+      if (!stream->state_.compare_exchange_strong(expected, HostStream::State::kRunning, std::memory_order_seq_cst)) {
+        return;  // the producer saw it idle and queued it itself
+      }
+    }
+  }
+
+  // False when the stream parked on an event; the command then runs again
+  // when the stream resumes.
+  bool Execute(HostStream* stream, Command& command) {
+    using Kind = Command::Kind;
+    const bool skip = stream->failed();
+    switch (command.kind) {
+      case Kind::kLaunch:
+        if (!skip) RunLaunch(stream, command);
+        return true;
+      case Kind::kCopy:
+        if (!skip && command.copy.bytes != 0) std::memmove(command.copy.dst, command.copy.src, command.copy.bytes);
+        return true;
+      case Kind::kFill:
+        if (!skip) Fill(command.fill);
+        return true;
+      case Kind::kRecordEvent:
+        // Runs even on a failed stream: a stream waiting on this event must not hang.
+        ResumeWaiters(command.event.event->Complete(command.event.generation));
+        return true;
+      case Kind::kWaitEvent:
+        return !command.event.event->AddWaiter(stream, command.event.generation);
+      case Kind::kCallback:
+        if (!skip) {
+          try {
+            command.callback.invoke(command.payload);
+          } catch (const std::exception& e) {
+            stream->Fail(MakeError(ErrorCode::kAborted, "host callback threw: {}", e.what()));
+          } catch (...) {
+            stream->Fail(Status(ErrorCode::kAborted, "host callback threw a non-std::exception"));
+          }
+        }
+        command.callback.destroy(command.payload);
+        return true;
+    }
+    return true;
+  }
+
+  static void Fill(const FillCommand& fill) {
+    if (fill.byte_fill) {
+      std::memset(fill.dst, static_cast<int>(fill.pattern & 0xff), fill.bytes);
+      return;
+    }
+    auto* words = static_cast<std::uint32_t*>(fill.dst);
+    std::fill(words, words + fill.bytes / 4, fill.pattern);
+  }
+
+  void ResumeWaiters(HostStream* waiter) {
+    while (waiter) {
+      HostStream* next = waiter->next_waiter_;
+      waiter->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
+      PushReady(waiter);
+      waiter = next;
+    }
+  }
+
+  static std::vector<std::byte>& Scratch() {
+    thread_local std::vector<std::byte> scratch;
+    return scratch;
+  }
+
+  // Streams are drained by workers only, whose scratch has the full size; a
+  // waiting caller thread helps only with launches its scratch can hold.
+  static void RunChunk(Job& job, std::uint64_t first, std::uint64_t end) {
+    try {
+      job.launch->runner(job.launch->function, job.view, first, end, Scratch().data());
+    } catch (const std::exception& e) {
+      RecordFailure(job, e.what());
+    } catch (...) {
+      RecordFailure(job, "a non-std::exception");
+    }
+  }
+
+  static void RecordFailure(Job& job, const char* what) {
+    std::lock_guard<std::mutex> lock(job.failure_mutex);
+    if (!job.failed.load(std::memory_order_relaxed)) job.failure = what;
+    job.failed.store(true, std::memory_order_release);
+  }
+
+  // Claims chunks of `job` until none are left; returns whether it ran any.
+  static bool WorkOn(Job& job) {
+    bool worked = false;
+    for (;;) {
+      const std::uint64_t chunk = job.next_chunk.fetch_add(1, std::memory_order_relaxed);
+      const std::uint64_t first = chunk * job.chunk;
+      if (first >= job.total_blocks) return worked;
+      const std::uint64_t end = std::min(first + job.chunk, job.total_blocks);
+      if (!job.failed.load(std::memory_order_relaxed)) RunChunk(job, first, end);
+      job.blocks_done.fetch_add(end - first, std::memory_order_acq_rel);
+      worked = true;
+    }
+  }
+
+  bool HelpJobs() {
+    if (active_jobs_.load(std::memory_order_acquire) == 0) return false;
+    bool worked = false;
+    for (JobSlot& slot : jobs_storage_) {
+      Job& job = slot.job;
+      if (!job.active.load(std::memory_order_acquire)) continue;
+      job.helpers.fetch_add(1, std::memory_order_seq_cst);
+      if (job.active.load(std::memory_order_seq_cst) && job.launch->shared_bytes <= Scratch().size()) {
+        worked |= WorkOn(job);
+      }
+      job.helpers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    return worked;
+  }
+
+  Job* AcquireJob() {
+    for (JobSlot& slot : jobs_storage_) {
+      bool expected = false;
+      if (!slot.claimed.load(std::memory_order_relaxed) &&
+          slot.claimed.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+        return &slot.job;
+      }
+    }
+    return nullptr;
+  }
+
+  void RunLaunch(HostStream* stream, const Command& command) {
+    const LaunchCommand& launch = command.launch;
+    const std::uint64_t total = launch.grid.dim().Count();
+    SlotGuard slot(this);
+    Job local;
+    Job& job = slot.job ? *slot.job : local;
+    job.launch = &launch;
+    job.view = LaunchView{launch.grid.dim(), launch.block.dim(), command.payload};
+    job.total_blocks = total;
+    // Enough chunks for balance across the pool, few enough to keep the
+    // per-chunk atomic cheap relative to the work in it.
+    const std::uint64_t parts = std::uint64_t{size() + 1} * 4;
+    job.chunk = std::max<std::uint64_t>(1, total / parts);
+    job.next_chunk.store(0, std::memory_order_relaxed);
+    job.blocks_done.store(0, std::memory_order_relaxed);
+    job.failed.store(false, std::memory_order_relaxed);
+    const bool parallel = slot.job != nullptr && total > 1;
+    if (parallel) {
+      job.active.store(true, std::memory_order_seq_cst);
+      active_jobs_.fetch_add(1, std::memory_order_seq_cst);
+      Wake();
+    }
+    WorkOn(job);
+    if (parallel) {
+      while (job.blocks_done.load(std::memory_order_acquire) < total) Pause();
+      job.active.store(false, std::memory_order_seq_cst);
+      active_jobs_.fetch_sub(1, std::memory_order_seq_cst);
+      while (job.helpers.load(std::memory_order_seq_cst) != 0) Pause();
+    }
+    if (job.failed.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(job.failure_mutex);
+      stream->Fail(MakeError(ErrorCode::kAborted, "kernel '{}' threw an exception: {}",
+                             launch.kernel_name ? *launch.kernel_name : std::string("<unnamed>"), job.failure));
+    }
+  }
+
+  struct JobSlot {
+    std::atomic<bool> claimed{false};
+    Job job;
+  };
+  struct SlotGuard {
+    explicit SlotGuard(Pool* pool) : pool(pool), job(pool->AcquireJob()) {}
+    ~SlotGuard() {
+      if (!job) return;
+      for (JobSlot& slot : pool->jobs_storage_) {
+        if (&slot.job == job) slot.claimed.store(false, std::memory_order_release);
+      }
+    }
+    Pool* pool;
+    Job* job;
+  };
+
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+
+  std::mutex ready_mutex_;
+  HostStream* ready_head_ = nullptr;
+  HostStream* ready_tail_ = nullptr;
+  std::atomic<int> ready_count_{0};
+
+  std::array<JobSlot, kMaxJobs> jobs_storage_;
+  std::atomic<int> active_jobs_{0};
+
+  std::mutex sleep_mutex_;
+  std::condition_variable sleep_cv_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<std::uint64_t> epoch_{0};
+};
+
+inline void HostStream::Publish() {
+  tail_.fetch_add(1, std::memory_order_seq_cst);
+  producer_lock_.store(false, std::memory_order_release);
+  auto expected = State::kIdle;
+  if (state_.load(std::memory_order_seq_cst) == State::kIdle &&
+      state_.compare_exchange_strong(expected, State::kQueued, std::memory_order_seq_cst)) {
+    pool_->PushReady(this);
+  }
+}
+
+inline Status HostStream::Synchronize() {
+  const std::uint64_t target = tail_.load(std::memory_order_acquire);
+  int spins = 0;
+  std::uint64_t head = head_.load(std::memory_order_acquire);
+  while (head < target) {
+    if (pool_->HelpOnce()) {
+      spins = 0;
+    } else if (++spins > Pool::kSpinRounds) {
+      head_.wait(head, std::memory_order_acquire);
+    }
+    head = head_.load(std::memory_order_acquire);
+  }
+  return error();
+}
+
+}  // namespace streamexecutor::host_detail

@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include <streamexecutor/core/device_memory.hpp>
+#include <streamexecutor/core/dims.hpp>
+
+namespace se = streamexecutor;
+
+TEST_CASE("DeviceMemory counts elements and slices within bounds", "[device_memory]") {
+  alignas(8) static char storage[80];
+  se::DeviceMemory<double> memory(se::DeviceMemoryBase(storage, 80));
+  CHECK(memory.ElementCount() == 10);
+  CHECK(memory.size() == 80);
+  CHECK_FALSE(memory.IsNull());
+
+  se::DeviceMemory<double> slice = memory.GetSlice(2, 5);
+  CHECK(slice.opaque() == memory.opaque());
+  CHECK(slice.offset() == 16);
+  CHECK(slice.ElementCount() == 5);
+  se::DeviceMemory<double> nested = slice.GetSlice(1, 4);
+  CHECK(nested.offset() == 24);
+  CHECK(nested.ElementCount() == 4);
+  CHECK(slice.GetSlice(1, 5).IsNull());
+  CHECK(memory.GetSlice(10, 0).ElementCount() == 0);
+}
+
+TEST_CASE("untyped memory is truncated to whole elements", "[device_memory]") {
+  static char storage[10];
+  se::DeviceMemory<int> memory(se::DeviceMemoryBase(storage, 10));
+  CHECK(memory.ElementCount() == 2);
+  CHECK(memory.size() == 8);
+}
+
+TEST_CASE("null memory and shared memory requests", "[device_memory]") {
+  se::DeviceMemory<float> null;
+  CHECK(null.IsNull());
+  CHECK(null.ElementCount() == 0);
+  CHECK(null.GetSlice(0, 0).IsNull());
+  se::SharedDeviceMemory<float> shared(256);
+  CHECK(shared.ElementCount() == 256);
+  CHECK(shared.size() == 1024);
+}
+
+TEST_CASE("dimensions default to one and count their product", "[dims]") {
+  CHECK(se::ThreadDim().Count() == 1);
+  CHECK(se::BlockDim(4, 3, 2).Count() == 24);
+  CHECK(se::ThreadDim(7) == se::Dim3{7, 1, 1});
+}

@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+
+#include <streamexecutor/core/status.hpp>
+
+namespace se = streamexecutor;
+
+TEST_CASE("an OK Status carries no message", "[status]") {
+  se::Status ok;
+  CHECK(ok.ok());
+  CHECK(ok.code() == se::ErrorCode::kOk);
+  CHECK(ok.message().empty());
+  CHECK(ok.ToString() == "OK");
+  CHECK(se::Status::OK() == ok);
+}
+
+TEST_CASE("MakeError formats the message and names the code", "[status]") {
+  se::Status error = se::MakeError(se::ErrorCode::kOutOfRange, "{} bytes into {}", 40, "dst");
+  CHECK_FALSE(error.ok());
+  CHECK(error.message() == "40 bytes into dst");
+  CHECK(error.ToString() == "OUT_OF_RANGE: 40 bytes into dst");
+  CHECK(fmt::format("{}", error) == error.ToString());
+}
+
+TEST_CASE("StatusOr holds a value or the error", "[status]") {
+  se::StatusOr<int> value = 7;
+  REQUIRE(value.ok());
+  CHECK(value.ValueOrDie() == 7);
+  CHECK(*value == 7);
+
+  se::StatusOr<int> error = se::Status(se::ErrorCode::kNotFound, "nothing");
+  CHECK_FALSE(error.ok());
+  CHECK(error.status().code() == se::ErrorCode::kNotFound);
+  CHECK(std::move(error).value_or(3) == 3);
+
+  se::StatusOr<int> wrongly_ok = se::Status();
+  CHECK(wrongly_ok.status().code() == se::ErrorCode::kInternal);
+}
+
+namespace {
+se::Status FailsAt(int step, int failing) {
+  if (step == failing) return se::MakeError(se::ErrorCode::kInternal, "step {}", step);
+  return {};
+}
+se::Status Chain(int failing) {
+  SE_RETURN_IF_ERROR(FailsAt(1, failing));
+  SE_RETURN_IF_ERROR(FailsAt(2, failing));
+  return {};
+}
+}  // namespace
+
+TEST_CASE("SE_RETURN_IF_ERROR returns the first error", "[status]") {
+  CHECK(Chain(0).ok());
+  CHECK(Chain(2).message() == "step 2");
+}

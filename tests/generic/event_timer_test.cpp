@@ -1,0 +1,76 @@
+// Events across streams, and timers.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "generic/test_backend.hpp"
+
+TEST_CASE("an event orders work across streams", "[event]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(1 << 16);
+  std::vector<int> in(1 << 16, 3), out(1 << 16, 0);
+  se::Event written(executor);
+  REQUIRE(written.Init());
+  se::Stream writer(executor), reader(executor);
+  writer.Init().ThenMemcpyH2D<int>(in, device.ptr()).ThenRecordEvent(&written);
+  reader.Init().ThenWaitFor(&written).ThenMemcpyD2H<int>(device.cref(), out);
+  REQUIRE(reader.BlockHostUntilDone().ok());
+  CHECK(out == in);
+  REQUIRE(written.Synchronize().ok());
+  CHECK(written.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+}
+
+TEST_CASE("PollForStatus is pending until the recording runs", "[event]") {
+  auto* executor = TestExecutor();
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);  // never recorded
+  std::atomic<bool> release{false};
+  se::Stream stream(executor);
+  stream.Init()
+      .ThenDoHostCallback([&] {
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      })
+      .ThenRecordEvent(&event);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kPending);
+  release = true;
+  REQUIRE(event.Synchronize().ok());
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("an uninitialized event reports an error", "[event][errors]") {
+  se::Event event(TestExecutor());
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kError);
+  CHECK(Mentions(event.Synchronize(), "not initialized"));
+  REQUIRE(event.Init());
+  CHECK_FALSE(event.Init());
+  CHECK(Mentions(event.init_status(), "already initialized"));
+}
+
+TEST_CASE("a timer measures the work between start and stop", "[timer]") {
+  auto* executor = TestExecutor();
+  se::Timer timer(executor);
+  se::Stream stream(executor);
+  REQUIRE(stream.InitWithTimer(&timer)
+              .ThenStartTimer(&timer)
+              .ThenDoHostCallback([] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); })
+              .ThenStopTimer(&timer)
+              .BlockHostUntilDone()
+              .ok());
+  auto elapsed = timer.ElapsedNanoseconds();
+  REQUIRE(elapsed.ok());
+  CHECK(elapsed.value() >= 19'000'000);
+  CHECK(timer.Microseconds() == timer.Nanoseconds() / 1000);
+  CHECK(timer.Microseconds() >= 19'000);
+}
+
+TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
+  se::Timer timer(TestExecutor());
+  REQUIRE(timer.Init());
+  auto elapsed = timer.ElapsedNanoseconds();
+  CHECK_FALSE(elapsed.ok());
+  CHECK(timer.Nanoseconds() == 0);
+}

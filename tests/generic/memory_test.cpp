@@ -1,0 +1,148 @@
+// Allocation, ownership and synchronous copies, with every bad-input path.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <vector>
+
+#include "generic/test_backend.hpp"
+
+TEST_CASE("typed arrays round-trip through device memory", "[memory]") {
+  auto* executor = TestExecutor();
+  std::vector<float> in(1000);
+  std::iota(in.begin(), in.end(), 0.5f);
+  auto device = executor->AllocateOwnedArray<float>(in.size());
+  REQUIRE(device.ok());
+  CHECK(device.cref().ElementCount() == 1000);
+  CHECK(device.cref().size() == 4000);
+  REQUIRE(executor->SynchronousMemcpyH2D<float>(in, device.ptr()).ok());
+  std::vector<float> out(in.size(), -1.0f);
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(device.cref(), out).ok());
+  CHECK(out == in);
+}
+
+TEST_CASE("byte copies, device-to-device copies, zero and memset32", "[memory]") {
+  auto* executor = TestExecutor();
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(64);
+  auto b = executor->AllocateOwnedArray<std::uint32_t>(64);
+  REQUIRE(executor->SynchronousMemset32(a.ptr(), 0xdeadbeef, 64 * 4).ok());
+  REQUIRE(executor->SynchronousMemcpyD2D(a.cref(), 64 * 4, b.ptr()).ok());
+  std::vector<std::uint32_t> out(64);
+  REQUIRE(executor->SynchronousMemcpyD2H(b.cref(), 64 * 4, out.data()).ok());
+  CHECK(out == std::vector<std::uint32_t>(64, 0xdeadbeef));
+  REQUIRE(executor->SynchronousMemZero(b.ptr(), 32 * 4).ok());
+  REQUIRE(executor->SynchronousMemcpy(out.data(), b.cref(), 64 * 4).ok());
+  CHECK(out[0] == 0);
+  CHECK(out[31] == 0);
+  CHECK(out[32] == 0xdeadbeef);
+}
+
+TEST_CASE("slices address part of an allocation", "[memory]") {
+  auto* executor = TestExecutor();
+  auto whole = executor->AllocateOwnedArray<int>(100);
+  std::vector<int> zeros(100, 0);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(zeros, whole.ptr()).ok());
+  se::DeviceMemory<int> slice = whole.cref().GetSlice(10, 20);
+  REQUIRE_FALSE(slice.IsNull());
+  CHECK(slice.ElementCount() == 20);
+  std::vector<int> sevens(20, 7);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(sevens, &slice).ok());
+  std::vector<int> out(100);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(whole.cref(), out).ok());
+  CHECK(out[9] == 0);
+  CHECK(out[10] == 7);
+  CHECK(out[29] == 7);
+  CHECK(out[30] == 0);
+  CHECK(whole.cref().GetSlice(90, 11).IsNull());
+  CHECK(whole.cref().GetSlice(101, 0).IsNull());
+}
+
+TEST_CASE("a copy larger than its destination names both counts", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  auto small = executor->AllocateOwnedArray<float>(8);
+  std::vector<float> big(10, 1.0f);
+  se::Status typed = executor->SynchronousMemcpyH2D<float>(big, small.ptr());
+  CHECK(typed.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(typed, "10 elements of float (40 bytes)"));
+  CHECK(Mentions(typed, "only 8 (32 bytes)"));
+
+  se::Status bytes = executor->SynchronousMemcpyH2D(big.data(), 40, small.ptr());
+  CHECK(bytes.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(bytes, "40 bytes do not fit in the destination DeviceMemory of 32 bytes"));
+
+  std::vector<float> tiny(4);
+  se::Status readback = executor->SynchronousMemcpyD2H<float>(small.cref(), tiny);
+  CHECK(readback.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(readback, "8 elements of float"));
+}
+
+TEST_CASE("zero-size, oversize and null memory are rejected with a reason", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  auto zero = executor->TryAllocateArray<float>(0);
+  REQUIRE_FALSE(zero.ok());
+  CHECK(Mentions(zero.status(), "zero elements of float"));
+  CHECK(executor->AllocateArray<float>(0).IsNull());
+
+  const std::uint64_t too_many = executor->GetDeviceDescription().max_allocation_size / sizeof(double) + 1;
+  auto huge = executor->AllocateOwnedArray<double>(too_many);
+  CHECK_FALSE(huge.ok());
+  CHECK(huge.status().code() == se::ErrorCode::kResourceExhausted);
+  CHECK(Mentions(huge.status(), "exceed the device's largest allocation"));
+
+  se::DeviceMemory<float> null;
+  float value = 0;
+  se::Status status = executor->SynchronousMemcpyD2H(null, sizeof(value), &value);
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "null DeviceMemory"));
+  CHECK(Mentions(executor->SynchronousMemcpyH2D(&value, sizeof(value), nullptr), "destination pointer is null"));
+}
+
+TEST_CASE("a moved-from ScopedDeviceMemory is null and says so", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  auto original = executor->AllocateOwnedScalar<int>();
+  REQUIRE(original.ok());
+  se::ScopedDeviceMemory<int> moved = std::move(original);
+  CHECK(moved.ok());
+  CHECK_FALSE(original.ok());  // NOLINT(bugprone-use-after-move): the point of the test
+  CHECK(Mentions(original.status(), "moved from"));
+  int value = 5;
+  se::Status status = executor->SynchronousMemcpyH2D(&value, sizeof(value), original.ptr());
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "null DeviceMemory"));
+  CHECK(executor->SynchronousMemcpyH2D(&value, sizeof(value), moved.ptr()).ok());
+}
+
+TEST_CASE("use after free and double free are errors, not crashes", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  se::DeviceMemory<int> memory = executor->AllocateArray<int>(16);
+  REQUIRE_FALSE(memory.IsNull());
+  se::DeviceMemory<int> alias = memory;
+  REQUIRE(executor->Deallocate(&memory).ok());
+  CHECK(memory.IsNull());
+
+  int host[16] = {};
+  se::Status after_free = executor->SynchronousMemcpyD2H(alias, sizeof(host), host);
+  CHECK(after_free.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(after_free, "not live memory of this executor"));
+
+  se::Status double_free = executor->Deallocate(&alias);
+  CHECK(double_free.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(double_free, "already freed"));
+  CHECK(Mentions(executor->Deallocate(&memory), "null"));
+}
+
+TEST_CASE("freeing a slice is refused", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  auto whole = executor->AllocateOwnedArray<int>(32);
+  se::DeviceMemory<int> slice = whole.cref().GetSlice(8, 8);
+  se::Status status = executor->Deallocate(&slice);
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "is a slice"));
+}
+
+TEST_CASE("memset32 sizes must be whole words", "[memory][errors]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<std::uint32_t>(4);
+  se::Status status = executor->SynchronousMemset32(memory.ptr(), 1, 6);
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "not a multiple of 4"));
+}

@@ -1,0 +1,66 @@
+// Platform, executor and device description, on the suite's backend.
+#include <catch2/catch.hpp>
+
+#include "generic/test_backend.hpp"
+
+TEST_CASE("platform reports its name and devices", "[platform]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  CHECK(platform.Name() == TestBackend::kName);
+  CHECK(platform.InitStatus().ok());
+  CHECK(platform.VisibleDeviceCount() >= 1);
+}
+
+TEST_CASE("ExecutorForDevice returns one executor per ordinal", "[platform]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  auto first = platform.ExecutorForDevice(0);
+  REQUIRE(first.ok());
+  auto again = platform.ExecutorForDevice(0);
+  REQUIRE(again.ok());
+  CHECK(first.value() == again.value());
+  CHECK(first.value()->device_ordinal() == 0);
+  CHECK(first.value()->platform() == &platform);
+  CHECK(first.value()->DeviceLabel() == fmt::format("{}:0", TestBackend::kName));
+}
+
+TEST_CASE("an out-of-range device ordinal is an error naming the range", "[platform][errors]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  const int count = platform.VisibleDeviceCount();
+  for (int bad : {count, count + 5, -1}) {
+    auto executor = platform.ExecutorForDevice(bad);
+    REQUIRE_FALSE(executor.ok());
+    CHECK(executor.status().code() == se::ErrorCode::kOutOfRange);
+    CHECK(Mentions(executor.status(), fmt::format("device ordinal {} is out of range", bad)));
+    CHECK(Mentions(executor.status(), fmt::format("has {} device(s)", count)));
+  }
+}
+
+TEST_CASE("the device description is filled from the driver", "[platform]") {
+  const se::DeviceDescription& d = TestExecutor()->GetDeviceDescription();
+  CHECK(d.platform_name == TestBackend::kName);
+  CHECK_FALSE(d.name.empty());
+  CHECK_FALSE(d.vendor.empty());
+  CHECK(d.device_memory_size > 0);
+  CHECK(d.max_allocation_size > 0);
+  CHECK(d.max_allocation_size <= d.device_memory_size);
+  CHECK(d.compute_units >= 1);
+  CHECK(d.max_threads_per_block >= 1);
+  CHECK(d.max_block_dims.x >= 1);
+  CHECK(d.max_grid_dims.x >= 1);
+  CHECK(d.ToString().find(d.name) != std::string::npos);
+}
+
+TEST_CASE("MultiPlatformManager finds platforms by name and type", "[platform]") {
+  auto found = se::MultiPlatformManager::PlatformWithName(TestBackend::kName);
+  REQUIRE(found.ok());
+  auto* platform = std::get<se::Platform<TestBackend>*>(found.value());
+  CHECK(platform == se::MultiPlatformManager::PlatformFor<TestBackend>());
+  CHECK(se::MultiPlatformManager::AvailablePlatformNames().find(TestBackend::kName) != std::string::npos);
+}
+
+TEST_CASE("an unknown platform name lists the available ones", "[platform][errors]") {
+  auto missing = se::MultiPlatformManager::PlatformWithName("tpu");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == se::ErrorCode::kNotFound);
+  CHECK(Mentions(missing.status(), "unknown platform name 'tpu'"));
+  CHECK(Mentions(missing.status(), se::MultiPlatformManager::AvailablePlatformNames()));
+}

@@ -1,0 +1,156 @@
+// Stream: fluent Then* API, ordering, sticky errors.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <numeric>
+#include <vector>
+
+#include "generic/test_backend.hpp"
+
+TEST_CASE("Then* copies run in order and BlockHostUntilDone waits for them", "[stream]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(256);
+  std::vector<int> in(256);
+  std::iota(in.begin(), in.end(), 1);
+  std::vector<int> out(256, 0);
+  se::Stream stream(executor);
+  se::Status status = stream.Init()
+                          .ThenMemcpyH2D<int>(in, device.ptr())
+                          .ThenMemset32(device.ptr(), 9, 16)
+                          .ThenMemcpyD2H<int>(device.cref(), out)
+                          .BlockHostUntilDone();
+  REQUIRE(status.ok());
+  CHECK(out[0] == 9);
+  CHECK(out[3] == 9);
+  CHECK(out[4] == 5);
+  CHECK(out[255] == 256);
+}
+
+TEST_CASE("device-to-device and zeroing on a stream", "[stream]") {
+  auto* executor = TestExecutor();
+  auto a = executor->AllocateOwnedArray<float>(32);
+  auto b = executor->AllocateOwnedArray<float>(32);
+  std::vector<float> ones(32, 1.0f), out(32, -1.0f);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenMemcpyH2D<float>(ones, a.ptr())
+              .ThenMemcpyD2D(b.ptr(), a.cref())
+              .ThenMemZero(a.ptr(), 16 * sizeof(float))
+              .ThenMemcpyD2H<float>(b.cref(), out)
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(out == ones);
+  REQUIRE(stream.ThenMemcpy(out.data(), a.cref(), a.cref().size()).BlockHostUntilDone().ok());
+  CHECK(out[15] == 0.0f);
+  CHECK(out[16] == 1.0f);
+}
+
+TEST_CASE("host callbacks run in stream order", "[stream]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedScalar<int>();
+  int value = 41;
+  int seen_by_callback = 0;
+  std::vector<int> order;
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenDoHostCallback([&] { order.push_back(1); })
+              .ThenMemcpy(device.ptr(), &value, sizeof(int))
+              .ThenMemcpy(&seen_by_callback, device.cref(), sizeof(int))
+              .ThenDoHostCallback([&] {
+                order.push_back(2);
+                seen_by_callback += 1;
+              })
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(order == std::vector<int>{1, 2});
+  CHECK(seen_by_callback == 42);
+}
+
+TEST_CASE("a large host callback is kept alive until it runs", "[stream]") {
+  auto* executor = TestExecutor();
+  std::vector<int> payload(1000, 3);
+  std::array<char, 512> ballast{};
+  int sum = 0;
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenDoHostCallback([payload, ballast, &sum] { sum = std::accumulate(payload.begin(), payload.end(), 0) + ballast[0]; })
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(sum == 3000);
+}
+
+TEST_CASE("a stream waits for another stream", "[stream]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(1 << 16);
+  std::vector<int> in(1 << 16, 7), out(1 << 16, 0);
+  se::Stream producer(executor), consumer(executor);
+  producer.Init().ThenMemcpyH2D<int>(in, device.ptr());
+  consumer.Init().ThenWaitFor(&producer).ThenMemcpyD2H<int>(device.cref(), out);
+  REQUIRE(consumer.BlockHostUntilDone().ok());
+  CHECK(out == in);
+  REQUIRE(producer.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("Init twice is an error that sticks", "[stream][errors]") {
+  se::Stream stream(TestExecutor());
+  stream.Init();
+  REQUIRE(stream.ok());
+  stream.Init();
+  CHECK_FALSE(stream.ok());
+  CHECK(Mentions(stream.status(), "already initialized"));
+  CHECK(stream.BlockHostUntilDone().code() == se::ErrorCode::kFailedPrecondition);
+}
+
+TEST_CASE("using a stream before Init is an error", "[stream][errors]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedScalar<int>();
+  int value = 1;
+  se::Stream stream(executor);
+  stream.ThenMemcpy(device.ptr(), &value, sizeof(value));
+  CHECK(Mentions(stream.status(), "not initialized"));
+  se::Stream never(executor);
+  CHECK(Mentions(never.BlockHostUntilDone(), "not initialized"));
+}
+
+TEST_CASE("the first error sticks and later work is skipped", "[stream][errors]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(4);
+  std::vector<int> too_big(8, 1);
+  int marker = 0;
+  se::Stream stream(executor);
+  stream.Init().ThenMemcpyH2D<int>(too_big, device.ptr()).ThenDoHostCallback([&] { marker = 1; });
+  CHECK_FALSE(stream.ok());
+  se::Status first = stream.BlockHostUntilDone();
+  CHECK(first.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(first, "ThenMemcpyH2D"));
+  // A second failure does not replace the first, and BlockHostUntilDone keeps returning it.
+  stream.ThenMemcpy(device.ptr(), nullptr, 4);
+  CHECK(stream.BlockHostUntilDone() == first);
+  CHECK(marker == 0);
+}
+
+TEST_CASE("Then* with null arguments fail the stream with a message", "[stream][errors]") {
+  auto* executor = TestExecutor();
+  SECTION("null destination") {
+    se::Stream stream(executor);
+    stream.Init().ThenMemZero(nullptr, 4);
+    CHECK(Mentions(stream.status(), "destination pointer is null"));
+  }
+  SECTION("null event") {
+    se::Stream stream(executor);
+    stream.Init().ThenRecordEvent(nullptr);
+    CHECK(Mentions(stream.status(), "event pointer is null"));
+  }
+  SECTION("uninitialized event") {
+    se::Event event(executor);
+    se::Stream stream(executor);
+    stream.Init().ThenWaitFor(&event);
+    CHECK(Mentions(stream.status(), "Event was not initialized"));
+  }
+  SECTION("uninitialized other stream") {
+    se::Stream other(executor);
+    se::Stream stream(executor);
+    stream.Init().ThenWaitFor(&other);
+    CHECK(Mentions(stream.status(), "other stream is not initialized"));
+  }
+}

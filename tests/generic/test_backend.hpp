@@ -1,0 +1,21 @@
+// The backend a generic suite executable runs on, chosen by the build with
+// -DSE_TEST_BACKEND=<tag>, and small helpers shared by the generic tests.
+#pragma once
+
+#include <streamexecutor/streamexecutor.hpp>
+
+namespace se = streamexecutor;
+
+#ifndef SE_TEST_BACKEND
+#error "build the generic suite with -DSE_TEST_BACKEND=host|opencl|cuda"
+#endif
+using TestBackend = se::SE_TEST_BACKEND;
+
+inline se::StreamExecutor<TestBackend>* TestExecutor() {
+  return se::Platform<TestBackend>::Get().ExecutorForDevice(0).ValueOrDie();
+}
+
+// Substring check for Status messages.
+inline bool Mentions(const se::Status& status, std::string_view text) {
+  return status.message().find(text) != std::string::npos;
+}

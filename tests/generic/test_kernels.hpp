@@ -1,0 +1,107 @@
+// The kernels the generic suite launches, in every kernel language: host C++,
+// OpenCL C and (where built) CUDA PTX, all with the same parameter lists.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "generic/test_backend.hpp"
+
+namespace test_kernels {
+
+// y[i] = a * x[i] + y[i] for i < n.
+using SaxpyKernel = se::TypedKernel<float, se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t>;
+
+inline void saxpy_host(const se::host::KernelContext& ctx, float a, const float* x, float* y, std::uint32_t n) {
+  const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+
+inline constexpr const char* kSaxpyOpenCL = R"(
+__kernel void saxpy(float a, __global const float* x, __global float* y, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+)";
+
+inline se::MultiKernelLoaderSpec SaxpySpec() {
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddHostKernel<&saxpy_host>("saxpy");
+  spec.AddOpenCLTextInMemory(kSaxpyOpenCL, "saxpy");
+  return spec;
+}
+
+// out[linear thread id] = packed (block, thread) coordinates, for checking the
+// mapping of ThreadDim/BlockDim onto the backend in three dimensions.
+using CoordinatesKernel = se::TypedKernel<se::DeviceMemory<std::uint32_t>*>;
+
+inline void coordinates_host(const se::host::KernelContext& ctx, std::uint32_t* out) {
+  const std::uint64_t block = (ctx.blockIdx.z * ctx.gridDim.y + ctx.blockIdx.y) * ctx.gridDim.x + ctx.blockIdx.x;
+  const std::uint64_t thread = (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
+  const std::uint64_t threads_per_block = ctx.blockDim.x * ctx.blockDim.y * ctx.blockDim.z;
+  out[block * threads_per_block + thread] =
+      static_cast<std::uint32_t>((ctx.blockIdx.x << 24) | (ctx.blockIdx.y << 20) | (ctx.blockIdx.z << 16) |
+                                 (ctx.threadIdx.x << 8) | (ctx.threadIdx.y << 4) | ctx.threadIdx.z);
+}
+
+inline constexpr const char* kCoordinatesOpenCL = R"(
+__kernel void coordinates(__global uint* out) {
+  size_t block = (get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
+  size_t thread = (get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + get_local_id(0);
+  size_t per_block = get_local_size(0) * get_local_size(1) * get_local_size(2);
+  out[block * per_block + thread] = (uint)((get_group_id(0) << 24) | (get_group_id(1) << 20) |
+      (get_group_id(2) << 16) | (get_local_id(0) << 8) | (get_local_id(1) << 4) | get_local_id(2));
+}
+)";
+
+inline se::MultiKernelLoaderSpec CoordinatesSpec() {
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddHostKernel<&coordinates_host>("coordinates");
+  spec.AddOpenCLTextInMemory(kCoordinatesOpenCL, "coordinates");
+  return spec;
+}
+
+// One thread per block reverses its block's slice of `data` through shared
+// memory (no barrier needed with one thread, so it runs on every backend).
+using ReverseKernel = se::TypedKernel<se::DeviceMemory<int>*, se::SharedDeviceMemory<int>, std::uint32_t>;
+
+inline void reverse_host(const se::host::KernelContext& ctx, int* data, std::span<int> scratch, std::uint32_t width) {
+  int* slice = data + ctx.blockIdx.x * width;
+  for (std::uint32_t i = 0; i < width; ++i) scratch[i] = slice[i];
+  for (std::uint32_t i = 0; i < width; ++i) slice[i] = scratch[width - 1 - i];
+}
+
+inline constexpr const char* kReverseOpenCL = R"(
+__kernel void reverse(__global int* data, __local int* scratch, uint width) {
+  __global int* slice = data + get_group_id(0) * width;
+  for (uint i = 0; i < width; ++i) scratch[i] = slice[i];
+  for (uint i = 0; i < width; ++i) slice[i] = scratch[width - 1 - i];
+}
+)";
+
+inline se::MultiKernelLoaderSpec ReverseSpec() {
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddHostKernel<&reverse_host>("reverse");
+  spec.AddOpenCLTextInMemory(kReverseOpenCL, "reverse");
+  return spec;
+}
+
+// Adds `value` to every element of a slice: for checking GetSlice arguments.
+using AddKernel = se::TypedKernel<se::DeviceMemory<int>*, int>;
+
+inline void add_host(const se::host::KernelContext& ctx, int* data, int value) {
+  data[ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x] += value;
+}
+
+inline constexpr const char* kAddOpenCL = R"(
+__kernel void add(__global int* data, int value) { data[get_global_id(0)] += value; }
+)";
+
+inline se::MultiKernelLoaderSpec AddSpec() {
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddHostKernel<&add_host>("add");
+  spec.AddOpenCLTextInMemory(kAddOpenCL, "add");
+  return spec;
+}
+
+}  // namespace test_kernels

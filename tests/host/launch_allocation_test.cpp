@@ -1,0 +1,67 @@
+// The launch path allocates nothing: 1000 host launches after warm-up make
+// zero calls to the global operator new, on any thread.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <streamexecutor/host.hpp>
+
+namespace se = streamexecutor;
+
+namespace {
+std::atomic<long> g_news{0};
+}
+
+// GCC cannot see that these replacements pair malloc with free.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+void* operator new(std::size_t size) {
+  g_news.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return ::operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+void touch(const se::host::KernelContext& ctx, float a, float* x, std::span<float> scratch, std::uint32_t n) {
+  const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
+  scratch[ctx.threadIdx.x] = a;
+  if (i < n) x[i] += scratch[ctx.threadIdx.x];
+}
+}  // namespace
+
+TEST_CASE("1000 host launches allocate nothing", "[host][allocation]") {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddHostKernel<&touch>("touch");
+  se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(1024);
+  REQUIRE(executor->SynchronousMemZero(x.ptr(), 1024 * sizeof(float)).ok());
+  se::Stream stream(executor);
+  stream.Init();
+  auto launch = [&] {
+    stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(), se::SharedDeviceMemory<float>(64),
+                      1024u);
+  };
+  for (int i = 0; i < 100; ++i) launch();  // warm-up: worker scratch, thread-locals
+  REQUIRE(stream.BlockHostUntilDone().ok());
+
+  const long before = g_news.load();
+  for (int i = 0; i < 1000; ++i) launch();
+  se::Status done = stream.BlockHostUntilDone();
+  const long after = g_news.load();
+  REQUIRE(done.ok());
+  CHECK(after - before == 0);
+
+  std::vector<float> host(1024);
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(x.cref(), host).ok());
+  CHECK(host[0] == 1100.0f);
+  CHECK(host[1023] == 1100.0f);
+}
