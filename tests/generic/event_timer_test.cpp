@@ -74,3 +74,24 @@ TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   CHECK_FALSE(elapsed.ok());
   CHECK(timer.Nanoseconds() == 0);
 }
+
+TEST_CASE("an event may be destroyed while another stream still has to wait on it", "[event]") {
+  auto* executor = TestExecutor();
+  std::atomic<bool> release{false};
+  bool after_wait = false;
+  se::Stream recorder(executor), waiter(executor);
+  recorder.Init();
+  waiter.Init().ThenDoHostCallback([&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  {
+    se::Event event(executor);
+    REQUIRE(event.Init());
+    recorder.ThenRecordEvent(&event);
+    waiter.ThenWaitFor(&event).ThenDoHostCallback([&] { after_wait = true; });
+  }  // destroyed before `waiter` reaches its wait
+  release = true;
+  REQUIRE(waiter.BlockHostUntilDone().ok());
+  CHECK(after_wait);
+  REQUIRE(recorder.BlockHostUntilDone().ok());
+}

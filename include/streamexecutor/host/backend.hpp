@@ -142,7 +142,7 @@ struct host {
     return Status();
   }
   static void DestroyStream(ExecutorState&, StreamHandle& stream) {
-    stream->Synchronize().IgnoreError();
+    stream->Quiesce();
     delete std::exchange(stream, nullptr);
   }
   static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
@@ -191,11 +191,13 @@ struct host {
     event = new host_detail::HostEvent();
     return Status();
   }
-  // Waits for pending recordings first: a queued command still points at it.
+  // Waits for pending recordings (queued commands point at it); pending waits
+  // on other streams keep it alive through its reference count.
   static void DestroyEvent(ExecutorState&, EventHandle& event) {
     if (!event) return;
-    event->Synchronize();
-    delete std::exchange(event, nullptr);
+    event->Quiesce();
+    if (event->Release()) delete event;
+    event = nullptr;
   }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
     using Command = host_detail::Command;
@@ -212,6 +214,7 @@ struct host {
     Command& command = stream->Reserve();
     command.kind = Command::Kind::kWaitEvent;
     command.event = host_detail::EventCommand{event, generation};
+    event->Retain();
     stream->Publish();
     return Status();
   }

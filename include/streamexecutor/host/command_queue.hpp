@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -47,6 +48,19 @@ class HostEvent {
   // Parks `stream` until `generation` completes; false if it already has.
   bool AddWaiter(HostStream* stream, std::uint64_t generation);
 
+  // Pending wait commands hold a reference, so that destroying an event that
+  // another stream still has to wait on is safe, as it is on CUDA.
+  void Retain() { references_.fetch_add(1, std::memory_order_relaxed); }
+  // True when the caller dropped the last reference and must delete the event.
+  bool Release() { return references_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+
+  // Waits for every enqueued recording, then for the thread that completed
+  // the last one to leave Complete(): after this the event may be deleted.
+  void Quiesce() {
+    Synchronize();
+    std::lock_guard<std::mutex> lock(mutex_);
+  }
+
   void Synchronize() const {
     const std::uint64_t target = recorded();
     std::uint64_t seen = completed_.load(std::memory_order_acquire);
@@ -60,6 +74,7 @@ class HostEvent {
   std::atomic<std::uint64_t> recorded_{0};
   std::atomic<std::uint64_t> completed_{0};
   std::atomic<std::int64_t> timestamp_ns_{0};
+  std::atomic<int> references_{1};  // the Event that owns it, plus pending waits
   std::mutex mutex_;
   HostStream* waiters_ = nullptr;  // intrusive list through HostStream::next_waiter
 };
@@ -149,6 +164,16 @@ class HostStream {
   // stream's sticky error.
   Status Synchronize();
 
+  // Synchronize, then wait until no pool thread touches the stream any more:
+  // after this it may be deleted.
+  void Quiesce() {
+    Synchronize().IgnoreError();
+    while (state_.load(std::memory_order_acquire) != State::kIdle ||
+           draining_.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+
   Status error() const {
     std::lock_guard<std::mutex> lock(error_mutex_);
     return error_;
@@ -170,6 +195,8 @@ class HostStream {
   std::atomic<std::uint64_t> tail_{0};  // next slot to fill; advanced by Publish
   std::atomic<bool> producer_lock_{false};
   std::atomic<State> state_{State::kIdle};
+  // Pool threads inside Drain(); their last access to the stream is the decrement.
+  std::atomic<int> draining_{0};
   std::atomic<bool> failed_{false};
   mutable std::mutex error_mutex_;
   Status error_;

@@ -139,6 +139,12 @@ class Pool {
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
   // parked on an event, or puts it back at the end of the ready list.
   void Drain(HostStream* stream) {
+    stream->draining_.fetch_add(1, std::memory_order_acq_rel);
+    DrainCommands(stream);
+    stream->draining_.fetch_sub(1, std::memory_order_release);  // last access to the stream
+  }
+
+  void DrainCommands(HostStream* stream) {
     stream->state_.store(HostStream::State::kRunning, std::memory_order_seq_cst);
     for (;;) {
       int ran = 0;
@@ -185,7 +191,9 @@ class Pool {
         ResumeWaiters(command.event.event->Complete(command.event.generation));
         return true;
       case Kind::kWaitEvent:
-        return !command.event.event->AddWaiter(stream, command.event.generation);
+        if (command.event.event->AddWaiter(stream, command.event.generation)) return false;
+        if (command.event.event->Release()) delete command.event.event;
+        return true;
       case Kind::kCallback:
         if (!skip) {
           try {
