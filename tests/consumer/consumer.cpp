@@ -1,0 +1,28 @@
+// A program that uses an installed streamexecutor the way a consumer would:
+// only the installed headers and the pkg-config or CMake package.
+#include <streamexecutor/streamexecutor.hpp>
+
+#include <cstdio>
+
+namespace se = streamexecutor;
+
+static void twice(const se::host::KernelContext& ctx, int* data) { data[ctx.threadIdx.x] *= 2; }
+
+int main() {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddHostKernel<&twice>("twice");
+  se::TypedKernel<se::DeviceMemory<int>*> kernel(executor);
+  if (!executor->GetKernel(spec, &kernel).ok()) return 1;
+  int host[4] = {1, 2, 3, 4};
+  auto device = executor->AllocateOwnedArray<int>(4);
+  se::Stream stream(executor);
+  se::Status status = stream.Init()
+                          .ThenMemcpyH2D(std::span<const int>(host), device.ptr())
+                          .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, device.ptr())
+                          .ThenMemcpyD2H(device.cref(), std::span<int>(host))
+                          .BlockHostUntilDone();
+  std::printf("platforms: %s; result %d %d %d %d\n", se::MultiPlatformManager::AvailablePlatformNames().c_str(),
+              host[0], host[1], host[2], host[3]);
+  return status.ok() && host[0] == 2 && host[3] == 8 ? 0 : 1;
+}
