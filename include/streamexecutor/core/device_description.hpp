@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
+#include "streamexecutor/detail/fmt.hpp"
 
 #include "streamexecutor/core/dims.hpp"
 

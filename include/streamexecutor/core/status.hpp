@@ -4,7 +4,7 @@
 // (launches, enqueues); the message is only built on failure.
 #pragma once
 
-#include <fmt/format.h>
+#include "streamexecutor/detail/fmt.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -55,6 +55,18 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(const Status&) = default;
+  Status(Status&&) noexcept = default;
+  // Assignment returns nothing: with a [[nodiscard]] class, nvcc warns on
+  // every `status = ...;` statement if it returns Status&.
+  void operator=(const Status& other) {
+    code_ = other.code_;
+    message_ = other.message_;
+  }
+  void operator=(Status&& other) noexcept {
+    code_ = other.code_;
+    message_ = std::move(other.message_);
+  }
 
   static Status OK() { return Status(); }
 

@@ -168,8 +168,11 @@ class HostStream {
   // after this it may be deleted.
   void Quiesce() {
     Synchronize().IgnoreError();
-    while (state_.load(std::memory_order_acquire) != State::kIdle ||
-           draining_.load(std::memory_order_acquire) != 0) {
+    // A node may linger on the pool's ready list after a caller drained the
+    // stream; the worker that pops it is counted in draining_ before the node
+    // is released, so read the list flag first.
+    while (in_ready_list_.load(std::memory_order_seq_cst) || draining_.load(std::memory_order_seq_cst) != 0 ||
+           state_.load(std::memory_order_seq_cst) != State::kIdle) {
       std::this_thread::yield();
     }
   }
@@ -195,7 +198,9 @@ class HostStream {
   std::atomic<std::uint64_t> tail_{0};  // next slot to fill; advanced by Publish
   std::atomic<bool> producer_lock_{false};
   std::atomic<State> state_{State::kIdle};
-  // Pool threads inside Drain(); their last access to the stream is the decrement.
+  std::atomic<bool> in_ready_list_{false};
+  // Threads that hold the stream (popped it, or are draining it); their last
+  // access to the stream is the decrement.
   std::atomic<int> draining_{0};
   std::atomic<bool> failed_{false};
   mutable std::mutex error_mutex_;

@@ -48,7 +48,10 @@ class Pool {
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()); }
 
+  // Puts a kQueued stream on the ready list, unless it is still on it (a
+  // caller that drained it ahead of the workers leaves its node behind).
   void PushReady(HostStream* stream) {
+    if (stream->in_ready_list_.exchange(true, std::memory_order_seq_cst)) return;
     {
       std::lock_guard<std::mutex> lock(ready_mutex_);
       stream->next_ready_ = nullptr;
@@ -62,6 +65,21 @@ class Pool {
 
   // Lets a thread that waits for a stream work on whatever launch is running.
   bool HelpOnce() { return HelpJobs(); }
+
+  // A thread blocked on `stream` runs its queued commands itself instead of
+  // waiting for a worker to pick them up: one cross-thread hand-off less per
+  // synchronisation, as in TBB where the waiting thread joins the work.
+  bool TryDrainFromCaller(HostStream* stream) {
+    stream->draining_.fetch_add(1, std::memory_order_seq_cst);
+    const bool claimed = Claim(stream);
+    if (claimed) {
+      auto& scratch = Scratch();
+      if (scratch.size() < kSharedMemoryPerBlock) scratch.resize(kSharedMemoryPerBlock);
+      DrainCommands(stream);
+    }
+    stream->draining_.fetch_sub(1, std::memory_order_seq_cst);
+    return claimed;
+  }
 
  private:
   struct Job {
@@ -95,8 +113,19 @@ class Pool {
       ready_head_ = stream->next_ready_;
       if (!ready_head_) ready_tail_ = nullptr;
       ready_count_.fetch_sub(1, std::memory_order_relaxed);
+      // Counted as draining before the node is released, so that Quiesce()
+      // cannot see the stream unreferenced while this thread still holds it.
+      stream->draining_.fetch_add(1, std::memory_order_seq_cst);
+      stream->in_ready_list_.store(false, std::memory_order_seq_cst);
     }
     return stream;
+  }
+
+  // Whoever moves a stream from kQueued to kRunning runs it; everyone else
+  // (a worker popping a node the caller already drained) leaves it alone.
+  static bool Claim(HostStream* stream) {
+    auto expected = HostStream::State::kQueued;
+    return stream->state_.compare_exchange_strong(expected, HostStream::State::kRunning, std::memory_order_seq_cst);
   }
 
   void WorkerLoop() {
@@ -109,7 +138,8 @@ class Pool {
         continue;
       }
       if (HostStream* stream = PopReady()) {
-        Drain(stream);
+        if (Claim(stream)) DrainCommands(stream);
+        stream->draining_.fetch_sub(1, std::memory_order_seq_cst);  // last access to the stream
         idle_rounds = 0;
         continue;
       }
@@ -138,14 +168,8 @@ class Pool {
 
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
   // parked on an event, or puts it back at the end of the ready list.
-  void Drain(HostStream* stream) {
-    stream->draining_.fetch_add(1, std::memory_order_acq_rel);
-    DrainCommands(stream);
-    stream->draining_.fetch_sub(1, std::memory_order_release);  // last access to the stream
-  }
-
+  // Runs the commands of a stream this thread has claimed (state kRunning).
   void DrainCommands(HostStream* stream) {
-    stream->state_.store(HostStream::State::kRunning, std::memory_order_seq_cst);
     for (;;) {
       int ran = 0;
       std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
@@ -375,7 +399,7 @@ inline Status HostStream::Synchronize() {
   int spins = 0;
   std::uint64_t head = head_.load(std::memory_order_acquire);
   while (head < target) {
-    if (pool_->HelpOnce()) {
+    if (pool_->TryDrainFromCaller(this) || pool_->HelpOnce()) {
       spins = 0;
     } else if (++spins > Pool::kSpinRounds) {
       head_.wait(head, std::memory_order_acquire);
