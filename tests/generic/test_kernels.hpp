@@ -1,5 +1,7 @@
 // The kernels the generic suite launches, in every kernel language: host C++,
 // OpenCL C and (where built) CUDA PTX, all with the same parameter lists.
+// The CUDA versions are in test_kernels.cu; the build compiles them to PTX and
+// passes the file's path as SE_CUDA_TEST_KERNELS_PTX.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,9 @@ inline se::MultiKernelLoaderSpec SaxpySpec() {
   se::MultiKernelLoaderSpec spec(4);
   spec.AddHostKernel<&saxpy_host>("saxpy");
   spec.AddOpenCLTextInMemory(kSaxpyOpenCL, "saxpy");
+#ifdef SE_CUDA_TEST_KERNELS_PTX
+  spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "saxpy");
+#endif
   return spec;
 }
 
@@ -58,6 +63,9 @@ inline se::MultiKernelLoaderSpec CoordinatesSpec() {
   se::MultiKernelLoaderSpec spec(1);
   spec.AddHostKernel<&coordinates_host>("coordinates");
   spec.AddOpenCLTextInMemory(kCoordinatesOpenCL, "coordinates");
+#ifdef SE_CUDA_TEST_KERNELS_PTX
+  spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "coordinates");
+#endif
   return spec;
 }
 
@@ -83,6 +91,9 @@ inline se::MultiKernelLoaderSpec ReverseSpec() {
   se::MultiKernelLoaderSpec spec(3);
   spec.AddHostKernel<&reverse_host>("reverse");
   spec.AddOpenCLTextInMemory(kReverseOpenCL, "reverse");
+#ifdef SE_CUDA_TEST_KERNELS_PTX
+  spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "reverse");
+#endif
   return spec;
 }
 
@@ -101,6 +112,9 @@ inline se::MultiKernelLoaderSpec AddSpec() {
   se::MultiKernelLoaderSpec spec(2);
   spec.AddHostKernel<&add_host>("add");
   spec.AddOpenCLTextInMemory(kAddOpenCL, "add");
+#ifdef SE_CUDA_TEST_KERNELS_PTX
+  spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "add");
+#endif
   return spec;
 }
 

@@ -166,7 +166,7 @@ TEST_CASE("a host callback that throws fails the stream", "[host][errors]") {
   se::Status status = stream.Init().ThenDoHostCallback([] { throw std::logic_error("callback broke"); })
                           .BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kAborted);
-  CHECK(Mentions(status, "host callback threw: callback broke"));
+  CHECK(Mentions(status, "host callback on host:0 threw: callback broke"));
 }
 
 TEST_CASE("more work than the command ring holds is accepted", "[host]") {

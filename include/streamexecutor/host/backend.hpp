@@ -138,7 +138,7 @@ struct host {
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
-    stream = new host_detail::HostStream(executor.pool);
+    stream = new host_detail::HostStream(executor.pool, executor.ordinal);
     return Status();
   }
   static void DestroyStream(ExecutorState&, StreamHandle& stream) {

@@ -20,6 +20,7 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/host/kernel_abi.hpp"
 
 namespace streamexecutor::host_detail {
@@ -139,7 +140,7 @@ class HostStream {
   enum class State : int { kIdle, kQueued, kRunning, kParked };
   static constexpr std::uint64_t kCapacity = 1024;
 
-  explicit HostStream(Pool* pool) : pool_(pool), ring_(new Command[kCapacity]) {}
+  HostStream(Pool* pool, int ordinal) : pool_(pool), ring_(new Command[kCapacity]), ordinal_(ordinal) {}
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
 
@@ -177,16 +178,14 @@ class HostStream {
     }
   }
 
-  Status error() const {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    return error_;
-  }
+  Status error() const { return error_.Get(); }
+  // Checked before every command, so a lock-free flag beside the Status.
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void Fail(Status status) {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    if (error_.ok()) error_ = std::move(status);
+    error_.Fail(std::move(status));
     failed_.store(true, std::memory_order_release);
   }
+  int ordinal() const { return ordinal_; }
 
  private:
   friend class Pool;
@@ -202,9 +201,9 @@ class HostStream {
   // Threads that hold the stream (popped it, or are draining it); their last
   // access to the stream is the decrement.
   std::atomic<int> draining_{0};
+  int ordinal_;
   std::atomic<bool> failed_{false};
-  mutable std::mutex error_mutex_;
-  Status error_;
+  streamexecutor::detail::StickyStatus error_;
   HostStream* next_ready_ = nullptr;   // Pool's ready list
   HostStream* next_waiter_ = nullptr;  // HostEvent's waiter list
 };

@@ -69,14 +69,18 @@ class Pool {
   // A thread blocked on `stream` runs its queued commands itself instead of
   // waiting for a worker to pick them up: one cross-thread hand-off less per
   // synchronisation, as in TBB where the waiting thread joins the work.
+  // Gives a thread that synchronises the scratch a drained launch may need.
+  // Done on every synchronisation, not only when it drains, so that the one
+  // allocation happens on the thread's first wait, whatever it finds to do.
+  static void PrepareCaller() {
+    auto& scratch = Scratch();
+    if (scratch.size() < kSharedMemoryPerBlock) scratch.resize(kSharedMemoryPerBlock);
+  }
+
   bool TryDrainFromCaller(HostStream* stream) {
     stream->draining_.fetch_add(1, std::memory_order_seq_cst);
     const bool claimed = Claim(stream);
-    if (claimed) {
-      auto& scratch = Scratch();
-      if (scratch.size() < kSharedMemoryPerBlock) scratch.resize(kSharedMemoryPerBlock);
-      DrainCommands(stream);
-    }
+    if (claimed) DrainCommands(stream);
     stream->draining_.fetch_sub(1, std::memory_order_seq_cst);
     return claimed;
   }
@@ -220,12 +224,13 @@ class Pool {
         return true;
       case Kind::kCallback:
         if (!skip) {
-          try {
-            command.callback.invoke(command.payload);
-          } catch (const std::exception& e) {
-            stream->Fail(MakeError(ErrorCode::kAborted, "host callback threw: {}", e.what()));
-          } catch (...) {
-            stream->Fail(Status(ErrorCode::kAborted, "host callback threw a non-std::exception"));
+          struct Invoke {
+            Command& command;
+            void operator()() const { command.callback.invoke(command.payload); }
+          } invoke{command};
+          if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, "host", stream->ordinal());
+              !status.ok()) {
+            stream->Fail(std::move(status));
           }
         }
         command.callback.destroy(command.payload);
@@ -395,6 +400,7 @@ inline void HostStream::Publish() {
 }
 
 inline Status HostStream::Synchronize() {
+  Pool::PrepareCaller();
   const std::uint64_t target = tail_.load(std::memory_order_acquire);
   int spins = 0;
   std::uint64_t head = head_.load(std::memory_order_acquire);

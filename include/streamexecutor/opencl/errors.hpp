@@ -111,6 +111,9 @@ constexpr ErrorCode CodeFor(cl_int error) {
       return ErrorCode::kNotFound;
     case CL_INVALID_VALUE:
     case CL_INVALID_BINARY:
+    case CL_BUILD_PROGRAM_FAILURE:
+    case CL_COMPILE_PROGRAM_FAILURE:
+    case CL_LINK_PROGRAM_FAILURE:
     case CL_INVALID_BUILD_OPTIONS:
     case CL_INVALID_WORK_GROUP_SIZE:
     case CL_INVALID_WORK_ITEM_SIZE:

@@ -1,0 +1,8 @@
+// The core templates plus the CUDA backend (driver API, loaded at run time).
+#pragma once
+
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/multi_platform_manager.hpp"
+#include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/cuda/backend.hpp"

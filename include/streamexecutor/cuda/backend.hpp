@@ -1,0 +1,455 @@
+// se::cuda — NVIDIA GPUs through the CUDA driver API, loaded at run time
+// (driver.hpp). Each device is used through its primary context, the one the
+// runtime API shares, so that kernels and memory interoperate with CUDA
+// runtime code in the same process.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/loader.hpp"
+#include "streamexecutor/cuda/state.hpp"
+
+namespace streamexecutor {
+
+struct cuda {
+  static constexpr std::string_view kName = "cuda";
+
+  struct PlatformState {
+    const cuda_detail::DriverApi* api = nullptr;
+    int device_count = 0;
+  };
+  struct ExecutorState {
+    const cuda_detail::DriverApi* api = nullptr;
+    CUdevice device = 0;
+    CUcontext context = nullptr;  // primary context, retained while open
+    int ordinal = 0;
+    cuda_detail::ModuleCache* modules = nullptr;
+  };
+  using StreamHandle = cuda_detail::StreamState*;
+  struct EventHandle {
+    const cuda_detail::DriverApi* api = nullptr;
+    CUcontext context = nullptr;
+    CUevent event = nullptr;
+  };
+  struct KernelHandle {
+    CUfunction function = nullptr;
+  };
+
+  // ---- Platform and executor -------------------------------------------------
+
+  static Status InitPlatform(PlatformState& platform) {
+    const cuda_detail::DriverLoad& load = cuda_detail::Driver();
+    if (!load.status.ok()) return load.status;
+    platform.api = &load.api;
+    if (const CUresult r = platform.api->cuDeviceGetCount(&platform.device_count); r != CUDA_SUCCESS) {
+      platform.device_count = 0;
+      return platform.api->Error(r, "cuDeviceGetCount", "while counting CUDA devices");
+    }
+    return Status();
+  }
+  static int DeviceCount(const PlatformState& platform) { return platform.device_count; }
+
+  static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor) {
+    const cuda_detail::DriverApi& api = *platform.api;
+    executor.api = &api;
+    executor.ordinal = ordinal;
+    if (const CUresult r = api.cuDeviceGet(&executor.device, ordinal); r != CUDA_SUCCESS) {
+      return api.Error(r, "cuDeviceGet", "for device {}", ordinal);
+    }
+    if (const CUresult r = api.cuDevicePrimaryCtxRetain(&executor.context, executor.device); r != CUDA_SUCCESS) {
+      executor.context = nullptr;
+      return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
+    }
+    executor.modules = new cuda_detail::ModuleCache();
+    return cuda_detail::MakeCurrent(api, executor.context);
+  }
+  static void CloseExecutor(ExecutorState& executor) {
+    if (executor.api == nullptr) return;
+    if (executor.modules != nullptr) {
+      if (executor.context != nullptr && cuda_detail::MakeCurrent(*executor.api, executor.context).ok()) {
+        for (auto& [key, loaded] : executor.modules->modules) executor.api->cuModuleUnload(loaded);
+      }
+      delete std::exchange(executor.modules, nullptr);
+    }
+    if (executor.context != nullptr) {
+      if (cuda_detail::tls_current_context == executor.context) cuda_detail::ForgetCurrentContext();
+      executor.api->cuDevicePrimaryCtxRelease(executor.device);
+      executor.context = nullptr;
+    }
+  }
+
+  static DeviceDescription Describe(const ExecutorState& executor);
+
+  // ---- Memory ----------------------------------------------------------------
+
+  static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    CUdeviceptr ptr = 0;
+    if (const CUresult r = executor.api->cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemAlloc", "allocating {} bytes on cuda:{}", bytes, executor.ordinal);
+    }
+    return DeviceMemoryBase(ToOpaque(ptr), bytes);
+  }
+  static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    CUdeviceptr ptr = 0;
+    if (const CUresult r = executor.api->cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemAllocManaged", "allocating {} bytes of managed memory on cuda:{}", bytes,
+                                 executor.ordinal);
+    }
+    return DeviceMemoryBase(ToOpaque(ptr), bytes);
+  }
+  static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    if (const CUresult r = executor.api->cuMemFree(Address(memory)); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemFree", "freeing {} bytes at {} on cuda:{}", memory.size(), memory.opaque(),
+                                 executor.ordinal);
+    }
+    return Status();
+  }
+  // Portable pinned memory: fast, truly asynchronous copies from any context.
+  static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    void* ptr = nullptr;
+    if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostAlloc", "allocating {} bytes of pinned host memory for cuda:{}", bytes,
+                                 executor.ordinal);
+    }
+    return ptr;
+  }
+  static Status HostDeallocate(ExecutorState& executor, void* ptr) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    if (const CUresult r = executor.api->cuMemFreeHost(ptr); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemFreeHost", "freeing pinned host memory {} for cuda:{}", ptr,
+                                 executor.ordinal);
+    }
+    return Status();
+  }
+  // Pins existing host memory (cuMemHostRegister), e.g. a std::vector's buffer.
+  static Status HostRegister(ExecutorState& executor, void* ptr, std::uint64_t bytes) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+        r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
+                                 executor.ordinal);
+    }
+    return Status();
+  }
+  static Status HostUnregister(ExecutorState& executor, void* ptr) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
+    }
+    return Status();
+  }
+
+  static CUdeviceptr Address(const DeviceMemoryBase& memory) {
+    return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(memory.opaque())) + memory.offset();
+  }
+
+  static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(Current(executor));
+    return Check(executor, executor.api->cuMemcpyHtoD(Address(dst), src, bytes), "cuMemcpyHtoD", bytes);
+  }
+  static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(Current(executor));
+    return Check(executor, executor.api->cuMemcpyDtoH(dst, Address(src), bytes), "cuMemcpyDtoH", bytes);
+  }
+  static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
+                              std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(Current(executor));
+    SE_RETURN_IF_ERROR(Check(executor, executor.api->cuMemcpyDtoD(Address(dst), Address(src), bytes), "cuMemcpyDtoD",
+                             bytes));
+    // Device-to-device copies return before they finish; "synchronous" means done.
+    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+  }
+  static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(Current(executor));
+    SE_RETURN_IF_ERROR(Check(executor,
+                             executor.api->cuMemsetD8(Address(dst), static_cast<unsigned char>(value & 0xff), bytes),
+                             "cuMemsetD8", bytes));
+    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+  }
+  static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
+                             std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(Current(executor));
+    SE_RETURN_IF_ERROR(
+        Check(executor, executor.api->cuMemsetD32(Address(dst), pattern, bytes / 4), "cuMemsetD32", bytes));
+    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+  }
+
+  // ---- Streams -----------------------------------------------------------------
+
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    auto state = std::make_unique<cuda_detail::StreamState>();
+    state->api = executor.api;
+    state->context = executor.context;
+    state->ordinal = executor.ordinal;
+    // Non-blocking: no implicit synchronisation with the legacy default stream,
+    // so independent streams really overlap.
+    if (const CUresult r = executor.api->cuStreamCreate(&state->stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuStreamCreate", "on cuda:{}", executor.ordinal);
+    }
+    stream = state.release();
+    return Status();
+  }
+  static void DestroyStream(ExecutorState&, StreamHandle& stream) {
+    if (stream == nullptr) return;
+    if (cuda_detail::MakeCurrent(*stream->api, stream->context).ok()) {
+      // Callbacks still queued own boxes that point at the state: drain first.
+      stream->api->cuStreamSynchronize(stream->stream);
+      stream->api->cuStreamDestroy(stream->stream);
+    }
+    delete std::exchange(stream, nullptr);
+  }
+  static Status StreamSynchronize(StreamHandle& stream) {
+    if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "StreamSynchronize: no CUDA stream");
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    if (const CUresult r = stream->api->cuStreamSynchronize(stream->stream); r != CUDA_SUCCESS) {
+      return stream->api->Error(r, "cuStreamSynchronize", "on a stream of cuda:{}", stream->ordinal);
+    }
+    return stream->CurrentError();
+  }
+
+  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    return CheckStream(stream, stream->api->cuMemcpyHtoDAsync(Address(dst), src, bytes, stream->stream),
+                       "cuMemcpyHtoDAsync", bytes);
+  }
+  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    return CheckStream(stream, stream->api->cuMemcpyDtoHAsync(dst, Address(src), bytes, stream->stream),
+                       "cuMemcpyDtoHAsync", bytes);
+  }
+  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
+                                 std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    return CheckStream(stream, stream->api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes, stream->stream),
+                       "cuMemcpyDtoDAsync", bytes);
+  }
+  // Copy between two devices' allocations (after EnablePeerAccess, or staged
+  // through the host by the driver where peer access is unavailable).
+  static Status EnqueueMemcpyPeer(StreamHandle& stream, const ExecutorState& dst_executor, DeviceMemoryBase dst,
+                                  const ExecutorState& src_executor, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    if (const CUresult r = stream->api->cuMemcpyPeerAsync(Address(dst), dst_executor.context, Address(src),
+                                                          src_executor.context, bytes, stream->stream);
+        r != CUDA_SUCCESS) {
+      return stream->api->Error(r, "cuMemcpyPeerAsync", "copying {} bytes from cuda:{} to cuda:{}", bytes,
+                                src_executor.ordinal, dst_executor.ordinal);
+    }
+    return Status();
+  }
+  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    return CheckStream(stream,
+                       stream->api->cuMemsetD8Async(Address(dst), static_cast<unsigned char>(value & 0xff), bytes,
+                                                    stream->stream),
+                       "cuMemsetD8Async", bytes);
+  }
+  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
+                                std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    return CheckStream(stream, stream->api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, stream->stream),
+                       "cuMemsetD32Async", bytes);
+  }
+
+  template <typename Callback>
+  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+    using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    auto box = std::make_unique<Box>(Box{stream, std::forward<Callback>(callback)});
+    if (const CUresult r = stream->api->cuLaunchHostFunc(stream->stream, &Box::Run, box.get()); r != CUDA_SUCCESS) {
+      return stream->api->Error(r, "cuLaunchHostFunc", "queueing a host callback on cuda:{}", stream->ordinal);
+    }
+    box.release();  // the trampoline owns it now
+    return Status();
+  }
+
+  // ---- Events ------------------------------------------------------------------
+
+  // Timing stays enabled: the same events serve as Timer start/stop points.
+  static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    event.api = executor.api;
+    event.context = executor.context;
+    if (const CUresult r = executor.api->cuEventCreate(&event.event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+      event.event = nullptr;
+      return executor.api->Error(r, "cuEventCreate", "on cuda:{}", executor.ordinal);
+    }
+    return Status();
+  }
+  static void DestroyEvent(ExecutorState&, EventHandle& event) {
+    if (event.event == nullptr) return;
+    if (cuda_detail::MakeCurrent(*event.api, event.context).ok()) event.api->cuEventDestroy(event.event);
+    event.event = nullptr;
+  }
+  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    if (const CUresult r = stream->api->cuEventRecord(event.event, stream->stream); r != CUDA_SUCCESS) {
+      return stream->api->Error(r, "cuEventRecord", "on a stream of cuda:{}", stream->ordinal);
+    }
+    return Status();
+  }
+  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    if (const CUresult r = stream->api->cuStreamWaitEvent(stream->stream, event.event, 0); r != CUDA_SUCCESS) {
+      return stream->api->Error(r, "cuStreamWaitEvent", "on a stream of cuda:{}", stream->ordinal);
+    }
+    return Status();
+  }
+  static StatusOr<bool> EventQuery(EventHandle& event) {
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    const CUresult r = event.api->cuEventQuery(event.event);
+    if (r == CUDA_SUCCESS) return true;
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    return event.api->Error(r, "cuEventQuery", "polling an event");
+  }
+  static Status EventSynchronize(EventHandle& event) {
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    if (const CUresult r = event.api->cuEventSynchronize(event.event); r != CUDA_SUCCESS) {
+      return event.api->Error(r, "cuEventSynchronize", "waiting for an event");
+    }
+    return Status();
+  }
+  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+    SE_RETURN_IF_ERROR(EventSynchronize(stop));
+    float milliseconds = 0.0f;
+    if (const CUresult r = start.api->cuEventElapsedTime(&milliseconds, start.event, stop.event); r != CUDA_SUCCESS) {
+      return start.api->Error(r, "cuEventElapsedTime",
+                              "reading a timer (were both ThenStartTimer and ThenStopTimer enqueued?)");
+    }
+    if (milliseconds < 0.0f) {
+      return Status(ErrorCode::kFailedPrecondition, "the stop event completed before the start event");
+    }
+    return static_cast<std::uint64_t>(static_cast<double>(milliseconds) * 1e6);
+  }
+
+  // ---- Kernels -----------------------------------------------------------------
+
+  static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
+    return cuda_detail::SpecKernelName(spec);
+  }
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                           const KernelSignature& signature, KernelHandle& kernel) {
+    SE_RETURN_IF_ERROR(Current(executor));
+    return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, signature.params,
+                                   kernel.function);
+  }
+  // Modules belong to the executor's cache and outlive their kernels.
+  static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
+
+  template <typename... Params>
+  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
+                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+    // The values the kernel receives, in a tuple on this stack frame; `params`
+    // points into it. No allocation, no type erasure.
+    auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
+    constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsShared<Params>() ? 0 : 1));
+    std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
+    std::uint64_t shared_bytes = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::size_t next = 0;
+      (
+          [&] {
+            if constexpr (IsShared<std::tuple_element_t<I, std::tuple<Params...>>>()) {
+              shared_bytes += std::get<I>(values);
+            } else {
+              params[next++] = &std::get<I>(values);
+            }
+          }(),
+          ...);
+      (void)next;
+    }(std::index_sequence_for<Params...>{});
+    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const CUresult r = stream->api->cuLaunchKernel(
+        kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
+        static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
+        static_cast<unsigned>(threads.z), static_cast<unsigned>(shared_bytes), stream->stream,
+        kDeviceParams == 0 ? nullptr : params.data(), nullptr);
+    if (r != CUDA_SUCCESS) [[unlikely]] {
+      return stream->api->Error(r, "cuLaunchKernel",
+                                "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                                "bytes of dynamic shared memory",
+                                kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
+                                blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+    }
+    return Status();
+  }
+
+  // ---- Peer access ---------------------------------------------------------------
+
+  static bool CanEnablePeerAccess(ExecutorState& from, ExecutorState& to) {
+    int can = 0;
+    return from.api->cuDeviceCanAccessPeer(&can, from.device, to.device) == CUDA_SUCCESS && can != 0;
+  }
+  // Lets kernels and copies on `from` access memory of `to`.
+  static Status EnablePeerAccess(ExecutorState& from, ExecutorState& to) {
+    SE_RETURN_IF_ERROR(Current(from));
+    const CUresult r = from.api->cuCtxEnablePeerAccess(to.context, 0);
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return Status();
+    return from.api->Error(r, "cuCtxEnablePeerAccess", "from cuda:{} to cuda:{}", from.ordinal, to.ordinal);
+  }
+
+ private:
+  template <typename P>
+  static constexpr bool IsShared() {
+    return is_shared_device_memory_v<std::remove_cv_t<P>>;
+  }
+  // The value passed for one parameter: the device address for memory, the
+  // byte count for shared memory (summed, never passed), the value otherwise.
+  template <typename P>
+  static auto ToDevice(const PackedArgT<P>& packed) {
+    if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
+      return Address(packed);
+    } else if constexpr (IsShared<P>()) {
+      return std::uint64_t{packed.size()};
+    } else {
+      return packed;
+    }
+  }
+  static void* ToOpaque(CUdeviceptr ptr) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)); }
+  static Status Current(const ExecutorState& executor) {
+    return cuda_detail::MakeCurrent(*executor.api, executor.context);
+  }
+  static Status Check(const ExecutorState& executor, CUresult r, std::string_view call, std::uint64_t bytes) {
+    if (r == CUDA_SUCCESS) [[likely]] return Status();
+    return executor.api->Error(r, call, "({} bytes on cuda:{})", bytes, executor.ordinal);
+  }
+  static Status CheckStream(StreamHandle stream, CUresult r, std::string_view call, std::uint64_t bytes) {
+    if (r == CUDA_SUCCESS) [[likely]] return Status();
+    return stream->api->Error(r, call, "({} bytes on a stream of cuda:{})", bytes, stream->ordinal);
+  }
+};
+
+static_assert(Backend<cuda>);
+static_assert(UnifiedMemoryBackend<cuda>);
+static_assert(PinnedMemoryBackend<cuda>);
+static_assert(PeerAccessBackend<cuda>);
+
+}  // namespace streamexecutor
+
+#include "streamexecutor/cuda/describe.hpp"

@@ -1,0 +1,215 @@
+// The CUDA driver API, loaded at run time. A program built with the CUDA
+// backend must still start on machines without an NVIDIA driver, so nothing
+// links against libcuda: libcuda.so.1 is dlopen'ed on first use and every
+// entry point is resolved once into a table of function pointers. cuda.h and
+// cudaTypedefs.h are needed at build time only, for the types and for the
+// PFN_<name>_v<version> typedefs that pin each entry point's ABI version.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <string>
+#include <string_view>
+
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/cuda/errors.hpp"
+
+namespace streamexecutor::cuda_detail {
+
+// X(name, version): the entry point and the CUDA version whose ABI we call.
+// Asking cuGetProcAddress for that exact version returns the variant that
+// matches the typedef, whatever the installed driver's default is.
+#define SE_CUDA_REQUIRED_ENTRY_POINTS(X) \
+  X(cuDriverGetVersion, 2020)            \
+  X(cuDeviceGetCount, 2000)              \
+  X(cuDeviceGet, 2000)                   \
+  X(cuDeviceGetName, 2000)               \
+  X(cuDeviceGetAttribute, 2000)          \
+  X(cuDeviceTotalMem, 3020)              \
+  X(cuDevicePrimaryCtxRetain, 7000)      \
+  X(cuDevicePrimaryCtxRelease, 11000)    \
+  X(cuCtxSetCurrent, 4000)               \
+  X(cuCtxGetCurrent, 4000)               \
+  X(cuCtxSynchronize, 2000)              \
+  X(cuMemAlloc, 3020)                    \
+  X(cuMemFree, 3020)                     \
+  X(cuMemAllocManaged, 6000)             \
+  X(cuMemHostAlloc, 2020)                \
+  X(cuMemFreeHost, 2000)                 \
+  X(cuMemHostRegister, 6050)             \
+  X(cuMemHostUnregister, 4000)           \
+  X(cuMemcpyHtoD, 3020)                  \
+  X(cuMemcpyDtoH, 3020)                  \
+  X(cuMemcpyDtoD, 3020)                  \
+  X(cuMemcpyHtoDAsync, 3020)             \
+  X(cuMemcpyDtoHAsync, 3020)             \
+  X(cuMemcpyDtoDAsync, 3020)             \
+  X(cuMemcpyPeerAsync, 4000)             \
+  X(cuMemsetD8, 3020)                    \
+  X(cuMemsetD32, 3020)                   \
+  X(cuMemsetD8Async, 3020)               \
+  X(cuMemsetD32Async, 3020)              \
+  X(cuStreamCreate, 2000)                \
+  X(cuStreamDestroy, 4000)               \
+  X(cuStreamSynchronize, 2000)           \
+  X(cuStreamWaitEvent, 3020)             \
+  X(cuEventCreate, 2000)                 \
+  X(cuEventDestroy, 4000)                \
+  X(cuEventRecord, 2000)                 \
+  X(cuEventQuery, 2000)                  \
+  X(cuEventSynchronize, 2000)            \
+  X(cuEventElapsedTime, 2000)            \
+  X(cuLaunchHostFunc, 10000)             \
+  X(cuModuleLoadDataEx, 2010)            \
+  X(cuModuleUnload, 2000)                \
+  X(cuModuleGetFunction, 2000)           \
+  X(cuLaunchKernel, 4000)                \
+  X(cuFuncGetAttribute, 2020)            \
+  X(cuDeviceCanAccessPeer, 4000)         \
+  X(cuCtxEnablePeerAccess, 4000)
+
+// Newer than the oldest driver we accept: null where the driver lacks them.
+#define SE_CUDA_OPTIONAL_ENTRY_POINTS(X) \
+  X(cuFuncGetParamInfo, 12040)           \
+  X(cuLaunchKernelEx, 11060)
+
+struct DriverApi {
+#define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;
+  SE_CUDA_REQUIRED_ENTRY_POINTS(SE_CUDA_DECLARE)
+  SE_CUDA_OPTIONAL_ENTRY_POINTS(SE_CUDA_DECLARE)
+#undef SE_CUDA_DECLARE
+  // Resolved with dlsym before anything else, so that a stub or broken driver
+  // is reported by cuInit itself and errors have names from the start.
+  PFN_cuInit_v2000 cuInit = nullptr;
+  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
+  PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;
+  int driver_version = 0;
+  void* library = nullptr;
+
+  // "CUDA_ERROR_OUT_OF_MEMORY", from the driver when it knows the code.
+  std::string_view ErrorName(CUresult result) const {
+    const char* name = nullptr;
+    if (cuGetErrorName != nullptr && cuGetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr) return name;
+    return FallbackErrorName(result);
+  }
+  std::string_view ErrorString(CUresult result) const {
+    const char* text = nullptr;
+    if (cuGetErrorString != nullptr && cuGetErrorString(result, &text) == CUDA_SUCCESS && text != nullptr) return text;
+    return {};
+  }
+  // An error Status naming the driver call, the error and what it was doing.
+  template <typename... Args>
+  Status Error(CUresult result, std::string_view call, fmt::format_string<Args...> context, Args&&... args) const {
+    const std::string_view text = ErrorString(result);
+    return Status(CodeForResult(result),
+                  fmt::format("{} failed with {} ({}{}{}) {}", call, ErrorName(result), static_cast<int>(result),
+                              text.empty() ? "" : ": ", text, fmt::format(context, std::forward<Args>(args)...)));
+  }
+};
+
+// The library name the loader opens; tests point LD_LIBRARY_PATH elsewhere
+// to substitute the toolkit's stub or a test double.
+inline constexpr const char* kDriverLibrary = "libcuda.so.1";
+
+struct DriverLoad {
+  DriverApi api;
+  Status status;
+};
+
+inline Status ResolveAll(DriverApi& api) {
+  using GetProcAddress = PFN_cuGetProcAddress_v12000;
+  auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(api.library, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "the CUDA driver in {} has no cuGetProcAddress_v2: driver version {} is older than 12.0, the "
+                     "oldest this backend supports",
+                     kDriverLibrary, api.driver_version);
+  }
+  auto resolve = [&](const char* name, void** slot, int version, bool required) -> Status {
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
+    const CUresult result = get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS && *slot != nullptr) return Status();
+    *slot = nullptr;
+    if (!required) return Status();
+    if (result != CUDA_SUCCESS) return api.Error(result, "cuGetProcAddress", "resolving {} (ABI of CUDA {})", name, version);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "the CUDA driver (version {}) has no entry point {} with the ABI of CUDA {} (query result {})",
+                     api.driver_version, name, version, static_cast<int>(found));
+  };
+#define SE_CUDA_RESOLVE(name, version) \
+  SE_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, true));
+  SE_CUDA_REQUIRED_ENTRY_POINTS(SE_CUDA_RESOLVE)
+#undef SE_CUDA_RESOLVE
+#define SE_CUDA_RESOLVE_OPTIONAL(name, version) \
+  SE_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, false));
+  SE_CUDA_OPTIONAL_ENTRY_POINTS(SE_CUDA_RESOLVE_OPTIONAL)
+#undef SE_CUDA_RESOLVE_OPTIONAL
+  return Status();
+}
+
+inline DriverLoad LoadDriver() {
+  DriverLoad load;
+  DriverApi& api = load.api;
+  // RTLD_LOCAL: the driver's symbols must not interpose on anything else.
+  api.library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (api.library == nullptr) {
+    const char* why = dlerror();
+    load.status = MakeError(ErrorCode::kUnavailable,
+                            "no CUDA driver: dlopen(\"{}\") failed: {} (install the NVIDIA driver, or put the "
+                            "directory holding {} on LD_LIBRARY_PATH)",
+                            kDriverLibrary, why ? why : "unknown reason", kDriverLibrary);
+    return load;
+  }
+  api.cuInit = reinterpret_cast<PFN_cuInit_v2000>(dlsym(api.library, "cuInit"));
+  api.cuGetErrorName = reinterpret_cast<PFN_cuGetErrorName_v6000>(dlsym(api.library, "cuGetErrorName"));
+  api.cuGetErrorString = reinterpret_cast<PFN_cuGetErrorString_v6000>(dlsym(api.library, "cuGetErrorString"));
+  auto driver_get_version = reinterpret_cast<PFN_cuDriverGetVersion_v2020>(dlsym(api.library, "cuDriverGetVersion"));
+  if (api.cuInit == nullptr || driver_get_version == nullptr) {
+    load.status = MakeError(ErrorCode::kUnavailable, "{} was loaded but does not export cuInit/cuDriverGetVersion: "
+                            "it is not a CUDA driver", kDriverLibrary);
+    return load;
+  }
+  if (const CUresult result = api.cuInit(0); result != CUDA_SUCCESS) {
+    load.status = api.Error(result, "cuInit", "while initialising the CUDA driver from {}{}", kDriverLibrary,
+                            result == CUDA_ERROR_STUB_LIBRARY
+                                ? ": this is the CUDA toolkit's stub library, not a real driver (it lets programs "
+                                  "link without a GPU); install the NVIDIA driver"
+                                : result == CUDA_ERROR_NO_DEVICE ? ": the driver sees no CUDA device" : "");
+    return load;
+  }
+  if (const CUresult result = driver_get_version(&api.driver_version); result != CUDA_SUCCESS) {
+    load.status = api.Error(result, "cuDriverGetVersion", "after cuInit");
+    return load;
+  }
+  load.status = ResolveAll(api);
+  return load;
+}
+
+// The process-wide table, loaded once. The library stays loaded until exit:
+// unloading a driver while static destructors may still call it is unsafe.
+inline const DriverLoad& Driver() {
+  static const DriverLoad load = LoadDriver();
+  return load;
+}
+
+// The context this thread last made current through us. Checking it costs a
+// thread-local load, so a hot launch never calls cuCtxSetCurrent. Code that
+// switches contexts behind our back with the driver API should call
+// ForgetCurrentContext() afterwards.
+inline thread_local CUcontext tls_current_context = nullptr;
+
+inline void ForgetCurrentContext() { tls_current_context = nullptr; }
+
+inline Status MakeCurrent(const DriverApi& api, CUcontext context) {
+  if (tls_current_context == context) [[likely]] return Status();
+  if (const CUresult result = api.cuCtxSetCurrent(context); result != CUDA_SUCCESS) {
+    return api.Error(result, "cuCtxSetCurrent", "making the primary context {} current",
+                     static_cast<const void*>(context));
+  }
+  tls_current_context = context;
+  return Status();
+}
+
+}  // namespace streamexecutor::cuda_detail

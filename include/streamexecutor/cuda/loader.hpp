@@ -1,0 +1,145 @@
+// Kernel loading for the CUDA backend: picks the spec's cubin, fatbin or PTX
+// entry, checks a PTX kernel's parameter list against the TypedKernel
+// (signature.hpp), loads the image once per executor with the JIT logs
+// captured, and checks parameter sizes again with cuFuncGetParamInfo where the
+// driver has it (which also covers cubins and fatbins).
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/signature.hpp"
+#include "streamexecutor/cuda/state.hpp"
+
+namespace streamexecutor::cuda_detail {
+
+// Binary images first: they need no JIT and carry exactly what was built.
+inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, std::string_view& format) {
+  if (spec.cuda_cubin()) {
+    format = "cubin";
+    return &*spec.cuda_cubin();
+  }
+  if (spec.cuda_fatbin()) {
+    format = "fatbin";
+    return &*spec.cuda_fatbin();
+  }
+  if (spec.cuda_ptx()) {
+    format = "PTX";
+    return &*spec.cuda_ptx();
+  }
+  return nullptr;
+}
+
+inline std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
+  std::string_view format;
+  const KernelLoaderSpec* chosen = ChooseSpec(spec, format);
+  return chosen ? std::string_view(chosen->kernel_name) : std::string_view("<no CUDA kernel>");
+}
+
+inline std::string TrimLog(const char* log) {
+  std::string text(log);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+// cuModuleLoadDataEx with the JIT's info and error logs captured.
+inline Status LoadModule(const DriverApi& api, int ordinal, std::string_view format, const KernelLoaderSpec& chosen,
+                         const std::string& image, CUmodule& image_module) {
+  constexpr std::size_t kLogBytes = 16 * 1024;
+  std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
+  std::array<CUjit_option, 5> options{CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_LOG_VERBOSE};
+  std::array<void*, 5> values{info_log.data(), reinterpret_cast<void*>(kLogBytes), error_log.data(),
+                              reinterpret_cast<void*>(kLogBytes), reinterpret_cast<void*>(std::uintptr_t{0})};
+  const CUresult r = api.cuModuleLoadDataEx(&image_module, image.c_str(), static_cast<unsigned>(options.size()),
+                                            options.data(), values.data());
+  if (r == CUDA_SUCCESS) return Status();
+  image_module = nullptr;
+  const std::string errors = TrimLog(error_log.c_str());
+  const std::string info = TrimLog(info_log.c_str());
+  return api.Error(r, "cuModuleLoadDataEx", "loading the {} {}for kernel '{}' on cuda:{}{}{}", format,
+                   chosen.on_disk() ? "file '" + chosen.filename + "' " : std::string(), chosen.kernel_name, ordinal,
+                   errors.empty() ? std::string() : "\nJIT error log:\n" + errors,
+                   info.empty() ? std::string() : "\nJIT info log:\n" + info);
+}
+
+// Where the driver can say what the loaded function takes, the sizes must
+// agree too: this is the only check for cubins and fatbins.
+inline Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction function, std::string_view name,
+                             std::span<const KernelParamInfo> declared) {
+  if (api.cuFuncGetParamInfo == nullptr) return Status();
+  const std::vector<const KernelParamInfo*> params = DeviceParams(declared);
+  std::size_t count = 0;
+  for (;; ++count) {
+    std::size_t offset = 0, size = 0;
+    const CUresult r = api.cuFuncGetParamInfo(function, count, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
+    if (r != CUDA_SUCCESS) return api.Error(r, "cuFuncGetParamInfo", "for kernel '{}' on cuda:{}", name, ordinal);
+    if (count < params.size()) {
+      const KernelParamInfo& info = *params[count];
+      const std::size_t expected = info.kind == KernelParamKind::kDevicePointer ? 8 : info.value_size;
+      if (size != expected) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "GetKernel on cuda:{}: kernel '{}' parameter {}: the TypedKernel declares {} ({} bytes) but "
+                         "the loaded kernel's parameter is {} bytes (cuFuncGetParamInfo)",
+                         ordinal, name, count, info.declared_type, expected, size);
+      }
+    }
+    if (count > 4096) break;
+  }
+  if (count != params.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "GetKernel on cuda:{}: kernel '{}' takes {} parameter(s) but the TypedKernel declares {} (not "
+                     "counting SharedDeviceMemory) (cuFuncGetParamInfo)",
+                     ordinal, name, count, params.size());
+  }
+  return Status();
+}
+
+inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
+                         std::span<const KernelParamInfo> declared, CUfunction& function) {
+  std::string_view format;
+  const KernelLoaderSpec* chosen = ChooseSpec(spec, format);
+  if (chosen == nullptr) {
+    return MakeError(ErrorCode::kNotFound,
+                     "GetKernel on cuda:{}: the MultiKernelLoaderSpec has no CUDA code (add it with "
+                     "AddCudaPtxInMemory/OnDisk, AddCudaCubinInMemory/OnDisk or AddCudaFatbinInMemory)",
+                     ordinal);
+  }
+  StatusOr<std::string> image = chosen->Contents();
+  if (!image.ok()) return image.status();
+  const std::string where = fmt::format("cuda:{}", ordinal);
+  if (format == "PTX") {
+    SE_RETURN_IF_ERROR(CheckPtxSignature(image.value(), chosen->kernel_name, declared, where));
+  }
+
+  CUmodule loaded = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    std::string key = std::string(format) + (chosen->on_disk() ? "\x01" + chosen->filename : "\x02" + image.value());
+    if (auto it = cache.modules.find(key); it != cache.modules.end()) {
+      loaded = it->second;
+    } else {
+      SE_RETURN_IF_ERROR(LoadModule(api, ordinal, format, *chosen, image.value(), loaded));
+      cache.modules.emplace(std::move(key), loaded);
+    }
+  }
+  if (const CUresult r = api.cuModuleGetFunction(&function, loaded, chosen->kernel_name.c_str()); r != CUDA_SUCCESS) {
+    function = nullptr;
+    return api.Error(r, "cuModuleGetFunction", "looking up kernel '{}' in the {} {}on cuda:{}", chosen->kernel_name,
+                     format, chosen->on_disk() ? "file '" + chosen->filename + "' " : std::string(), ordinal);
+  }
+  return CheckParamInfo(api, ordinal, function, chosen->kernel_name, declared);
+}
+
+}  // namespace streamexecutor::cuda_detail

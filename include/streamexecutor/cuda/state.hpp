@@ -1,0 +1,62 @@
+// The objects behind the CUDA backend's handles: the per-executor module
+// cache and the per-stream state that carries host-callback failures.
+#pragma once
+
+#include <cuda.h>
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/sticky_status.hpp"
+#include "streamexecutor/cuda/driver.hpp"
+
+namespace streamexecutor::cuda_detail {
+
+// Loaded modules of one executor, keyed by image (format tag + file name or
+// contents), so that GetKernel for a second kernel of the same PTX does not
+// JIT it again. Unloaded when the executor closes.
+struct ModuleCache {
+  std::mutex mutex;
+  std::map<std::string, CUmodule> modules;
+};
+
+// One stream. The first failure of a host callback is kept here, because the
+// driver has no way to fail a stream from the host; StreamSynchronize reports
+// it.
+struct StreamState {
+  const DriverApi* api = nullptr;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  int ordinal = 0;
+  streamexecutor::detail::StickyStatus error;
+
+  void Fail(Status status) { error.Fail(std::move(status)); }
+  Status CurrentError() const { return error.Get(); }
+};
+
+// A host callable queued with cuLaunchHostFunc. The driver passes one void*,
+// so the callable is moved into a heap box that the trampoline frees after
+// the call; an exception it throws fails the stream instead of escaping into
+// the driver's thread (which would terminate the process).
+template <typename F>
+struct CallbackBox {
+  StreamState* stream;
+  F callable;
+
+  static void CUDA_CB Run(void* user_data) {
+    std::unique_ptr<CallbackBox> box(static_cast<CallbackBox*>(user_data));
+    if (!box->stream->CurrentError().ok()) return;  // an earlier callback failed: the stream is dead
+    if (Status status = streamexecutor::detail::InvokeHostCallback(box->callable, "cuda", box->stream->ordinal);
+        !status.ok()) {
+      box->stream->Fail(std::move(status));
+    }
+  }
+};
+
+}  // namespace streamexecutor::cuda_detail

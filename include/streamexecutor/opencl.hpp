@@ -1,0 +1,9 @@
+// The core templates plus the OpenCL backend (se::opencl). The only public
+// header that includes <CL/opencl.hpp>.
+#pragma once
+
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/multi_platform_manager.hpp"
+#include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/opencl/backend.hpp"

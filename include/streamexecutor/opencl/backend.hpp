@@ -1,0 +1,400 @@
+// se::opencl — every OpenCL platform and device the ICD loader shows, driven
+// through the C API of the headers that OpenCL-CLHPP ships. The objects
+// behind the handles are in runtime.hpp, program building and the signature
+// check in loader.hpp and signature.hpp. docs/opencl.md explains the design.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/opencl/describe.hpp"
+#include "streamexecutor/opencl/launch.hpp"
+#include "streamexecutor/opencl/loader.hpp"
+#include "streamexecutor/opencl/memory.hpp"
+#include "streamexecutor/opencl/runtime.hpp"
+
+namespace streamexecutor {
+
+struct opencl {
+  static constexpr std::string_view kName = "opencl";
+
+  struct PlatformState {
+    std::vector<opencl_detail::DeviceEntry> devices;  // every device of every platform, flattened
+  };
+  struct ExecutorState {
+    opencl_detail::Executor* impl = nullptr;
+  };
+  using StreamHandle = opencl_detail::StreamState*;
+  struct EventHandle {
+    cl_event latest = nullptr;  // the latest recording; retained
+  };
+  struct KernelHandle {
+    opencl_detail::LoadedKernel* impl = nullptr;
+  };
+
+  // ---- Platform and executor -------------------------------------------------
+
+  static Status InitPlatform(PlatformState& platform) {
+    cl_uint count = 0;
+    cl_int error = clGetPlatformIDs(0, nullptr, &count);
+    if (error != CL_SUCCESS || count == 0) {
+      return opencl_detail::ClError("clGetPlatformIDs", error == CL_SUCCESS ? -1001 : error,
+                     "(the ICD loader found no OpenCL platform: is an ICD such as pocl-opencl-icd installed?)");
+    }
+    std::vector<cl_platform_id> platforms(count);
+    error = clGetPlatformIDs(count, platforms.data(), nullptr);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clGetPlatformIDs", error, "listing {} platform(s)", count);
+    for (cl_platform_id id : platforms) {
+      cl_uint devices = 0;
+      // A platform without devices answers CL_DEVICE_NOT_FOUND: skip it.
+      if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, 0, nullptr, &devices) != CL_SUCCESS || devices == 0) continue;
+      std::vector<cl_device_id> ids(devices);
+      if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, devices, ids.data(), nullptr) != CL_SUCCESS) continue;
+      for (cl_device_id device : ids) platform.devices.push_back({id, device});
+    }
+    return Status();
+  }
+  static int DeviceCount(const PlatformState& platform) { return static_cast<int>(platform.devices.size()); }
+
+  static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor) {
+    const opencl_detail::DeviceEntry entry = platform.devices.at(static_cast<std::size_t>(ordinal));
+    auto impl = std::make_unique<opencl_detail::Executor>();
+    impl->device = entry.device;
+    impl->ordinal = ordinal;
+    impl->device_name = opencl_detail::InfoString(clGetDeviceInfo, entry.device, CL_DEVICE_NAME);
+    impl->label = fmt::format("opencl:{} ({})", ordinal, impl->device_name);
+    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                                reinterpret_cast<cl_context_properties>(entry.platform), 0};
+    cl_int error = CL_SUCCESS;
+    impl->context = clCreateContext(properties, 1, &entry.device, nullptr, nullptr, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateContext", error, "for {}", impl->label);
+    impl->sync_queue = clCreateCommandQueueWithProperties(impl->context, entry.device, nullptr, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for {}", impl->label);
+    impl->svm = opencl_detail::Info<cl_device_svm_capabilities>(clGetDeviceInfo, entry.device,
+                                                                CL_DEVICE_SVM_CAPABILITIES);
+    impl->base_address_align =
+        std::max<std::uint64_t>(1, opencl_detail::Info<cl_uint>(clGetDeviceInfo, entry.device,
+                                                                CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
+    impl->max_allocation = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, entry.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    // Slices at any offset need SVM-backed allocations; without SVM, offsets
+    // must be sub-buffer aligned. The variable forces the sub-buffer scheme
+    // (for testing it on SVM devices).
+    const char* scheme = std::getenv("STREAMEXECUTOR_OPENCL_SLICES");
+    const bool force_sub_buffers = scheme != nullptr && std::string_view(scheme) == "subbuffer";
+    impl->slices = (impl->svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) && !force_sub_buffers
+                       ? opencl_detail::SliceScheme::kSvmPointer
+                       : opencl_detail::SliceScheme::kSubBuffer;
+    executor.impl = impl.release();
+    return Status();
+  }
+  static void CloseExecutor(ExecutorState& executor) { delete std::exchange(executor.impl, nullptr); }
+
+  static DeviceDescription Describe(const ExecutorState& executor) {
+    DeviceDescription d = opencl_detail::DescribeDevice(executor.impl->device, executor.impl->slices);
+    d.device_ordinal = executor.impl->ordinal;
+    return d;
+  }
+
+  // ---- Memory ----------------------------------------------------------------
+
+  static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
+    opencl_detail::Executor& e = *executor.impl;
+    if (e.slices == opencl_detail::SliceScheme::kSvmPointer) {
+      return opencl_detail::AllocateSvm(e, bytes, CL_MEM_READ_WRITE, "clSVMAlloc");
+    }
+    cl_int error = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(e.context, CL_MEM_READ_WRITE, bytes, nullptr, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateBuffer", error, "of {} bytes on {}", bytes, e.label);
+    return DeviceMemoryBase(buffer, bytes);
+  }
+  static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
+    auto buffer = static_cast<cl_mem>(memory.opaque());
+    executor.impl->ForgetSubBuffers(buffer);
+    // SVM storage is freed by the buffer's destructor callback (AllocateSvm),
+    // that is once no enqueued command uses the buffer any more.
+    const cl_int error = clReleaseMemObject(buffer);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clReleaseMemObject", error, "on {}", executor.impl->label);
+    return Status();
+  }
+  // Fine-grained SVM: the host dereferences opencl::HostAddress(memory) while
+  // kernels use the same memory. Free it with Deallocate.
+  static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
+    opencl_detail::Executor& e = *executor.impl;
+    if (!(e.svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)) {
+      return MakeError(ErrorCode::kUnimplemented,
+                       "AllocateUnified on {}: the device has no fine-grained buffer SVM "
+                       "(CL_DEVICE_SVM_CAPABILITIES = {:#x}: {}), so host and device cannot share memory",
+                       e.label, e.svm, opencl_detail::SvmCapabilities(e.svm));
+    }
+    return opencl_detail::AllocateSvm(e, bytes, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, "clSVMAlloc (fine-grained)");
+  }
+  // The host address of a unified allocation (plus the view's offset); null
+  // for memory that is not SVM-backed.
+  static void* HostAddress(const DeviceMemoryBase& memory) {
+    void* base = opencl_detail::Info<void*>(clGetMemObjectInfo, static_cast<cl_mem>(memory.opaque()),
+                                            CL_MEM_HOST_PTR);
+    return base ? static_cast<std::byte*>(base) + memory.offset() : nullptr;
+  }
+
+  // Pinned memory: a CL_MEM_ALLOC_HOST_PTR buffer, mapped for its lifetime.
+  // The driver picks memory it can transfer from without staging.
+  static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
+    opencl_detail::Executor& e = *executor.impl;
+    cl_int error = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(e.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", error, "of {} bytes on {}", bytes, e.label);
+    void* ptr = clEnqueueMapBuffer(e.sync_queue, buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
+                                   nullptr, &error);
+    if (error != CL_SUCCESS) {
+      clReleaseMemObject(buffer);
+      return opencl_detail::ClError("clEnqueueMapBuffer", error, "mapping {} bytes of pinned memory on {}", bytes, e.label);
+    }
+    std::lock_guard<std::mutex> lock(e.mutex);
+    e.pinned.emplace(ptr, buffer);
+    return ptr;
+  }
+  static Status HostDeallocate(ExecutorState& executor, void* ptr) {
+    opencl_detail::Executor& e = *executor.impl;
+    cl_mem buffer = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(e.mutex);
+      auto it = e.pinned.find(ptr);
+      if (it == e.pinned.end()) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "HostDeallocate on {}: {} was not returned by HostAllocate or was already freed", e.label, ptr);
+      }
+      buffer = it->second;
+      e.pinned.erase(it);
+    }
+    cl_int error = clEnqueueUnmapMemObject(e.sync_queue, buffer, ptr, 0, nullptr, nullptr);
+    if (error == CL_SUCCESS) error = clFinish(e.sync_queue);
+    clReleaseMemObject(buffer);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clEnqueueUnmapMemObject", error, "of pinned memory on {}", e.label);
+    return Status();
+  }
+
+  static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    return opencl_detail::Write(executor.impl->sync_queue, CL_TRUE, dst, src, bytes, executor.impl->label);
+  }
+  static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    return opencl_detail::Read(executor.impl->sync_queue, CL_TRUE, dst, src, bytes, executor.impl->label);
+  }
+  static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
+                              std::uint64_t bytes) {
+    return opencl_detail::Finish(executor.impl->sync_queue, opencl_detail::Copy(executor.impl->sync_queue, dst, src, bytes, executor.impl->label),
+                  executor.impl->label);
+  }
+  static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    return opencl_detail::Finish(executor.impl->sync_queue, opencl_detail::Fill8(executor.impl->sync_queue, dst, value, bytes, executor.impl->label),
+                  executor.impl->label);
+  }
+  static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
+                             std::uint64_t bytes) {
+    return opencl_detail::Finish(executor.impl->sync_queue,
+                  opencl_detail::Fill32(executor.impl->sync_queue, dst, pattern, bytes, executor.impl->label), executor.impl->label);
+  }
+
+  // ---- Streams -----------------------------------------------------------------
+
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    opencl_detail::Executor& e = *executor.impl;
+    // Profiling is on so that timers can read the markers' timestamps.
+    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_int error = CL_SUCCESS;
+    cl_command_queue queue = clCreateCommandQueueWithProperties(e.context, e.device, properties, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for a stream on {}", e.label);
+    stream = new opencl_detail::StreamState();
+    stream->executor = &e;
+    stream->queue = queue;
+    return Status();
+  }
+  static void DestroyStream(ExecutorState&, StreamHandle& stream) {
+    if (!stream) return;
+    clFinish(stream->queue);
+    stream->StopWorker();
+    clReleaseCommandQueue(stream->queue);
+    delete std::exchange(stream, nullptr);
+  }
+  static Status StreamSynchronize(StreamHandle& stream) {
+    const cl_int error = clFinish(stream->queue);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clFinish", error, "on a stream of {}", stream->executor->label);
+    return stream->Error();
+  }
+
+  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    return opencl_detail::Write(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
+  }
+  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    return opencl_detail::Read(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
+  }
+  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
+                                 std::uint64_t bytes) {
+    return opencl_detail::Copy(stream->queue, dst, src, bytes, stream->executor->label);
+  }
+  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    return opencl_detail::Fill8(stream->queue, dst, value, bytes, stream->executor->label);
+  }
+  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
+                                std::uint64_t bytes) {
+    return opencl_detail::Fill32(stream->queue, dst, pattern, bytes, stream->executor->label);
+  }
+
+  // In stream order: a marker says when earlier work is done, the stream's
+  // callback thread then runs the callable and completes a user event, and a
+  // barrier on that user event holds back everything enqueued later.
+  template <typename Callback>
+  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+    using F = std::decay_t<Callback>;
+    const std::string& label = stream->executor->label;
+    opencl_detail::CallbackJob job;
+    job.callable = std::make_unique<opencl_detail::CallbackJob::Holder<F>>(F(std::forward<Callback>(callback)));
+    cl_int error = CL_SUCCESS;
+    job.done = clCreateUserEvent(stream->executor->context, &error);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateUserEvent", error, "for a host callback on {}", label);
+    error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &job.ready);
+    if (error != CL_SUCCESS) {
+      clReleaseEvent(job.done);
+      return opencl_detail::ClError("clEnqueueMarkerWithWaitList", error, "for a host callback on {}", label);
+    }
+    error = clEnqueueBarrierWithWaitList(stream->queue, 1, &job.done, nullptr);
+    if (error != CL_SUCCESS) {
+      // Nothing waits on the user event; the marker is simply dropped.
+      clReleaseEvent(job.ready);
+      clReleaseEvent(job.done);
+      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "for a host callback on {}", label);
+    }
+    clFlush(stream->queue);
+    stream->Push(std::move(job));
+    return Status();
+  }
+
+  // ---- Events ------------------------------------------------------------------
+
+  static Status CreateEvent(ExecutorState&, EventHandle& event) {
+    event.latest = nullptr;
+    return Status();
+  }
+  static void DestroyEvent(ExecutorState&, EventHandle& event) {
+    if (event.latest) clReleaseEvent(std::exchange(event.latest, nullptr));
+  }
+  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+    cl_event marker = nullptr;
+    cl_int error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
+    if (error != CL_SUCCESS) {
+      return opencl_detail::ClError("clEnqueueMarkerWithWaitList", error, "recording an event on {}", stream->executor->label);
+    }
+    // Other queues may wait on this marker: it must reach the device.
+    clFlush(stream->queue);
+    if (event.latest) clReleaseEvent(event.latest);
+    event.latest = marker;
+    return Status();
+  }
+  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+    if (!event.latest) return Status();  // never recorded: nothing to wait for
+    const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &event.latest, nullptr);
+    if (error != CL_SUCCESS) {
+      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}", stream->executor->label);
+    }
+    return Status();
+  }
+  static StatusOr<bool> EventQuery(EventHandle& event) {
+    if (!event.latest) return true;
+    cl_int state = CL_COMPLETE;
+    const cl_int error =
+        clGetEventInfo(event.latest, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", error, "");
+    if (state < 0) {
+      return opencl_detail::ClError("the recorded command", state, "(an earlier command of the recording stream failed)");
+    }
+    return state == CL_COMPLETE;
+  }
+  static Status EventSynchronize(EventHandle& event) {
+    if (!event.latest) return Status();
+    const cl_int error = clWaitForEvents(1, &event.latest);
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clWaitForEvents", error, "waiting for a recorded event");
+    return Status();
+  }
+  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+    if (!start.latest || !stop.latest) {
+      return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
+    }
+    SE_RETURN_IF_ERROR(EventSynchronize(start));
+    SE_RETURN_IF_ERROR(EventSynchronize(stop));
+    cl_ulong begin = 0, end = 0;
+    cl_int error = clGetEventProfilingInfo(start.latest, CL_PROFILING_COMMAND_END, sizeof(begin), &begin, nullptr);
+    if (error == CL_SUCCESS) {
+      error = clGetEventProfilingInfo(stop.latest, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+    }
+    if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error, "of a timer");
+    if (end < begin) {
+      return Status(ErrorCode::kFailedPrecondition, "the stop event completed before the start event");
+    }
+    return static_cast<std::uint64_t>(end - begin);
+  }
+
+  // ---- Kernels -----------------------------------------------------------------
+
+  static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
+    if (spec.opencl_text()) return spec.opencl_text()->kernel_name;
+    if (spec.opencl_binary()) return spec.opencl_binary()->kernel_name;
+    return "<no OpenCL kernel>";
+  }
+
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                           const KernelSignature& signature, KernelHandle& kernel) {
+    opencl_detail::Executor& e = *executor.impl;
+    StatusOr<opencl_detail::ProgramSource> source = opencl_detail::PickSource(e, spec);
+    if (!source.ok()) return source.status();
+    StatusOr<cl_program> program = opencl_detail::GetProgram(e, source.value());
+    if (!program.ok()) return program.status();
+    const std::string& name = source.value().spec->kernel_name;
+    StatusOr<cl_kernel> created = opencl_detail::CreateCheckedKernel(e, program.value(), name, signature);
+    if (!created.ok()) return created.status();
+    auto loaded = std::make_unique<opencl_detail::LoadedKernel>();
+    loaded->kernel = created.value();
+    loaded->executor = &e;
+    loaded->work_group_size = opencl_detail::KernelWorkGroupSize(loaded->kernel, e.device);
+    kernel.impl = loaded.release();
+    return Status();
+  }
+  static void ReleaseKernel(ExecutorState&, KernelHandle& kernel) {
+    if (!kernel.impl) return;
+    clReleaseKernel(kernel.impl->kernel);
+    delete std::exchange(kernel.impl, nullptr);
+  }
+
+  // CL_PROGRAM_BINARIES of the program `spec` builds on this executor (from
+  // the cache), for saving and loading back with AddOpenCLBinary*.
+  static StatusOr<std::string> ProgramBinary(ExecutorState& executor, const MultiKernelLoaderSpec& spec) {
+    StatusOr<opencl_detail::ProgramSource> source = opencl_detail::PickSource(*executor.impl, spec);
+    if (!source.ok()) return source.status();
+    StatusOr<cl_program> program = opencl_detail::GetProgram(*executor.impl, source.value());
+    if (!program.ok()) return program.status();
+    return opencl_detail::ProgramBinary(*executor.impl, program.value());
+  }
+  // How many programs this executor has built (the cache's misses).
+  static int ProgramsBuilt(ExecutorState& executor) {
+    std::lock_guard<std::mutex> lock(executor.impl->mutex);
+    return executor.impl->programs_built;
+  }
+
+  // No allocation and no virtual call: clSetKernelArg per argument, then one
+  // clEnqueueNDRangeKernel (launch.hpp).
+  template <typename... Params>
+  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
+                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+    return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
+  }
+};
+
+static_assert(Backend<opencl>);
+static_assert(UnifiedMemoryBackend<opencl>);
+static_assert(PinnedMemoryBackend<opencl>);
+
+}  // namespace streamexecutor

@@ -1,0 +1,126 @@
+// The launch path: arguments through clSetKernelArg, then one
+// clEnqueueNDRangeKernel. Nothing here allocates in the steady state (a
+// sub-buffer is created once per distinct slice and then found in the cache)
+// and nothing is virtual.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/opencl/memory.hpp"
+#include "streamexecutor/opencl/runtime.hpp"
+
+namespace streamexecutor::opencl_detail {
+
+inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const std::string* name,
+                       const Executor& e) {
+  return ClError(call, error, "for argument {} of kernel '{}' on {}", index, name ? *name : std::string("?"), e.label);
+}
+
+// A view with a nonzero offset (docs/opencl.md, "Slices").
+inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view, const std::string* name) {
+  Executor& e = *kernel.executor;
+  cl_mem parent = Buffer(view);
+  if (e.slices == SliceScheme::kSvmPointer) {
+    void* base = Info<void*>(clGetMemObjectInfo, parent, CL_MEM_HOST_PTR);
+    if (base != nullptr) {
+      const cl_int error = clSetKernelArgSVMPointer(kernel.kernel, index, static_cast<std::byte*>(base) + view.offset());
+      return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArgSVMPointer", error, index, name, e);
+    }
+  }
+  if (view.offset() % e.base_address_align != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: argument {} is a slice at byte offset {}, which is not a multiple "
+                     "of the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN ({} bytes) that clCreateSubBuffer requires; slice "
+                     "at aligned offsets or pass the whole buffer and an index",
+                     name ? *name : std::string("?"), e.label, index, view.offset(), e.base_address_align);
+  }
+  cl_mem sub = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(e.mutex);
+    const auto key = std::make_tuple(parent, view.offset(), view.size());
+    if (auto it = e.sub_buffers.find(key); it != e.sub_buffers.end()) {
+      sub = it->second;
+    } else {
+      const cl_buffer_region region{view.offset(), view.size()};
+      cl_int error = CL_SUCCESS;
+      sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
+      if (error != CL_SUCCESS) {
+        return ClError("clCreateSubBuffer", error, "for argument {} of kernel '{}' on {} ({} bytes at offset {})",
+                       index, name ? *name : std::string("?"), e.label, view.size(), view.offset());
+      }
+      e.sub_buffers.emplace(key, sub);
+    }
+  }
+  const cl_int error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &sub);
+  return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
+}
+
+template <typename P>
+Status SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name) {
+  using V = std::remove_cv_t<P>;
+  cl_int error = CL_SUCCESS;
+  if constexpr (is_device_memory_pointer_v<V>) {
+    if (packed.offset() != 0) return SetSliceArg(kernel, index, packed, name);
+    const cl_mem buffer = Buffer(packed);
+    error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &buffer);
+  } else if constexpr (is_shared_device_memory_v<V>) {
+    // __local of the launch's size; OpenCL refuses 0 bytes, so an empty
+    // request reserves one element.
+    const std::size_t bytes = packed.size() ? packed.size() : sizeof(typename V::ElementType);
+    error = clSetKernelArg(kernel.kernel, index, bytes, nullptr);
+  } else {
+    error = clSetKernelArg(kernel.kernel, index, sizeof(V), &packed);
+  }
+  return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, *kernel.executor);
+}
+
+template <typename... Params, std::size_t... I>
+Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args, const std::string* name,
+               std::index_sequence<I...>) {
+  Status status;
+  ((status.ok() ? void(status = SetArg<Params>(kernel, static_cast<cl_uint>(I), std::get<I>(args), name)) : void()),
+   ...);
+  return status;
+}
+
+// ThreadDim is the local size, BlockDim x ThreadDim the global size.
+template <typename... Params>
+Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+                    const PackedArgs<Params...>& args, const std::string* name) {
+  const Executor& e = *kernel.executor;
+  const std::string_view kernel_name = name ? std::string_view(*name) : std::string_view("?");
+  if (threads.Count() > kernel.work_group_size) [[unlikely]] {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
+                     "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
+                     kernel_name, e.label, threads.x, threads.y, threads.z, threads.Count(), kernel.work_group_size);
+  }
+  constexpr std::uint64_t kMax = std::numeric_limits<std::size_t>::max();
+  if (blocks.x > kMax / threads.x || blocks.y > kMax / threads.y || blocks.z > kMax / threads.z) [[unlikely]] {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: blocks {}x{}x{} of {}x{}x{} threads overflow the global work size",
+                     kernel_name, e.label, blocks.x, blocks.y, blocks.z, threads.x, threads.y, threads.z);
+  }
+  const std::size_t local[3] = {threads.x, threads.y, threads.z};
+  const std::size_t global[3] = {blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z};
+  std::lock_guard<std::mutex> lock(kernel.launch_mutex);
+  SE_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
+  const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, 3, nullptr, global, local, 0, nullptr, nullptr);
+  if (error != CL_SUCCESS) [[unlikely]] {
+    return ClError("clEnqueueNDRangeKernel", error,
+                   "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
+                   e.label, global[0], global[1], global[2], local[0], local[1], local[2], blocks.x, blocks.y,
+                   blocks.z);
+  }
+  return Status();
+}
+
+}  // namespace streamexecutor::opencl_detail

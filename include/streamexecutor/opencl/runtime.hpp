@@ -1,0 +1,185 @@
+// The objects behind the OpenCL backend's handles: one Executor per device
+// (context, program cache, sub-buffer cache), one StreamState per stream
+// (in-order queue, callback thread, the stream's asynchronous error) and one
+// LoadedKernel per TypedKernel (cl_kernel plus the lock for its arguments).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "streamexecutor/opencl/errors.hpp"
+
+namespace streamexecutor::opencl_detail {
+
+struct DeviceEntry {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+};
+
+// How views with a nonzero offset reach a kernel (docs/opencl.md, "Slices").
+enum class SliceScheme {
+  kSvmPointer,  // allocations are SVM-backed: clSetKernelArgSVMPointer(base + offset)
+  kSubBuffer,   // plain buffers: cached clCreateSubBuffer, offset aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN
+};
+
+struct Executor {
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  cl_command_queue sync_queue = nullptr;  // for the Synchronous* operations and pinned maps
+  std::string label;                      // "opencl:0 (pthread-skylake...)"
+  std::string device_name;
+  int ordinal = 0;
+  cl_device_svm_capabilities svm = 0;
+  std::uint64_t base_address_align = 1;  // bytes
+  std::uint64_t max_allocation = 0;
+  SliceScheme slices = SliceScheme::kSubBuffer;
+
+  std::mutex mutex;  // guards everything below
+  std::map<std::string, cl_program> programs;  // key: kind, options and code
+  int programs_built = 0;
+  std::map<std::tuple<cl_mem, std::uint64_t, std::uint64_t>, cl_mem> sub_buffers;
+  std::unordered_map<void*, cl_mem> pinned;  // mapped host pointer -> its buffer
+
+  Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+  ~Executor() {
+    for (auto& [key, sub] : sub_buffers) clReleaseMemObject(sub);
+    for (auto& [ptr, buffer] : pinned) {
+      clEnqueueUnmapMemObject(sync_queue, buffer, ptr, 0, nullptr, nullptr);
+      clReleaseMemObject(buffer);
+    }
+    if (sync_queue) clFinish(sync_queue);
+    for (auto& [key, program] : programs) clReleaseProgram(program);
+    if (sync_queue) clReleaseCommandQueue(sync_queue);
+    if (context) clReleaseContext(context);
+  }
+
+  // Drops the cached sub-buffers of an allocation that is being freed.
+  void ForgetSubBuffers(cl_mem parent) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = sub_buffers.lower_bound({parent, 0, 0});
+    while (it != sub_buffers.end() && std::get<0>(it->first) == parent) {
+      clReleaseMemObject(it->second);
+      it = sub_buffers.erase(it);
+    }
+  }
+};
+
+// A host callback waiting for its turn; the callable is type-erased once, on
+// the (already allocating) callback path, never on the launch path.
+struct CallbackJob {
+  struct Callable {
+    virtual ~Callable() = default;
+    virtual void Run() = 0;
+  };
+  template <typename F>
+  struct Holder final : Callable {
+    explicit Holder(F f) : function(std::move(f)) {}
+    void Run() override { function(); }
+    F function;
+  };
+
+  cl_event ready = nullptr;  // marker: everything enqueued before the callback has run
+  cl_event done = nullptr;   // user event the queue's next barrier waits on
+  std::unique_ptr<Callable> callable;
+};
+
+struct StreamState {
+  Executor* executor = nullptr;
+  cl_command_queue queue = nullptr;
+
+  // The first asynchronous failure (a throwing callback, a failed command),
+  // reported by StreamSynchronize.
+  std::mutex error_mutex;
+  Status error;
+
+  // Callbacks run on a thread of the stream's own, started with the first
+  // callback: a blocking callback then never holds one of the driver's threads,
+  // and a callback may itself call into OpenCL without deadlocking the driver.
+  std::mutex jobs_mutex;
+  std::condition_variable jobs_ready;
+  std::deque<CallbackJob> jobs;
+  bool stopping = false;
+  std::thread worker;
+
+  void Fail(Status status) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (error.ok()) error = std::move(status);
+  }
+  Status Error() {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    return error;
+  }
+
+  void Push(CallbackJob job) {
+    {
+      std::lock_guard<std::mutex> lock(jobs_mutex);
+      jobs.push_back(std::move(job));
+      if (!worker.joinable()) worker = std::thread([this] { Work(); });
+    }
+    jobs_ready.notify_one();
+  }
+
+  void Work() {
+    for (;;) {
+      CallbackJob job;
+      {
+        std::unique_lock<std::mutex> lock(jobs_mutex);
+        jobs_ready.wait(lock, [&] { return stopping || !jobs.empty(); });
+        if (jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      const cl_int waited = clWaitForEvents(1, &job.ready);
+      if (waited != CL_SUCCESS) {
+        Fail(ClError("clWaitForEvents", waited, "before a host callback on {}: earlier work of the stream failed",
+                     executor->label));
+      } else {
+        try {
+          job.callable->Run();
+        } catch (const std::exception& e) {
+          Fail(MakeError(ErrorCode::kAborted, "host callback on {} threw: {}", executor->label, e.what()));
+        } catch (...) {
+          Fail(MakeError(ErrorCode::kAborted, "host callback on {} threw a non-std::exception", executor->label));
+        }
+      }
+      // Complete (not failed) so that the queue keeps draining; the failure
+      // is carried by the stream and returned by StreamSynchronize.
+      clSetUserEventStatus(job.done, CL_COMPLETE);
+      clReleaseEvent(job.ready);
+      clReleaseEvent(job.done);
+    }
+  }
+
+  void StopWorker() {
+    {
+      std::lock_guard<std::mutex> lock(jobs_mutex);
+      stopping = true;
+    }
+    jobs_ready.notify_one();
+    if (worker.joinable()) worker.join();
+  }
+};
+
+struct LoadedKernel {
+  cl_kernel kernel = nullptr;
+  Executor* executor = nullptr;
+  std::size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE for this device
+  // clSetKernelArg mutates the cl_kernel: argument setting and the enqueue
+  // that reads the arguments happen under this lock, so one TypedKernel can
+  // be launched from several threads.
+  std::mutex launch_mutex;
+};
+
+}  // namespace streamexecutor::opencl_detail
