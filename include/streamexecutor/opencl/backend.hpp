@@ -252,8 +252,7 @@ struct opencl {
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using F = std::decay_t<Callback>;
     const std::string& label = stream->executor->label;
-    opencl_detail::CallbackJob job;
-    job.callable = std::make_unique<opencl_detail::CallbackJob::Holder<F>>(F(std::forward<Callback>(callback)));
+    opencl_detail::CallbackJob job = opencl_detail::CallbackJob::For(F(std::forward<Callback>(callback)));
     cl_int error = CL_SUCCESS;
     job.done = clCreateUserEvent(stream->executor->context, &error);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateUserEvent", error, "for a host callback on {}", label);

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/opencl/errors.hpp"
 
 namespace streamexecutor::opencl_detail {
@@ -76,23 +77,24 @@ struct Executor {
   }
 };
 
-// A host callback waiting for its turn; the callable is type-erased once, on
-// the (already allocating) callback path, never on the launch path.
+// A host callback waiting for its turn. The callable is boxed once, on the
+// (already allocating) callback path, never on the launch path; a function
+// pointer instantiated for its type runs it.
 struct CallbackJob {
-  struct Callable {
-    virtual ~Callable() = default;
-    virtual void Run() = 0;
-  };
   template <typename F>
-  struct Holder final : Callable {
-    explicit Holder(F f) : function(std::move(f)) {}
-    void Run() override { function(); }
-    F function;
-  };
+  static CallbackJob For(F function) {
+    CallbackJob job;
+    job.callable = Box(new F(std::move(function)), [](void* f) { delete static_cast<F*>(f); });
+    job.run = [](void* f) { (*static_cast<F*>(f))(); };
+    return job;
+  }
+  void operator()() const { run(callable.get()); }
 
+  using Box = std::unique_ptr<void, void (*)(void*)>;
   cl_event ready = nullptr;  // marker: everything enqueued before the callback has run
   cl_event done = nullptr;   // user event the queue's next barrier waits on
-  std::unique_ptr<Callable> callable;
+  Box callable{nullptr, [](void*) {}};
+  void (*run)(void*) = nullptr;
 };
 
 struct StreamState {
@@ -101,8 +103,7 @@ struct StreamState {
 
   // The first asynchronous failure (a throwing callback, a failed command),
   // reported by StreamSynchronize.
-  std::mutex error_mutex;
-  Status error;
+  streamexecutor::detail::StickyStatus error;
 
   // Callbacks run on a thread of the stream's own, started with the first
   // callback: a blocking callback then never holds one of the driver's threads,
@@ -113,14 +114,8 @@ struct StreamState {
   bool stopping = false;
   std::thread worker;
 
-  void Fail(Status status) {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    if (error.ok()) error = std::move(status);
-  }
-  Status Error() {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    return error;
-  }
+  void Fail(Status status) { error.Fail(std::move(status)); }
+  Status Error() const { return error.Get(); }
 
   void Push(CallbackJob job) {
     {
@@ -145,14 +140,9 @@ struct StreamState {
       if (waited != CL_SUCCESS) {
         Fail(ClError("clWaitForEvents", waited, "before a host callback on {}: earlier work of the stream failed",
                      executor->label));
-      } else {
-        try {
-          job.callable->Run();
-        } catch (const std::exception& e) {
-          Fail(MakeError(ErrorCode::kAborted, "host callback on {} threw: {}", executor->label, e.what()));
-        } catch (...) {
-          Fail(MakeError(ErrorCode::kAborted, "host callback on {} threw a non-std::exception", executor->label));
-        }
+      } else if (Status status = streamexecutor::detail::InvokeHostCallback(job, "opencl", executor->ordinal);
+                 !status.ok()) {
+        Fail(std::move(status));
       }
       // Complete (not failed) so that the queue keeps draining; the failure
       // is carried by the stream and returned by StreamSynchronize.
