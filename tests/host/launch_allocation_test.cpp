@@ -2,31 +2,12 @@
 // zero calls to the global operator new, on any thread.
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include "counting_new.hpp"
+
 
 #include <streamexecutor/host.hpp>
 
 namespace se = streamexecutor;
-
-namespace {
-std::atomic<long> g_news{0};
-}
-
-// GCC cannot see that these replacements pair malloc with free.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t size) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return ::operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 void touch(const se::host::KernelContext& ctx, float a, float* x, std::span<float> scratch, std::uint32_t n) {
@@ -53,10 +34,10 @@ TEST_CASE("1000 host launches allocate nothing", "[host][allocation]") {
   for (int i = 0; i < 100; ++i) launch();  // warm-up: worker scratch, thread-locals
   REQUIRE(stream.BlockHostUntilDone().ok());
 
-  const long before = g_news.load();
+  const long before = GlobalNewCalls();
   for (int i = 0; i < 1000; ++i) launch();
   se::Status done = stream.BlockHostUntilDone();
-  const long after = g_news.load();
+  const long after = GlobalNewCalls();
   REQUIRE(done.ok());
   CHECK(after - before == 0);
 

@@ -5,32 +5,13 @@
 // every kind of argument is on the measured path.
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include "counting_new.hpp"
+
 #include <vector>
 
 #include <streamexecutor/opencl.hpp>
 
 namespace se = streamexecutor;
-
-namespace {
-std::atomic<long> g_news{0};
-}
-
-// GCC cannot see that these replacements pair malloc with free.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t size) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return ::operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 constexpr const char* kTouch = R"(
@@ -63,10 +44,10 @@ TEST_CASE("1000 OpenCL launches allocate nothing", "[opencl][allocation]") {
   for (int i = 0; i < 50; ++i) launch();  // warm-up: sub-buffer cache, driver state
   REQUIRE(stream.BlockHostUntilDone().ok());
 
-  const long before = g_news.load();
+  const long before = GlobalNewCalls();
   for (int i = 0; i < 500; ++i) launch();  // 1000 launches
   se::Status done = stream.BlockHostUntilDone();
-  const long after = g_news.load();
+  const long after = GlobalNewCalls();
   REQUIRE(done.ok());
   CHECK(after - before == 0);
 
