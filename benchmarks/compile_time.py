@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Pair 5: compile time of a consumer translation unit with one typed launch.
+
+For each backend header it times `c++ -c` of
+  se_BACKEND    compile_time/se_BACKEND.cpp: one typed launch through the library
+  raw_BACKEND   compile_time/raw_BACKEND.cpp: the same program on raw CLHPP / cuda.h
+  std_BACKEND   only the standard headers the library's headers reachable from
+                <streamexecutor/BACKEND.hpp> include (generated: the walk below)
+  deps_BACKEND  std_BACKEND plus the third-party headers they include
+                (fmt, CL/opencl.hpp, cuda.h): what is left is our own code
+  inc_BACKEND   <streamexecutor/BACKEND.hpp> and an empty main: our headers
+                without the templates one launch instantiates
+  fe_BACKEND    se_BACKEND with -fsyntax-only: the front end alone (parsing and
+                template instantiation); se - fe is code generation
+Runs go round-robin, so drift on a busy machine hits every unit alike; the
+median of the runs is reported.
+
+  compile_time.py --include include --out compile_time.json [--runs 3] [--cxx c++]
+                  [--cuda-include /usr/local/cuda/include]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FLAGS = ['-std=c++20', '-O2']
+OPENCL_DEFINES = ['-DCL_HPP_TARGET_OPENCL_VERSION=300', '-DCL_HPP_MINIMUM_OPENCL_VERSION=200',
+                  '-DCL_TARGET_OPENCL_VERSION=300']
+THIRD_PARTY = re.compile(r'^(fmt/|CL/|cuda)')
+
+
+def reachable_headers(include_dir, top):
+    """Angle-bracket includes of every one of our headers reachable from top,
+    split into standard/system headers and third-party ones."""
+    seen, system, third = set(), [], []
+    stack = [top]
+    while stack:
+        rel = stack.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        with open(os.path.join(include_dir, rel)) as f:
+            for line in f:
+                m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', line)
+                if not m:
+                    continue
+                name = m.group(2)
+                if name.startswith('streamexecutor/'):
+                    stack.append(name)
+                elif THIRD_PARTY.match(name):
+                    if name not in third:
+                        third.append(name)
+                elif name not in system:
+                    system.append(name)
+    return sorted(system), third
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('--include', required=True)
+    p.add_argument('--out', required=True)
+    p.add_argument('--runs', type=int, default=3)
+    p.add_argument('--cxx', default=os.environ.get('CXX', 'c++'))
+    p.add_argument('--cuda-include', default='')
+    p.add_argument('--backends', default='host,opencl,cuda')
+    args = p.parse_args()
+    include = os.path.abspath(args.include)
+
+    backends = args.backends.split(',')
+    if 'cuda' in backends and not (args.cuda_include and os.path.isfile(os.path.join(args.cuda_include, 'cuda.h'))):
+        print('compile_time: no cuda.h given (--cuda-include), skipping the CUDA units', file=sys.stderr)
+        backends.remove('cuda')
+    if 'opencl' in backends and not os.path.isfile('/usr/include/CL/opencl.hpp'):
+        print('compile_time: no CL/opencl.hpp, skipping the OpenCL units', file=sys.stderr)
+        backends.remove('opencl')
+
+    tmp = tempfile.mkdtemp(prefix='se_compile_time_')
+    units = {}  # name -> (source path, extra flags)
+    headers = {}
+    for b in backends:
+        extra = ['-I' + include, '-DSTREAMEXECUTOR_WITH_%s=1' % b.upper()]
+        if b == 'opencl':
+            extra += OPENCL_DEFINES
+        if b == 'cuda':
+            extra += ['-isystem', args.cuda_include]
+        system, third = reachable_headers(include, 'streamexecutor/%s.hpp' % b)
+        headers[b] = {'standard': system, 'third_party': third}
+        for kind, names in (('std', system), ('deps', system + third)):
+            path = os.path.join(tmp, '%s_%s.cpp' % (kind, b))
+            with open(path, 'w') as f:
+                f.write(''.join('#include <%s>\n' % h for h in names) + 'int main() { return 0; }\n')
+            units['%s_%s' % (kind, b)] = (path, extra)
+        path = os.path.join(tmp, 'inc_%s.cpp' % b)
+        with open(path, 'w') as f:
+            f.write('#include <streamexecutor/%s.hpp>\nint main() { return 0; }\n' % b)
+        units['inc_' + b] = (path, extra)
+        units['se_' + b] = (os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b), extra)
+        units['fe_' + b] = (os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b), extra + ['-fsyntax-only'])
+        raw = os.path.join(HERE, 'compile_time', 'raw_%s.cpp' % b)
+        if os.path.isfile(raw):
+            units['raw_' + b] = (raw, extra)
+
+    times = {name: [] for name in units}
+    obj = os.path.join(tmp, 'unit.o')
+    for _ in range(args.runs):
+        for name, (source, extra) in units.items():
+            cmd = [args.cxx] + FLAGS + extra + [source] + ([] if '-fsyntax-only' in extra else ['-c', '-o', obj])
+            start = time.perf_counter()
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            elapsed = time.perf_counter() - start
+            if run.returncode != 0:
+                sys.exit('compile_time: %s failed:\n%s\n%s' % (name, ' '.join(cmd), run.stderr[-3000:]))
+            times[name].append(elapsed)
+
+    result = {'compiler': subprocess.run([args.cxx, '--version'], capture_output=True, text=True).stdout.splitlines()[0],
+              'flags': FLAGS, 'runs': args.runs, 'headers': headers,
+              'median_seconds': {n: statistics.median(t) for n, t in times.items()},
+              'all_seconds': times}
+    shutil.rmtree(tmp, ignore_errors=True)
+    with open(args.out, 'w') as f:
+        json.dump(result, f, indent=2)
+    for b in backends:
+        m = result['median_seconds']
+        line = 'compile %s: se %.2fs, headers only %.2fs, std-only %.2fs, std+third-party %.2fs' % (
+            b, m['se_' + b], m['inc_' + b], m['std_' + b], m['deps_' + b])
+        if 'raw_' + b in m:
+            line += ', raw %.2fs' % m['raw_' + b]
+        print(line + '; se/std %.2f' % (m['se_' + b] / m['std_' + b]))
+
+
+if __name__ == '__main__':
+    main()

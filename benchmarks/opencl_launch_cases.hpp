@@ -1,0 +1,124 @@
+// The launch path on OpenCL, both ways, on the same kernels: through the
+// library (Ours) and through clSetKernelArg x n + clEnqueueNDRangeKernel
+// (Raw), as a hand-written program does it. Shared by the timing benchmark
+// and the instruction-counting driver, so both measure exactly this code.
+#pragma once
+
+#include <streamexecutor/opencl.hpp>
+
+#include "bench_common.hpp"
+
+namespace bench {
+
+namespace se = streamexecutor;
+
+using Mem = se::DeviceMemory<float>;
+using Kernel1 = se::TypedKernel<Mem*>;
+using Kernel3 = se::TypedKernel<Mem*, float, int>;
+using Kernel8 = se::TypedKernel<Mem*, Mem*, Mem*, Mem*, float, float, int, int>;
+
+// One work-group of 64: the smallest launch that still looks like real work
+// to the driver; the same sizes on both sides.
+inline constexpr std::size_t kThreads = 64;
+
+template <typename K>
+K LoadKernel(se::StreamExecutor<se::opencl>* executor, const char* name, std::size_t arity) {
+  se::MultiKernelLoaderSpec spec(arity);
+  spec.AddOpenCLTextInMemory(kLaunchKernels, name);
+  K kernel(executor);
+  if (se::Status s = executor->GetKernel(spec, &kernel); !s.ok()) Die(s.ToString());
+  return kernel;
+}
+
+struct Ours {
+  se::StreamExecutor<se::opencl>* executor = se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::ScopedDeviceMemory<float> a = executor->AllocateOwnedArray<float>(16);
+  se::ScopedDeviceMemory<float> b = executor->AllocateOwnedArray<float>(16);
+  se::ScopedDeviceMemory<float> c = executor->AllocateOwnedArray<float>(16);
+  se::ScopedDeviceMemory<float> d = executor->AllocateOwnedArray<float>(16);
+  Kernel1 k1 = LoadKernel<Kernel1>(executor, "args1", 1);
+  Kernel3 k3 = LoadKernel<Kernel3>(executor, "args3", 3);
+  Kernel8 k8 = LoadKernel<Kernel8>(executor, "args8", 8);
+  se::Stream<se::opencl> stream{executor};
+  float e = 0.5f, f = 0.25f;
+  int g = 3, h = 4;
+
+  Ours() {
+    if (!stream.Init().ok()) Die(stream.status().ToString());
+    for (Mem* m : {a.ptr(), b.ptr(), c.ptr(), d.ptr()}) {
+      if (!executor->SynchronousMemZero(m, m->size()).ok()) Die("SynchronousMemZero");
+    }
+  }
+
+  template <int N>
+  void Launch() {
+    static_assert(N == 1 || N == 3 || N == 8);
+    if constexpr (N == 1) stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k1, a.ptr());
+    if constexpr (N == 3) stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k3, a.ptr(), e, g);
+    if constexpr (N == 8) {
+      stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k8, a.ptr(), b.ptr(), c.ptr(), d.ptr(), e, f, g, h);
+    }
+  }
+  void Finish() {
+    if (se::Status s = stream.BlockHostUntilDone(); !s.ok()) Die(s.ToString());
+  }
+};
+
+struct Raw {
+  RawOpenCL cl;
+  cl_mem a, b, c, d;
+  cl_kernel k1, k3, k8;
+  float e = 0.5f, f = 0.25f;
+  int g = 3, h = 4;
+
+  explicit Raw(bool profiling = false)
+      : cl(kLaunchKernels, profiling),
+        a(cl.Buffer(64)), b(cl.Buffer(64)), c(cl.Buffer(64)), d(cl.Buffer(64)),
+        k1(cl.Kernel("args1")), k3(cl.Kernel("args3")), k8(cl.Kernel("args8")) {
+    const float zero = 0;
+    for (cl_mem m : {a, b, c, d}) {
+      Check(clEnqueueFillBuffer(cl.queue, m, &zero, sizeof(zero), 0, 64, 0, nullptr, nullptr), "clEnqueueFillBuffer");
+    }
+    Finish();
+  }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+  ~Raw() {
+    for (cl_kernel k : {k1, k3, k8}) clReleaseKernel(k);
+    for (cl_mem m : {a, b, c, d}) clReleaseMemObject(m);
+  }
+
+  // What a careful hand-written program does: every call's error checked.
+  template <int N>
+  void Launch() {
+    static_assert(N == 1 || N == 3 || N == 8);
+    cl_kernel kernel = N == 1 ? k1 : N == 3 ? k3 : k8;
+    Arg(kernel, 0, a);
+    if constexpr (N == 3) {
+      Arg(kernel, 1, e);
+      Arg(kernel, 2, g);
+    }
+    if constexpr (N == 8) {
+      Arg(kernel, 1, b);
+      Arg(kernel, 2, c);
+      Arg(kernel, 3, d);
+      Arg(kernel, 4, e);
+      Arg(kernel, 5, f);
+      Arg(kernel, 6, g);
+      Arg(kernel, 7, h);
+    }
+    const std::size_t global = kThreads, local = kThreads;
+    if (clEnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr) != CL_SUCCESS) {
+      Die("clEnqueueNDRangeKernel");
+    }
+  }
+  void Finish() { Check(clFinish(cl.queue), "clFinish"); }
+
+ private:
+  template <typename T>
+  static void Arg(cl_kernel kernel, cl_uint index, const T& value) {
+    if (clSetKernelArg(kernel, index, sizeof(T), &value) != CL_SUCCESS) Die("clSetKernelArg");
+  }
+};
+
+}  // namespace bench
