@@ -63,12 +63,20 @@ inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemor
   return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
 }
 
+// True on success; on failure stores the error in `failure`. A bool rather
+// than a Status so that the success path moves no Status per argument.
 template <typename P>
-Status SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name) {
+bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name,
+            Status& failure) {
   using V = std::remove_cv_t<P>;
   cl_int error = CL_SUCCESS;
   if constexpr (is_device_memory_pointer_v<V>) {
-    if (packed.offset() != 0) return SetSliceArg(kernel, index, packed, name);
+    if (packed.offset() != 0) [[unlikely]] {
+      Status status = SetSliceArg(kernel, index, packed, name);
+      if (status.ok()) return true;
+      failure = std::move(status);
+      return false;
+    }
     const cl_mem buffer = Buffer(packed);
     error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &buffer);
   } else if constexpr (is_shared_device_memory_v<V>) {
@@ -79,16 +87,17 @@ Status SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, 
   } else {
     error = clSetKernelArg(kernel.kernel, index, sizeof(V), &packed);
   }
-  return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, *kernel.executor);
+  if (error == CL_SUCCESS) [[likely]] return true;
+  failure = ArgError("clSetKernelArg", error, index, name, *kernel.executor);
+  return false;
 }
 
 template <typename... Params, std::size_t... I>
 Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args, const std::string* name,
                std::index_sequence<I...>) {
-  Status status;
-  ((status.ok() ? void(status = SetArg<Params>(kernel, static_cast<cl_uint>(I), std::get<I>(args), name)) : void()),
-   ...);
-  return status;
+  Status failure;
+  (SetArg<Params>(kernel, static_cast<cl_uint>(I), std::get<I>(args), name, failure) && ...);
+  return failure;
 }
 
 // ThreadDim is the local size, BlockDim x ThreadDim the global size.
@@ -103,17 +112,19 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
                      "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
                      kernel_name, e.label, threads.x, threads.y, threads.z, threads.Count(), kernel.work_group_size);
   }
-  constexpr std::uint64_t kMax = std::numeric_limits<std::size_t>::max();
-  if (blocks.x > kMax / threads.x || blocks.y > kMax / threads.y || blocks.z > kMax / threads.z) [[unlikely]] {
+  std::size_t global[3];
+  if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||
+      __builtin_mul_overflow(blocks.z, threads.z, &global[2])) [[unlikely]] {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenLaunch of kernel '{}' on {}: blocks {}x{}x{} of {}x{}x{} threads overflow the global work size",
                      kernel_name, e.label, blocks.x, blocks.y, blocks.z, threads.x, threads.y, threads.z);
   }
   const std::size_t local[3] = {threads.x, threads.y, threads.z};
-  const std::size_t global[3] = {blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z};
+  // Only the dimensions in use: drivers do per-dimension work for each.
+  const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
   std::lock_guard<std::mutex> lock(kernel.launch_mutex);
   SE_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
-  const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, 3, nullptr, global, local, 0, nullptr, nullptr);
+  const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) [[unlikely]] {
     return ClError("clEnqueueNDRangeKernel", error,
                    "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
