@@ -34,6 +34,9 @@ class Pool {
   explicit Pool(unsigned workers) {
     workers_.reserve(workers);
     for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+    // Each worker allocates its scratch when it starts; wait for that here so
+    // that no allocation happens later, in the middle of someone's launches.
+    while (started_.load(std::memory_order_acquire) != workers) std::this_thread::yield();
   }
   ~Pool() {
     {
@@ -134,6 +137,7 @@ class Pool {
 
   void WorkerLoop() {
     Scratch().resize(kSharedMemoryPerBlock);
+    started_.fetch_add(1, std::memory_order_release);
     int idle_rounds = 0;
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -373,6 +377,7 @@ class Pool {
   };
 
   std::vector<std::thread> workers_;
+  std::atomic<unsigned> started_{0};
   std::atomic<bool> stop_{false};
 
   std::mutex ready_mutex_;
