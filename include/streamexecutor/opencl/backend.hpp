@@ -383,7 +383,7 @@ struct opencl {
     return executor.impl->programs_built;
   }
 
-  // No allocation and no virtual call: clSetKernelArg per argument, then one
+  // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
   // clEnqueueNDRangeKernel (launch.hpp).
   template <typename... Params>
   static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,

@@ -1,7 +1,7 @@
 // The launch path: arguments through clSetKernelArg, then one
 // clEnqueueNDRangeKernel. Nothing here allocates in the steady state (a
 // sub-buffer is created once per distinct slice and then found in the cache)
-// and nothing is virtual.
+// and there is no dynamic dispatch.
 #pragma once
 
 #include <cstdint>
