@@ -72,6 +72,7 @@ TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   REQUIRE(timer.Init());
   auto elapsed = timer.ElapsedNanoseconds();
   CHECK_FALSE(elapsed.ok());
+  CHECK(Mentions(elapsed.status(), "never recorded"));
   CHECK(timer.Nanoseconds() == 0);
 }
 

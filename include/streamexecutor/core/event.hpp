@@ -56,6 +56,8 @@ class Event {
 
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::EventHandle& native_handle() { return handle_; }
+  // Whether a stream has recorded this event at least once.
+  bool recorded() const { return recorded_; }
 
   ::streamexecutor::Status CheckInitialized(std::string_view op) const {
     if (initialized_) return {};
@@ -67,7 +69,10 @@ class Event {
   StreamExecutor<B>* parent_;
   typename B::EventHandle handle_{};
   bool initialized_ = false;
+  bool recorded_ = false;
   ::streamexecutor::Status init_status_;
+
+  friend class Stream<B>;
 };
 
 template <Backend B>
@@ -81,6 +86,11 @@ class Timer {
   // Time between ThenStartTimer and ThenStopTimer, waiting for the stop if it
   // has not run yet.
   StatusOr<std::uint64_t> ElapsedNanoseconds() {
+    // Checked here once for every backend, so no backend reads an event that
+    // was never recorded.
+    if (!start_.recorded() || !stop_.recorded()) {
+      return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
+    }
     SE_RETURN_IF_ERROR(stop_.Synchronize());
     return B::EventElapsedNanoseconds(start_.native_handle(), stop_.native_handle());
   }

@@ -170,7 +170,9 @@ class Stream {
     if (!Ready(op)) return *this;
     if (event == nullptr) return Fail(Null(op, "event"));
     if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
-    return Check(B::RecordEvent(handle_, event->native_handle()));
+    if (Status s = B::RecordEvent(handle_, event->native_handle()); !s.ok()) return Fail(std::move(s));
+    event->recorded_ = true;
+    return *this;
   }
   // Later work on this stream waits until `event`'s latest recording has run.
   Stream& ThenWaitFor(Event<B>* event) {
