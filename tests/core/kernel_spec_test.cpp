@@ -30,6 +30,8 @@ TEST_CASE("every setter of the seed's table records code and kernel name", "[ker
   CHECK(spec.opencl_text()->options == "-cl-fast-relaxed-math");
   CHECK(spec.opencl_binary()->filename == "/tmp/k.bin");
   CHECK_FALSE(spec.host_kernel());
+  CHECK(spec.DescribeEntries() == "; it has: CUDA PTX, CUDA cubin, CUDA fatbin, OpenCL text, OpenCL binary");
+  CHECK(se::MultiKernelLoaderSpec(0).DescribeEntries() == "; it is empty");
 
   spec.AddCudaPtxOnDisk("/tmp/k.ptx", "k6").AddCudaCubinInMemory("cubin", "k7").AddOpenCLTextOnDisk("k.cl", "k8");
   spec.AddOpenCLBinaryInMemory("bin", "k9");

@@ -133,6 +133,7 @@ TEST_CASE("a spec without code for this platform is refused", "[kernel][errors]"
   tk::AddKernel kernel(executor);
   se::Status status = executor->GetKernel(spec, &kernel);
   CHECK(status.code() == se::ErrorCode::kNotFound);
+  CHECK(Mentions(status, "it is empty"));
   CHECK_FALSE(kernel.IsLoaded());
 }
 

@@ -92,6 +92,24 @@ class MultiKernelLoaderSpec {
   const std::optional<KernelLoaderSpec>& opencl_binary() const { return opencl_binary_; }
   const std::optional<HostKernelLoaderSpec>& host_kernel() const { return host_; }
 
+  // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's
+  // "no code for this platform" error appends, so the user sees what is there.
+  std::string DescribeEntries() const {
+    std::string found;
+    auto note = [&](bool present, std::string_view what) {
+      if (!present) return;
+      if (!found.empty()) found += ", ";
+      found += what;
+    };
+    note(host_.has_value(), "a host kernel");
+    note(cuda_ptx_.has_value(), "CUDA PTX");
+    note(cuda_cubin_.has_value(), "CUDA cubin");
+    note(cuda_fatbin_.has_value(), "CUDA fatbin");
+    note(opencl_text_.has_value(), "OpenCL text");
+    note(opencl_binary_.has_value(), "OpenCL binary");
+    return found.empty() ? std::string("; it is empty") : "; it has: " + found;
+  }
+
  private:
   MultiKernelLoaderSpec& Set(std::optional<KernelLoaderSpec>& slot, std::string_view kernel_name,
                              std::string_view data, std::string_view filename, std::string_view options) {

@@ -113,8 +113,8 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
   if (chosen == nullptr) {
     return MakeError(ErrorCode::kNotFound,
                      "GetKernel on cuda:{}: the MultiKernelLoaderSpec has no CUDA code (add it with "
-                     "AddCudaPtxInMemory/OnDisk, AddCudaCubinInMemory/OnDisk or AddCudaFatbinInMemory)",
-                     ordinal);
+                     "AddCudaPtxInMemory/OnDisk, AddCudaCubinInMemory/OnDisk or AddCudaFatbinInMemory){}",
+                     ordinal, spec.DescribeEntries());
   }
   StatusOr<std::string> image = chosen->Contents();
   if (!image.ok()) return image.status();

@@ -245,7 +245,7 @@ struct host {
       return MakeError(ErrorCode::kNotFound,
                        "GetKernel on host:{}: the MultiKernelLoaderSpec has no host kernel (add one with "
                        "AddHostKernel){}",
-                       executor.ordinal, DescribeOtherEntries(spec));
+                       executor.ordinal, spec.DescribeEntries());
     }
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
     const std::string actual = entry.entry.signature();
@@ -311,19 +311,6 @@ struct host {
     command.fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
     stream->Publish();
     return Status();
-  }
-
-  static std::string DescribeOtherEntries(const MultiKernelLoaderSpec& spec) {
-    std::string found;
-    auto note = [&](bool present, std::string_view what) {
-      if (present) found += found.empty() ? std::string(what) : ", " + std::string(what);
-    };
-    note(spec.cuda_ptx().has_value(), "CUDA PTX");
-    note(spec.cuda_cubin().has_value(), "CUDA cubin");
-    note(spec.cuda_fatbin().has_value(), "CUDA fatbin");
-    note(spec.opencl_text().has_value(), "OpenCL text");
-    note(spec.opencl_binary().has_value(), "OpenCL binary");
-    return found.empty() ? std::string("; it is empty") : "; it has: " + found;
   }
 
   static std::string CpuInfoField(std::string_view field, std::string_view fallback) {

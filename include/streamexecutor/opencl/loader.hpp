@@ -20,18 +20,6 @@ struct ProgramSource {
   bool binary = false;
 };
 
-inline std::string DescribeOtherEntries(const MultiKernelLoaderSpec& spec) {
-  std::string found;
-  auto note = [&](bool present, std::string_view what) {
-    if (present) found += fmt::format("{}{}", found.empty() ? "" : ", ", what);
-  };
-  note(spec.host_kernel().has_value(), "a host kernel");
-  note(spec.cuda_ptx().has_value(), "CUDA PTX");
-  note(spec.cuda_cubin().has_value(), "CUDA cubin");
-  note(spec.cuda_fatbin().has_value(), "CUDA fatbin");
-  return found.empty() ? std::string("; it is empty") : "; it has: " + found;
-}
-
 // Text is preferred: it builds for any device, a binary only for its own.
 inline StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiKernelLoaderSpec& spec) {
   if (spec.opencl_text()) return ProgramSource{&*spec.opencl_text(), false};
@@ -39,7 +27,7 @@ inline StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiK
   return MakeError(ErrorCode::kNotFound,
                    "GetKernel on {}: the MultiKernelLoaderSpec has no OpenCL entry (add one with "
                    "AddOpenCLTextInMemory/OnDisk or AddOpenCLBinaryInMemory/OnDisk){}",
-                   executor.label, DescribeOtherEntries(spec));
+                   executor.label, spec.DescribeEntries());
 }
 
 inline std::string BuildLog(cl_program program, cl_device_id device) {
