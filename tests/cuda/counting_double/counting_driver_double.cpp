@@ -1,0 +1,599 @@
+// A counting test double of the CUDA driver, built as libcuda.so.1. It exists
+// because no NVIDIA driver can exist on the machines that build and test this
+// project; it is never a stand-in for a part that could run here.
+//
+// What it pretends: one device ("counting driver double") whose memory is
+// host memory, so copies and fills really move bytes; modules are PTX text
+// whose .entry parameter lists it parses, so cuModuleGetFunction fails for a
+// missing kernel and cuFuncGetParamInfo answers real sizes. What it does not:
+// run kernels (a launch is recorded and counted, nothing more) or enforce
+// stream order (every call completes before it returns, which is one valid
+// schedule of an in-order stream).
+//
+// Every entry point counts its calls; se_counting_double_fail_next makes the
+// next call of one entry point fail with a chosen CUresult, so that error
+// paths through the backend can be tested. Declarations of the query side:
+// counting_driver_double.hpp.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "counting_driver_double.hpp"
+#include "ptx_entries.hpp"
+
+namespace {
+
+using se_test::Function;
+using se_test::Module;
+using se_test::ParseEntries;
+
+// X(name, version): every entry point the double serves through
+// cuGetProcAddress_v2, with the ABI version whose PFN typedef it matches.
+#define SE_DOUBLE_ENTRY_POINTS(X) \
+  X(cuDriverGetVersion, 2020)     \
+  X(cuDeviceGetCount, 2000)       \
+  X(cuDeviceGet, 2000)            \
+  X(cuDeviceGetName, 2000)        \
+  X(cuDeviceGetAttribute, 2000)   \
+  X(cuDeviceTotalMem, 3020)       \
+  X(cuDevicePrimaryCtxRetain, 7000) \
+  X(cuDevicePrimaryCtxRelease, 11000) \
+  X(cuCtxSetCurrent, 4000)        \
+  X(cuCtxGetCurrent, 4000)        \
+  X(cuCtxSynchronize, 2000)       \
+  X(cuMemAlloc, 3020)             \
+  X(cuMemFree, 3020)              \
+  X(cuMemAllocManaged, 6000)      \
+  X(cuMemHostAlloc, 2020)         \
+  X(cuMemFreeHost, 2000)          \
+  X(cuMemHostRegister, 6050)      \
+  X(cuMemHostUnregister, 4000)    \
+  X(cuMemcpyHtoD, 3020)           \
+  X(cuMemcpyDtoH, 3020)           \
+  X(cuMemcpyDtoD, 3020)           \
+  X(cuMemcpyHtoDAsync, 3020)      \
+  X(cuMemcpyDtoHAsync, 3020)      \
+  X(cuMemcpyDtoDAsync, 3020)      \
+  X(cuMemcpyPeerAsync, 4000)      \
+  X(cuMemsetD8, 3020)             \
+  X(cuMemsetD32, 3020)            \
+  X(cuMemsetD8Async, 3020)        \
+  X(cuMemsetD32Async, 3020)       \
+  X(cuStreamCreate, 2000)         \
+  X(cuStreamDestroy, 4000)        \
+  X(cuStreamSynchronize, 2000)    \
+  X(cuStreamWaitEvent, 3020)      \
+  X(cuEventCreate, 2000)          \
+  X(cuEventDestroy, 4000)         \
+  X(cuEventRecord, 2000)          \
+  X(cuEventQuery, 2000)           \
+  X(cuEventSynchronize, 2000)     \
+  X(cuEventElapsedTime, 2000)     \
+  X(cuLaunchHostFunc, 10000)      \
+  X(cuModuleLoadDataEx, 2010)     \
+  X(cuModuleUnload, 2000)         \
+  X(cuModuleGetFunction, 2000)    \
+  X(cuLaunchKernel, 4000)         \
+  X(cuFuncGetAttribute, 2020)     \
+  X(cuDeviceCanAccessPeer, 4000)  \
+  X(cuCtxEnablePeerAccess, 4000)  \
+  X(cuFuncGetParamInfo, 12040)
+
+// The entry points the backend dlsym's by name, counted like the others.
+#define SE_DOUBLE_EXPORTED(X) X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuGetProcAddress_v2)
+
+enum EntryIndex {
+#define SE_DOUBLE_INDEX(name, ...) k_##name,
+  SE_DOUBLE_ENTRY_POINTS(SE_DOUBLE_INDEX) SE_DOUBLE_EXPORTED(SE_DOUBLE_INDEX)
+#undef SE_DOUBLE_INDEX
+  kEntryCount
+};
+
+constexpr const char* kEntryNames[] = {
+#define SE_DOUBLE_NAME(name, ...) #name,
+    SE_DOUBLE_ENTRY_POINTS(SE_DOUBLE_NAME) SE_DOUBLE_EXPORTED(SE_DOUBLE_NAME)
+#undef SE_DOUBLE_NAME
+};
+
+std::atomic<long> g_calls[kEntryCount];
+std::atomic<int> g_fail_next[kEntryCount];  // CUresult to return once; 0: none
+
+// Counts the call; a nonzero result is an injected failure to return.
+inline CUresult Take(EntryIndex entry) {
+  g_calls[entry].fetch_add(1, std::memory_order_relaxed);
+  if (g_fail_next[entry].load(std::memory_order_relaxed) == 0) [[likely]] return CUDA_SUCCESS;
+  return static_cast<CUresult>(g_fail_next[entry].exchange(0));
+}
+
+int IndexOf(std::string_view name) {
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (name == kEntryNames[i]) return i;
+  }
+  return -1;
+}
+
+// ---- The pretend device -------------------------------------------------------
+
+constexpr std::size_t kTotalMemory = std::size_t{4} << 30;
+constexpr std::size_t kAlignment = 256;  // what cuMemAlloc guarantees
+
+struct Context {
+  int device = 0;
+  int retains = 0;
+};
+Context g_primary;
+thread_local CUcontext tls_current = nullptr;
+
+std::mutex g_mutex;  // guards the registries below (not the launch record)
+std::set<CUdeviceptr> g_device_allocations;
+std::set<void*> g_host_allocations;
+std::set<void*> g_registered;
+
+struct Stream {};
+struct Event {
+  bool recorded = false;
+  std::chrono::steady_clock::time_point when;
+};
+
+SeCountingDoubleLaunch g_last_launch;
+bool g_launched = false;
+
+int Attribute(CUdevice_attribute which) {
+  switch (which) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 4;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    default: return 0;
+  }
+}
+
+// ---- Entry points ----------------------------------------------------------------
+
+CUresult Double_cuDriverGetVersion(int* version) {
+  if (CUresult r = Take(k_cuDriverGetVersion)) return r;
+  if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *version = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDeviceGetCount(int* count) {
+  if (CUresult r = Take(k_cuDeviceGetCount)) return r;
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDeviceGet(CUdevice* device, int ordinal) {
+  if (CUresult r = Take(k_cuDeviceGet)) return r;
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDeviceGetName(char* name, int length, CUdevice device) {
+  if (CUresult r = Take(k_cuDeviceGetName)) return r;
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+  const char text[] = "counting driver double (no GPU)";
+  const std::size_t n = std::min(sizeof(text), static_cast<std::size_t>(length));
+  std::memcpy(name, text, n);
+  name[n - 1] = '\0';
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDeviceGetAttribute(int* value, CUdevice_attribute which, CUdevice device) {
+  if (CUresult r = Take(k_cuDeviceGetAttribute)) return r;
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *value = Attribute(which);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDeviceTotalMem(std::size_t* bytes, CUdevice device) {
+  if (CUresult r = Take(k_cuDeviceTotalMem)) return r;
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = kTotalMemory;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  if (CUresult r = Take(k_cuDevicePrimaryCtxRetain)) return r;
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ++g_primary.retains;
+  *context = reinterpret_cast<CUcontext>(&g_primary);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuDevicePrimaryCtxRelease(CUdevice device) {
+  if (CUresult r = Take(k_cuDevicePrimaryCtxRelease)) return r;
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_primary.retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  --g_primary.retains;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuCtxSetCurrent(CUcontext context) {
+  if (CUresult r = Take(k_cuCtxSetCurrent)) return r;
+  if (context != nullptr && context != reinterpret_cast<CUcontext>(&g_primary)) return CUDA_ERROR_INVALID_CONTEXT;
+  tls_current = context;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuCtxGetCurrent(CUcontext* context) {
+  if (CUresult r = Take(k_cuCtxGetCurrent)) return r;
+  *context = tls_current;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuCtxSynchronize() { return Take(k_cuCtxSynchronize); }
+
+// Memory: aligned host allocations stand for device memory.
+CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes) {
+  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > kTotalMemory) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* memory = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = reinterpret_cast<CUdeviceptr>(memory);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_device_allocations.insert(*ptr);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemAlloc(CUdeviceptr* ptr, std::size_t bytes) {
+  if (CUresult r = Take(k_cuMemAlloc)) return r;
+  return AllocateDevice(ptr, bytes);
+}
+CUresult Double_cuMemAllocManaged(CUdeviceptr* ptr, std::size_t bytes, unsigned) {
+  if (CUresult r = Take(k_cuMemAllocManaged)) return r;
+  return AllocateDevice(ptr, bytes);
+}
+CUresult Double_cuMemFree(CUdeviceptr ptr) {
+  if (CUresult r = Take(k_cuMemFree)) return r;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_device_allocations.erase(ptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::free(reinterpret_cast<void*>(ptr));
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemHostAlloc(void** ptr, std::size_t bytes, unsigned) {
+  if (CUresult r = Take(k_cuMemHostAlloc)) return r;
+  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  *ptr = std::malloc(bytes);
+  if (*ptr == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_host_allocations.insert(*ptr);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemFreeHost(void* ptr) {
+  if (CUresult r = Take(k_cuMemFreeHost)) return r;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_host_allocations.erase(ptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::free(ptr);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemHostRegister(void* ptr, std::size_t bytes, unsigned) {
+  if (CUresult r = Take(k_cuMemHostRegister)) return r;
+  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_registered.insert(ptr).second ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+}
+CUresult Double_cuMemHostUnregister(void* ptr) {
+  if (CUresult r = Take(k_cuMemHostUnregister)) return r;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_registered.erase(ptr) == 1 ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
+
+CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
+  if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
+  std::memcpy(Host(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyDtoH(void* dst, CUdeviceptr src, std::size_t bytes) {
+  if (CUresult r = Take(k_cuMemcpyDtoH)) return r;
+  std::memcpy(dst, Host(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes) {
+  if (CUresult r = Take(k_cuMemcpyDtoD)) return r;
+  std::memmove(Host(dst), Host(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) {
+  if (CUresult r = Take(k_cuMemcpyHtoDAsync)) return r;
+  std::memcpy(Host(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  if (CUresult r = Take(k_cuMemcpyDtoHAsync)) return r;
+  std::memcpy(dst, Host(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+  if (CUresult r = Take(k_cuMemcpyDtoDAsync)) return r;
+  std::memmove(Host(dst), Host(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, std::size_t bytes,
+                                  CUstream) {
+  if (CUresult r = Take(k_cuMemcpyPeerAsync)) return r;
+  std::memmove(Host(dst), Host(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemsetD8(CUdeviceptr dst, unsigned char value, std::size_t count) {
+  if (CUresult r = Take(k_cuMemsetD8)) return r;
+  std::memset(Host(dst), value, count);
+  return CUDA_SUCCESS;
+}
+void Fill32(CUdeviceptr dst, unsigned value, std::size_t count) {
+  auto* words = static_cast<unsigned*>(Host(dst));
+  std::fill(words, words + count, value);
+}
+CUresult Double_cuMemsetD32(CUdeviceptr dst, unsigned value, std::size_t count) {
+  if (CUresult r = Take(k_cuMemsetD32)) return r;
+  Fill32(dst, value, count);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream) {
+  if (CUresult r = Take(k_cuMemsetD8Async)) return r;
+  std::memset(Host(dst), value, count);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t count, CUstream) {
+  if (CUresult r = Take(k_cuMemsetD32Async)) return r;
+  Fill32(dst, value, count);
+  return CUDA_SUCCESS;
+}
+
+CUresult Double_cuStreamCreate(CUstream* stream, unsigned) {
+  if (CUresult r = Take(k_cuStreamCreate)) return r;
+  *stream = reinterpret_cast<CUstream>(new Stream());
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuStreamDestroy(CUstream stream) {
+  if (CUresult r = Take(k_cuStreamDestroy)) return r;
+  delete reinterpret_cast<Stream*>(stream);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuStreamSynchronize(CUstream) { return Take(k_cuStreamSynchronize); }
+CUresult Double_cuStreamWaitEvent(CUstream, CUevent, unsigned) { return Take(k_cuStreamWaitEvent); }
+
+CUresult Double_cuEventCreate(CUevent* event, unsigned) {
+  if (CUresult r = Take(k_cuEventCreate)) return r;
+  *event = reinterpret_cast<CUevent>(new Event());
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuEventDestroy(CUevent event) {
+  if (CUresult r = Take(k_cuEventDestroy)) return r;
+  delete reinterpret_cast<Event*>(event);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuEventRecord(CUevent event, CUstream) {
+  if (CUresult r = Take(k_cuEventRecord)) return r;
+  auto* e = reinterpret_cast<Event*>(event);
+  e->recorded = true;
+  e->when = std::chrono::steady_clock::now();
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuEventQuery(CUevent) { return Take(k_cuEventQuery); }
+CUresult Double_cuEventSynchronize(CUevent) { return Take(k_cuEventSynchronize); }
+CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent stop) {
+  if (CUresult r = Take(k_cuEventElapsedTime)) return r;
+  const auto* a = reinterpret_cast<const Event*>(start);
+  const auto* b = reinterpret_cast<const Event*>(stop);
+  if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  *milliseconds = std::chrono::duration<float, std::milli>(b->when - a->when).count();
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuLaunchHostFunc(CUstream, CUhostFn function, void* user_data) {
+  if (CUresult r = Take(k_cuLaunchHostFunc)) return r;
+  function(user_data);  // everything before it has completed already
+  return CUDA_SUCCESS;
+}
+
+CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned options_count,
+                                   CUjit_option* options, void** values) {
+  if (CUresult r = Take(k_cuModuleLoadDataEx)) return r;
+  // Where the caller asked for the JIT's error log, say why, as ptxas would.
+  auto reject = [&](std::string_view message) {
+    char* log = nullptr;
+    std::size_t log_bytes = 0;
+    for (unsigned i = 0; i < options_count; ++i) {
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = static_cast<char*>(values[i]);
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) log_bytes = reinterpret_cast<std::size_t>(values[i]);
+    }
+    if (log != nullptr && log_bytes > 0) {
+      const std::size_t n = std::min(message.size(), log_bytes - 1);
+      std::memcpy(log, message.data(), n);
+      log[n] = '\0';
+    }
+    return CUDA_ERROR_INVALID_PTX;
+  };
+  const std::string_view ptx = image != nullptr ? static_cast<const char*>(image) : "";
+  auto loaded = std::make_unique<Module>();
+  if (!ParseEntries(ptx, *loaded)) return reject("counting driver double: no parsable .entry in the PTX image");
+  // The pretend device is sm_90: PTX for a newer target cannot be compiled for it.
+  if (const std::size_t at = ptx.find(".target sm_"); at != std::string_view::npos) {
+    if (std::strtoul(std::string(ptx.substr(at + 11, 4)).c_str(), nullptr, 10) > 90) {
+      return reject("counting driver double: SM version specified by .target is higher than the device's (sm_90)");
+    }
+  }
+  *module = reinterpret_cast<CUmodule>(loaded.release());
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuModuleUnload(CUmodule module) {
+  if (CUresult r = Take(k_cuModuleUnload)) return r;
+  delete reinterpret_cast<Module*>(module);
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  if (CUresult r = Take(k_cuModuleGetFunction)) return r;
+  for (const auto& f : reinterpret_cast<Module*>(module)->functions) {
+    if (f->name == name) {
+      *function = reinterpret_cast<CUfunction>(f.get());
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_FOUND;
+}
+CUresult Double_cuFuncGetAttribute(int* value, CUfunction_attribute which, CUfunction) {
+  if (CUresult r = Take(k_cuFuncGetAttribute)) return r;
+  *value = which == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuFuncGetParamInfo(CUfunction function, std::size_t index, std::size_t* offset, std::size_t* size) {
+  if (CUresult r = Take(k_cuFuncGetParamInfo)) return r;
+  const auto* f = reinterpret_cast<const Function*>(function);
+  if (f == nullptr || index >= f->sizes.size()) return CUDA_ERROR_INVALID_VALUE;
+  if (offset != nullptr) *offset = f->offsets[index];
+  if (size != nullptr) *size = f->sizes[index];
+  return CUDA_SUCCESS;
+}
+
+// Records the launch; the record is written without a lock, so it describes
+// the latest launch only when one thread launches.
+CUresult Double_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared_bytes, CUstream stream, void** params, void** extra) {
+  if (CUresult r = Take(k_cuLaunchKernel)) return r;
+  const auto* f = reinterpret_cast<const Function*>(function);
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (extra != nullptr || (params == nullptr && !f->sizes.empty())) return CUDA_ERROR_INVALID_VALUE;
+  if (static_cast<std::uint64_t>(bx) * by * bz > 1024 || shared_bytes > 48 * 1024) {
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  }
+  SeCountingDoubleLaunch& last = g_last_launch;
+  const std::size_t name_bytes = std::min(f->name.size(), sizeof(last.kernel_name) - 1);
+  std::memcpy(last.kernel_name, f->name.data(), name_bytes);
+  last.kernel_name[name_bytes] = '\0';
+  last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
+  last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
+  last.shared_bytes = shared_bytes;
+  last.stream = stream;
+  last.param_count = std::min<std::size_t>(f->sizes.size(), 16);
+  for (std::size_t i = 0; i < last.param_count; ++i) {
+    last.param_sizes[i] = f->sizes[i];
+    std::memcpy(last.param_bytes[i], params[i], std::min<std::size_t>(f->sizes[i], 64));
+  }
+  g_launched = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult Double_cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice) {
+  if (CUresult r = Take(k_cuDeviceCanAccessPeer)) return r;
+  *can = 0;  // one device: no peer
+  return CUDA_SUCCESS;
+}
+CUresult Double_cuCtxEnablePeerAccess(CUcontext, unsigned) {
+  if (CUresult r = Take(k_cuCtxEnablePeerAccess)) return r;
+  return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+}
+
+struct ProcEntry {
+  const char* name;
+  void* function;
+};
+// The static_cast checks each function against the ABI version it is served as.
+const ProcEntry kProcTable[] = {
+#define SE_DOUBLE_PROC(name, version) \
+  {#name, reinterpret_cast<void*>(static_cast<PFN_##name##_v##version>(&Double_##name))},
+    SE_DOUBLE_ENTRY_POINTS(SE_DOUBLE_PROC)
+#undef SE_DOUBLE_PROC
+};
+
+struct ErrorText {
+  CUresult result;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorText kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+};
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned flags) {
+  if (CUresult r = Take(k_cuInit)) return r;
+  return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorName(CUresult result, const char** name) {
+  Take(k_cuGetErrorName);
+  for (const ErrorText& e : kErrors) {
+    if (e.result == result) {
+      *name = e.name;
+      return CUDA_SUCCESS;
+    }
+  }
+  *name = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;  // the backend falls back to its own table
+}
+
+CUresult cuGetErrorString(CUresult result, const char** text) {
+  Take(k_cuGetErrorString);
+  for (const ErrorText& e : kErrors) {
+    if (e.result == result) {
+      *text = e.text;
+      return CUDA_SUCCESS;
+    }
+  }
+  *text = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** function, int, cuuint64_t,
+                             CUdriverProcAddressQueryResult* found) {
+  if (CUresult r = Take(k_cuGetProcAddress_v2)) return r;
+  for (const ProcEntry& entry : kProcTable) {
+    if (std::strcmp(entry.name, symbol) == 0) {
+      *function = entry.function;
+      if (found != nullptr) *found = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  }
+  *function = nullptr;
+  if (found != nullptr) *found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+// cuDriverGetVersion is also looked up with dlsym, before cuGetProcAddress.
+CUresult cuDriverGetVersion(int* version) { return Double_cuDriverGetVersion(version); }
+
+__attribute__((visibility("default"))) long se_counting_double_calls(const char* entry_point) {
+  const int index = IndexOf(entry_point);
+  return index < 0 ? -1 : g_calls[index].load();
+}
+
+__attribute__((visibility("default"))) bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
+  if (!g_launched) return false;
+  *out = g_last_launch;
+  return true;
+}
+
+__attribute__((visibility("default"))) void se_counting_double_fail_next(const char* entry_point, int result) {
+  if (const int index = IndexOf(entry_point); index >= 0) g_fail_next[index].store(result);
+}
+
+}  // extern "C"

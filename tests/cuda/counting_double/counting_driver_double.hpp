@@ -1,0 +1,60 @@
+// The query side of the counting CUDA driver double (counting_driver_double.cpp):
+// a test double built as libcuda.so.1 for machines with no NVIDIA driver. It
+// answers the driver API the CUDA backend loads with one pretend device whose
+// "device memory" is host memory, runs no kernel, and counts every call.
+//
+// A test or benchmark that put the double on LD_LIBRARY_PATH reaches these
+// functions with dlsym on the already-loaded library (CountingDoubleApi).
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+// What the double saw at its most recent cuLaunchKernel.
+struct SeCountingDoubleLaunch {
+  char kernel_name[128];
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared_bytes;
+  void* stream;
+  std::size_t param_count;          // from the kernel's PTX .entry
+  std::size_t param_sizes[16];
+  unsigned char param_bytes[16][64];  // each parameter's value, as the kernel would receive it
+};
+
+// Calls of one entry point (by its driver API name, e.g. "cuLaunchKernel").
+typedef long (*SeCountingDoubleCallsFn)(const char* entry_point);
+// Copies the latest launch; false before the first one.
+typedef bool (*SeCountingDoubleLastLaunchFn)(SeCountingDoubleLaunch* out);
+// Makes the next call of `entry_point` return `result` instead of working.
+typedef void (*SeCountingDoubleFailNextFn)(const char* entry_point, int result);
+}
+
+namespace se_test {
+
+// The double's query functions, or all null where libcuda.so.1 is not the double.
+struct CountingDoubleApi {
+  SeCountingDoubleCallsFn calls = nullptr;
+  SeCountingDoubleLastLaunchFn last_launch = nullptr;
+  SeCountingDoubleFailNextFn fail_next = nullptr;
+
+  bool loaded() const { return calls != nullptr && last_launch != nullptr && fail_next != nullptr; }
+
+  // RTLD_NOLOAD: the library the backend already opened, never a second copy.
+  static CountingDoubleApi Find() {
+    CountingDoubleApi api;
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (library == nullptr) return api;
+    api.calls = reinterpret_cast<SeCountingDoubleCallsFn>(dlsym(library, "se_counting_double_calls"));
+    api.last_launch = reinterpret_cast<SeCountingDoubleLastLaunchFn>(dlsym(library, "se_counting_double_last_launch"));
+    api.fail_next = reinterpret_cast<SeCountingDoubleFailNextFn>(dlsym(library, "se_counting_double_fail_next"));
+    dlclose(library);  // drops only the reference NOLOAD added
+    return api;
+  }
+};
+
+}  // namespace se_test

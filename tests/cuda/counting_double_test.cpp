@@ -1,0 +1,258 @@
+// The CUDA backend against the counting driver double (counting_double/), the
+// test double that stands in for libcuda.so.1 on machines without an NVIDIA
+// driver. Meson runs this with the double's folder on LD_LIBRARY_PATH. What it
+// proves without a GPU: the backend's driver calls receive exactly the grid,
+// block, shared-memory size and argument bytes the caller gave; a launch is
+// one cuLaunchKernel and nothing else; driver failures become a Status that
+// names the call, the error and the context; the launch path allocates nothing.
+// What a kernel computes is the GPU suite's business (gpu_test.cpp).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <streamexecutor/cuda.hpp>
+
+#include "counting_driver_double.hpp"
+#include "counting_new.hpp"
+
+namespace se = streamexecutor;
+
+namespace {
+
+// Hand-written PTX: the double parses the .entry parameter lists, and the
+// backend's load-time signature check reads the same text.
+constexpr const char* kPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry scale(.param .u64 scale_param_0, .param .f32 scale_param_1, .param .u32 scale_param_2)
+{ ret; }
+
+.visible .entry with_scratch(.param .u64 with_scratch_param_0, .param .align 4 .b8 with_scratch_param_1[12])
+{ ret; }
+)";
+
+struct Triple {
+  std::int32_t a, b, c;
+};
+
+se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
+
+se_test::CountingDoubleApi& Double() {
+  static se_test::CountingDoubleApi api = se_test::CountingDoubleApi::Find();
+  return api;
+}
+
+template <typename T>
+T ParamAs(const SeCountingDoubleLaunch& launch, std::size_t index) {
+  REQUIRE(launch.param_sizes[index] == sizeof(T));
+  T value;
+  std::memcpy(&value, launch.param_bytes[index], sizeof(T));
+  return value;
+}
+
+bool Mentions(const se::Status& status, std::string_view text) {
+  return status.message().find(text) != std::string::npos;
+}
+
+}  // namespace
+
+// Not the double: say so and stop, rather than test a real driver's behaviour
+// against the double's answers.
+int SeTestPreflight() {
+  auto& platform = se::Platform<se::cuda>::Get();
+  if (!platform.InitStatus().ok() || !Double().loaded()) {
+    fmt::print("SKIPPED: libcuda.so.1 is not the counting driver double ({})\n", platform.InitStatus().ToString());
+    return 77;
+  }
+  return -1;
+}
+
+TEST_CASE("the platform sees the double's one device", "[cuda][double]") {
+  auto& platform = se::Platform<se::cuda>::Get();
+  CHECK(platform.VisibleDeviceCount() == 1);
+  const se::DeviceDescription& d = Executor()->GetDeviceDescription();
+  CHECK(d.name == "counting driver double (no GPU)");
+  CHECK(d.max_threads_per_block == 1024);
+  CHECK(d.compute_capability_major == 9);
+  CHECK(d.shared_memory_per_block == 48 * 1024);
+  auto missing = platform.ExecutorForDevice(1);
+  REQUIRE(!missing.ok());
+  CHECK(missing.status().code() == se::ErrorCode::kOutOfRange);
+}
+
+TEST_CASE("copies and fills move the bytes through the driver calls", "[cuda][double]") {
+  auto* executor = Executor();
+  auto memory = executor->AllocateOwnedArray<float>(8);
+  REQUIRE(memory.ok());
+  const std::vector<float> in{1, 2, 3, 4, 5, 6, 7, 8};
+  REQUIRE(executor->SynchronousMemcpyH2D(std::span<const float>(in), memory.ptr()).ok());
+  std::vector<float> out(8, 0.0f);
+  REQUIRE(executor->SynchronousMemcpyD2H(memory.cref(), std::span<float>(out)).ok());
+  CHECK(out == in);
+
+  se::Stream stream(executor);
+  std::vector<float> back(8, -1.0f);
+  REQUIRE(stream.Init().ThenMemZero(memory.ptr(), 4 * sizeof(float)).ThenMemcpyD2H(memory.cref(), std::span<float>(back))
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(back == std::vector<float>{0, 0, 0, 0, 5, 6, 7, 8});
+}
+
+TEST_CASE("a launch reaches cuLaunchKernel with exactly the caller's sizes and arguments", "[cuda][double]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(256);
+  se::Stream stream(executor);
+  stream.Init();
+
+  const long launches_before = Double().calls("cuLaunchKernel");
+  const long set_current_before = Double().calls("cuCtxSetCurrent");
+  stream.ThenLaunch(se::ThreadDim(32, 2, 1), se::BlockDim(4, 3, 2), kernel, x.ptr(), 2.5f, 256u);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(Double().calls("cuLaunchKernel") == launches_before + 1);
+  // The context is current already: the launch makes no other driver call.
+  CHECK(Double().calls("cuCtxSetCurrent") == set_current_before);
+
+  SeCountingDoubleLaunch launch{};
+  REQUIRE(Double().last_launch(&launch));
+  CHECK(std::string(launch.kernel_name) == "scale");
+  CHECK(std::array{launch.grid[0], launch.grid[1], launch.grid[2]} == std::array{4u, 3u, 2u});
+  CHECK(std::array{launch.block[0], launch.block[1], launch.block[2]} == std::array{32u, 2u, 1u});
+  CHECK(launch.shared_bytes == 0);
+  REQUIRE(launch.param_count == 3);
+  CHECK(ParamAs<std::uint64_t>(launch, 0) == reinterpret_cast<std::uintptr_t>(x.ptr()->opaque()));
+  CHECK(ParamAs<float>(launch, 1) == 2.5f);
+  CHECK(ParamAs<std::uint32_t>(launch, 2) == 256u);
+
+  // A slice passes its own address, not its allocation's.
+  se::DeviceMemory<float> tail = x.ptr()->GetSlice(100, 10);
+  stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, &tail, 1.0f, 10u);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  REQUIRE(Double().last_launch(&launch));
+  CHECK(ParamAs<std::uint64_t>(launch, 0) == reinterpret_cast<std::uintptr_t>(x.ptr()->opaque()) + 100 * sizeof(float));
+}
+
+TEST_CASE("shared memory becomes the launch's dynamic shared bytes, structs pass by value", "[cuda][double]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "with_scratch");
+  se::TypedKernel<se::DeviceMemory<float>*, se::SharedDeviceMemory<double>, Triple> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(16);
+  se::Stream stream(executor);
+  stream.Init().ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, x.ptr(), se::SharedDeviceMemory<double>(100),
+                           Triple{7, -8, 9});
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  SeCountingDoubleLaunch launch{};
+  REQUIRE(Double().last_launch(&launch));
+  CHECK(launch.shared_bytes == 800);
+  REQUIRE(launch.param_count == 2);
+  const Triple t = ParamAs<Triple>(launch, 1);
+  CHECK((t.a == 7 && t.b == -8 && t.c == 9));
+}
+
+TEST_CASE("driver failures name the call, the error and the launch", "[cuda][double][errors]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(4);
+
+  SECTION("cuLaunchKernel") {
+    se::Stream stream(executor);
+    Double().fail_next("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    const long before = Double().calls("cuLaunchKernel");
+    stream.Init().ThenLaunch(se::ThreadDim(128), se::BlockDim(3), kernel, x.ptr(), 1.0f, 4u);
+    const se::Status failed = stream.BlockHostUntilDone();
+    INFO(failed.ToString());
+    CHECK(Mentions(failed, "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701: too many resources requested for launch)"));
+    CHECK(Mentions(failed, "launching kernel 'scale' on cuda:0 with 3x1x1 blocks of 128x1x1 threads"));
+    // The first error sticks: a later launch does not reach the driver.
+    stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, x.ptr(), 1.0f, 4u);
+    CHECK(stream.BlockHostUntilDone().message() == failed.message());
+    CHECK(Double().calls("cuLaunchKernel") == before + 1);
+  }
+  SECTION("cuMemAlloc") {
+    Double().fail_next("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+    auto failed = executor->TryAllocateArray<float>(1000);
+    REQUIRE(!failed.ok());
+    INFO(failed.status().ToString());
+    CHECK(failed.status().code() == se::ErrorCode::kResourceExhausted);
+    CHECK(Mentions(failed.status(), "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (2: out of memory)"));
+    CHECK(Mentions(failed.status(), "4000 bytes on cuda:0"));
+  }
+  SECTION("cuModuleGetFunction") {
+    // A PTX that declares the kernel passes the signature check; the driver
+    // then fails the lookup, and the Status says which kernel and file kind.
+    se::MultiKernelLoaderSpec other(3);
+    other.AddCudaPtxInMemory(std::string(kPtx) + "\n// variant\n", "scale");
+    se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> again(executor);
+    Double().fail_next("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
+    const se::Status failed = executor->GetKernel(other, &again);
+    INFO(failed.ToString());
+    CHECK(Mentions(failed, "cuModuleGetFunction failed with CUDA_ERROR_NOT_FOUND"));
+    CHECK(Mentions(failed, "looking up kernel 'scale' in the PTX on cuda:0"));
+    CHECK(!again.IsLoaded());
+  }
+}
+
+TEST_CASE("the JIT's error log reaches the Status", "[cuda][double][errors]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(1);
+  // The signature check passes; the double's "JIT" rejects PTX for a newer
+  // GPU than its sm_90, as the real one does.
+  spec.AddCudaPtxInMemory(".version 8.0\n.target sm_100\n.address_size 64\n.visible .entry newer(.param .u64 p) { ret; }\n",
+                          "newer");
+  se::TypedKernel<se::DeviceMemory<float>*> kernel(executor);
+  const se::Status status = executor->GetKernel(spec, &kernel);
+  INFO(status.ToString());
+  REQUIRE(!status.ok());
+  CHECK(Mentions(status, "cuModuleLoadDataEx failed with CUDA_ERROR_INVALID_PTX"));
+  CHECK(Mentions(status, "JIT error log:\ncounting driver double: SM version specified by .target is higher than the device's (sm_90)"));
+}
+
+TEST_CASE("1000 CUDA launches allocate nothing", "[cuda][double][allocation]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(64);
+  se::Stream stream(executor);
+  stream.Init();
+  stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, x.ptr(), 1.0f, 64u);  // warm-up
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  const long before = GlobalNewCalls();
+  for (int i = 0; i < 1000; ++i) stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, x.ptr(), 1.0f, 64u);
+  const long after = GlobalNewCalls();
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(after - before == 0);
+}
+
+TEST_CASE("host callbacks and timers run through the double", "[cuda][double]") {
+  auto* executor = Executor();
+  se::Stream stream(executor);
+  se::Timer timer(executor);
+  REQUIRE(timer.Init());
+  int calls = 0;
+  REQUIRE(stream.Init()
+              .ThenStartTimer(&timer)
+              .ThenDoHostCallback([&] { ++calls; })
+              .ThenStopTimer(&timer)
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(calls == 1);
+  auto elapsed = timer.ElapsedNanoseconds();
+  REQUIRE(elapsed.ok());
+  CHECK(elapsed.value() < 10'000'000'000ull);
+}
