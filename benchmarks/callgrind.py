@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Pair 1, instructions: runs opencl_launch_count under callgrind and writes
-the calling thread's instructions per launch, ours and raw, to a JSON file.
+"""Instructions per launch: runs a launch-count program (launch_count.hpp)
+under callgrind and writes the calling thread's instructions per launch, for
+every side it counted, to a JSON file.
 
-  callgrind.py BUILD_DIR/benchmarks/opencl_launch_count OUT.json [launches [KEEP_DIR]]
+  callgrind.py PROGRAM OUT.json [launches [KEEP_DIR]]
 
-KEEP_DIR keeps callgrind's files, for callgrind_annotate --inclusive=yes FILE.
+PROGRAM is opencl_launch_count (pair 1) or cuda_launch_count (pair 4; the
+caller puts the counting driver double on LD_LIBRARY_PATH). KEEP_DIR keeps
+callgrind's files, for callgrind_annotate --inclusive=yes FILE.
 
 Callgrind counts instructions (Ir) without hardware counters. Only the
-launching thread's file (callgrind.out.PID.N-01) is read, and the cost of the
-empty loop is subtracted from both sides.
+launching thread's files (callgrind.out.PID.N-01) are read; each dump is named
+SIDE-ARGS, and the cost of the empty loop ("empty-ARGS") is subtracted from
+every side. Lines "allocations SIDE-ARGS: K in L launches" that the program
+prints are kept as operator new calls per launch.
 """
 import glob
 import json
@@ -20,14 +25,14 @@ import tempfile
 
 
 def main():
-    driver, out_path = sys.argv[1], sys.argv[2]
+    program, out_path = sys.argv[1], sys.argv[2]
     launches = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
     keep = sys.argv[4] if len(sys.argv) > 4 else None
     with tempfile.TemporaryDirectory() as scratch:
         tmp = keep or scratch
         os.makedirs(tmp, exist_ok=True)
         cmd = ['valgrind', '--tool=callgrind', '--collect-atstart=no', '--separate-threads=yes',
-               '--callgrind-out-file=' + os.path.join(tmp, 'cg.out'), driver, str(launches)]
+               '--callgrind-out-file=' + os.path.join(tmp, 'cg.out'), program, str(launches)]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit('callgrind run failed (%d):\n%s' % (run.returncode, run.stderr[-4000:]))
@@ -40,21 +45,28 @@ def main():
             total = re.search(r'^(?:summary|totals): (\d+)', text, re.M)
             if desc and total:
                 counts[desc.group(1)] = int(total.group(1))
-    results = {'launches': launches, 'instructions_per_launch': {}, 'raw_counts': counts}
-    for n in (1, 3, 8):
-        empty = counts.get('empty-%d' % n, 0)
-        row = {}
-        for side in ('ours', 'raw', 'raw_profiling'):
-            key = '%s-%d' % (side, n)
-            if key not in counts:
-                sys.exit('callgrind: no dump named %s (found %s)' % (key, sorted(counts)))
-            row[side] = (counts[key] - empty) / launches
-        results['instructions_per_launch']['args:%d' % n] = row
+    per_launch = {}
+    for dump, total in counts.items():
+        side, args = dump.rsplit('-', 1)
+        if side == 'empty':
+            continue
+        empty = counts.get('empty-' + args)
+        if empty is None:
+            sys.exit('callgrind: no empty-%s dump to subtract (found %s)' % (args, sorted(counts)))
+        per_launch.setdefault('args:' + args, {})[side] = (total - empty) / launches
+    if not per_launch:
+        sys.exit('callgrind: no dumps found (found %s)' % sorted(counts))
+    allocations = {}
+    for m in re.finditer(r'^allocations (\S+)-(\d+): (\d+) in (\d+) launches$', run.stdout, re.M):
+        allocations.setdefault('args:' + m.group(2), {})[m.group(1)] = int(m.group(3)) / int(m.group(4))
+    results = {'program': os.path.basename(program), 'launches': launches,
+               'instructions_per_launch': dict(sorted(per_launch.items(), key=lambda kv: int(kv[0][5:]))),
+               'allocations_per_launch': allocations, 'raw_counts': counts}
     with open(out_path, 'w') as f:
         json.dump(results, f, indent=2)
     for what, row in results['instructions_per_launch'].items():
-        print('callgrind %s: ours %.1f, raw %.1f, raw_profiling %.1f instructions per launch; ours/raw %.3f'
-              % (what, row['ours'], row['raw'], row['raw_profiling'], row['ours'] / row['raw']))
+        print('callgrind %s %s: %s instructions per launch' % (
+            results['program'], what, ', '.join('%s %.1f' % kv for kv in sorted(row.items()))))
 
 
 if __name__ == '__main__':

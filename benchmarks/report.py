@@ -5,7 +5,7 @@ of issue 5, and draws the plot for docs/performance.md.
   report.py RESULTS_DIR [--png docs/performance.png] [--markdown RESULTS_DIR/summary.md]
 
 RESULTS_DIR holds what run.sh writes: Google Benchmark JSON files (*_bench.json),
-callgrind.json and compile_time.json. Benchmarks are named PAIR/CASE/SIDE
+callgrind.json (OpenCL), callgrind_cuda.json and compile_time.json. Benchmarks are named PAIR/CASE/SIDE
 (bench_common.hpp); with repetitions the median is used.
 """
 import argparse
@@ -65,7 +65,7 @@ def size_key(case):
 def build(results):
     bench = load_benchmarks(results)
     rep = Report()
-    plot = {'launch': [], 'host': {}, 'copies': {}, 'compile': {}}
+    plot = {'launch': [], 'host': {}, 'copies': {}, 'compile': {}, 'cuda_instr': [], 'cuda_time': []}
 
     # 1. OpenCL launch path: time and instructions, ours / raw.
     for pair in ('launch_enqueue', 'launch_finish'):
@@ -135,6 +135,30 @@ def build(results):
                 'speed ours/' + base, r, '>= 0.97', r >= 0.97)
         plot['copies'].setdefault(label, []).append((size_key(case), r))
 
+    # 4. CUDA launch path against the counting driver double (no GPU here).
+    cg_path = os.path.join(results, 'callgrind_cuda.json')
+    if os.path.isfile(cg_path):
+        with open(cg_path) as f:
+            cg = json.load(f)
+        for case, row in cg['instructions_per_launch'].items():
+            above = row['ours'] - row['driver_only']
+            rep.add('4 CUDA instructions', case,
+                    'ours %.0f, raw %.0f, driver call alone %.0f instr/launch'
+                    % (row['ours'], row['raw'], row['driver_only']),
+                    'instr ours - driver call', above, '<= 150', above <= 150)
+            rep.add('4 CUDA instructions', case, '', 'instr ours/raw', row['ours'] / row['raw'], '(context)', None)
+            plot['cuda_instr'].append((case, above, row['raw'] - row['driver_only']))
+        for case, row in cg.get('allocations_per_launch', {}).items():
+            if 'ours' in row:
+                rep.add('4 CUDA allocations', case, 'operator new calls per launch', 'allocations per launch',
+                        row['ours'], '= 0', row['ours'] == 0)
+    for (p, case), sides in sorted(bench.items()):
+        if p != 'cuda_launch' or 'ours' not in sides or 'raw' not in sides:
+            continue
+        measured = ', '.join('%s %s' % (s, fmt_ns(v)) for s, v in sorted(sides.items()))
+        rep.add('4 CUDA time', case, measured, 'time ours/raw', sides['ours'] / sides['raw'], '(context)', None)
+        plot['cuda_time'].append((case, sides))
+
     # 5. Compile time of one typed launch per backend header.
     ct_path = os.path.join(results, 'compile_time.json')
     if os.path.isfile(ct_path):
@@ -163,7 +187,7 @@ def draw(plot, png):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    fig, axes = plt.subplots(3, 2, figsize=(13, 13))
     ax = axes[0][0]
     if plot['launch']:
         labels, values = zip(*plot['launch'])
@@ -218,6 +242,29 @@ def draw(plot, png):
     ax.set_ylabel('seconds (median of c++ -c)')
     ax.set_title('5. compile time of one typed launch')
     ax.legend(fontsize=8)
+
+    ax = axes[2][0]
+    if plot['cuda_instr']:
+        cases = [c for c, _, _ in plot['cuda_instr']]
+        xs = range(len(cases))
+        ax.bar([x - 0.2 for x in xs], [o for _, o, _ in plot['cuda_instr']], 0.4, label='ours')
+        ax.bar([x + 0.2 for x in xs], [r for _, _, r in plot['cuda_instr']], 0.4, label='raw driver-API program')
+        ax.axhline(150, color='tab:red', ls='--', lw=1, label='goal 150')
+        ax.set_xticks(list(xs), cases)
+        ax.set_ylabel('instructions per launch above cuLaunchKernel')
+        ax.legend(fontsize=8)
+    ax.set_title('4. CUDA launch (counting driver double): instructions')
+
+    ax = axes[2][1]
+    if plot['cuda_time']:
+        sides = ['ours', 'raw', 'driver_only']
+        for i, side in enumerate(sides):
+            ys = [d.get(side, 0) for _, d in plot['cuda_time']]
+            ax.bar([x + (i - 1) * 0.27 for x in range(len(ys))], ys, 0.27, label=side)
+        ax.set_xticks(range(len(plot['cuda_time'])), [c for c, _ in plot['cuda_time']])
+        ax.set_ylabel('ns per launch')
+        ax.legend(fontsize=8)
+    ax.set_title('4. CUDA launch (counting driver double): time')
 
     fig.tight_layout()
     fig.savefig(png, dpi=90)

@@ -60,10 +60,20 @@ run_bench() {
 run_bench host_bench
 run_bench opencl_launch_bench
 run_bench copy_bench
+# No GPU here: the CUDA launch path runs against the counting driver double.
+double_dir="$root/$build/tests/cuda/counting_double"
+LD_LIBRARY_PATH="$double_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run_bench cuda_launch_bench
 
-if [ -x "$build/benchmarks/opencl_launch_count" ] && command -v valgrind >/dev/null; then
-  echo "== callgrind at $(elapsed)"
-  "$python" benchmarks/callgrind.py "$build/benchmarks/opencl_launch_count" "$results/callgrind.json" 512
+if command -v valgrind >/dev/null; then
+  if [ -x "$build/benchmarks/opencl_launch_count" ]; then
+    echo "== callgrind opencl at $(elapsed)"
+    "$python" benchmarks/callgrind.py "$build/benchmarks/opencl_launch_count" "$results/callgrind.json" 512
+  fi
+  if [ -x "$build/benchmarks/cuda_launch_count" ]; then
+    echo "== callgrind cuda at $(elapsed)"
+    LD_LIBRARY_PATH="$double_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      "$python" benchmarks/callgrind.py "$build/benchmarks/cuda_launch_count" "$results/callgrind_cuda.json" 512
+  fi
 fi
 
 echo "== compile time at $(elapsed)"

@@ -1,0 +1,42 @@
+// Pair 4, instructions: the CUDA launch path under callgrind
+// (launch_count.hpp), against the counting driver double in place of
+// libcuda.so.1 (cuda_launch_cases.hpp). Also counts operator new calls
+// during the library's launches; both sides' counts go to stdout, where
+// callgrind.py reads the "allocations" lines.
+//   LD_LIBRARY_PATH=<double's folder> cuda_launch_count [launches]
+#include <cstdio>
+#include <cstdlib>
+
+#include "../tests/counting_new.hpp"
+#include "cuda_launch_cases.hpp"
+#include "launch_count.hpp"
+
+namespace {
+
+template <int N>
+void CountAll(bench::CudaOurs& ours, bench::CudaRaw& raw, bench::CudaDriverOnly& driver, bench::EmptySide& empty,
+              int launches) {
+  bench::CountLaunches<N>(empty, "empty", launches);
+  bench::CountLaunches<N>(driver, "driver_only", launches);
+  bench::CountLaunches<N>(raw, "raw", launches);
+  const long before = GlobalNewCalls();
+  bench::CountLaunches<N>(ours, "ours", launches);
+  // The warm-up launches are inside this window too: none may allocate.
+  std::printf("allocations ours-%d: %ld in %d launches\n", N, GlobalNewCalls() - before,
+              launches + bench::kCountBatch);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int launches = argc > 1 ? std::atoi(argv[1]) : 1024;
+  if (!bench::ValidLaunchCount(launches)) bench::Die("launches must be a positive multiple of 64");
+  bench::CudaOurs ours;
+  bench::CudaRaw raw;
+  bench::CudaDriverOnly driver(raw);
+  bench::EmptySide empty;
+  CountAll<1>(ours, raw, driver, empty, launches);
+  CountAll<3>(ours, raw, driver, empty, launches);
+  CountAll<8>(ours, raw, driver, empty, launches);
+  std::printf("launches %d\n", launches);
+}
