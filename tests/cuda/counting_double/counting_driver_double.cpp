@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "counting_driver_double.hpp"
+#include "streamexecutor/cuda/driver.hpp"
 #include "ptx_entries.hpp"
 
 namespace {
@@ -39,57 +40,11 @@ using se_test::Function;
 using se_test::Module;
 using se_test::ParseEntries;
 
-// X(name, version): every entry point the double serves through
-// cuGetProcAddress_v2, with the ABI version whose PFN typedef it matches.
-#define SE_DOUBLE_ENTRY_POINTS(X) \
-  X(cuDriverGetVersion, 2020)     \
-  X(cuDeviceGetCount, 2000)       \
-  X(cuDeviceGet, 2000)            \
-  X(cuDeviceGetName, 2000)        \
-  X(cuDeviceGetAttribute, 2000)   \
-  X(cuDeviceTotalMem, 3020)       \
-  X(cuDevicePrimaryCtxRetain, 7000) \
-  X(cuDevicePrimaryCtxRelease, 11000) \
-  X(cuCtxSetCurrent, 4000)        \
-  X(cuCtxGetCurrent, 4000)        \
-  X(cuCtxSynchronize, 2000)       \
-  X(cuMemAlloc, 3020)             \
-  X(cuMemFree, 3020)              \
-  X(cuMemAllocManaged, 6000)      \
-  X(cuMemHostAlloc, 2020)         \
-  X(cuMemFreeHost, 2000)          \
-  X(cuMemHostRegister, 6050)      \
-  X(cuMemHostUnregister, 4000)    \
-  X(cuMemcpyHtoD, 3020)           \
-  X(cuMemcpyDtoH, 3020)           \
-  X(cuMemcpyDtoD, 3020)           \
-  X(cuMemcpyHtoDAsync, 3020)      \
-  X(cuMemcpyDtoHAsync, 3020)      \
-  X(cuMemcpyDtoDAsync, 3020)      \
-  X(cuMemcpyPeerAsync, 4000)      \
-  X(cuMemsetD8, 3020)             \
-  X(cuMemsetD32, 3020)            \
-  X(cuMemsetD8Async, 3020)        \
-  X(cuMemsetD32Async, 3020)       \
-  X(cuStreamCreate, 2000)         \
-  X(cuStreamDestroy, 4000)        \
-  X(cuStreamSynchronize, 2000)    \
-  X(cuStreamWaitEvent, 3020)      \
-  X(cuEventCreate, 2000)          \
-  X(cuEventDestroy, 4000)         \
-  X(cuEventRecord, 2000)          \
-  X(cuEventQuery, 2000)           \
-  X(cuEventSynchronize, 2000)     \
-  X(cuEventElapsedTime, 2000)     \
-  X(cuLaunchHostFunc, 10000)      \
-  X(cuModuleLoadDataEx, 2010)     \
-  X(cuModuleUnload, 2000)         \
-  X(cuModuleGetFunction, 2000)    \
-  X(cuLaunchKernel, 4000)         \
-  X(cuFuncGetAttribute, 2020)     \
-  X(cuDeviceCanAccessPeer, 4000)  \
-  X(cuCtxEnablePeerAccess, 4000)  \
-  X(cuFuncGetParamInfo, 12040)
+// Every entry point the backend resolves through cuGetProcAddress_v2 (the
+// lists in cuda/driver.hpp, with the ABI version of each), so that the double
+// cannot fall behind the backend: a new entry point there fails to compile
+// here until the double implements it.
+#define SE_DOUBLE_ENTRY_POINTS(X) SE_CUDA_REQUIRED_ENTRY_POINTS(X) SE_CUDA_OPTIONAL_ENTRY_POINTS(X)
 
 // The entry points the backend dlsym's by name, counted like the others.
 #define SE_DOUBLE_EXPORTED(X) X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuGetProcAddress_v2)
@@ -465,21 +420,20 @@ CUresult Double_cuFuncGetParamInfo(CUfunction function, std::size_t index, std::
 
 // Records the launch; the record is written without a lock, so it describes
 // the latest launch only when one thread launches.
-CUresult Double_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                               unsigned bz, unsigned shared_bytes, CUstream stream, void** params, void** extra) {
-  if (CUresult r = Take(k_cuLaunchKernel)) return r;
+CUresult RecordLaunch(CUfunction function, const unsigned (&grid)[3], const unsigned (&block)[3],
+                      unsigned shared_bytes, CUstream stream, void** params, void** extra) {
   const auto* f = reinterpret_cast<const Function*>(function);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (extra != nullptr || (params == nullptr && !f->sizes.empty())) return CUDA_ERROR_INVALID_VALUE;
-  if (static_cast<std::uint64_t>(bx) * by * bz > 1024 || shared_bytes > 48 * 1024) {
+  if (static_cast<std::uint64_t>(block[0]) * block[1] * block[2] > 1024 || shared_bytes > 48 * 1024) {
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   }
   SeCountingDoubleLaunch& last = g_last_launch;
   const std::size_t name_bytes = std::min(f->name.size(), sizeof(last.kernel_name) - 1);
   std::memcpy(last.kernel_name, f->name.data(), name_bytes);
   last.kernel_name[name_bytes] = '\0';
-  last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
-  last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
+  std::copy(grid, grid + 3, last.grid);
+  std::copy(block, block + 3, last.block);
   last.shared_bytes = shared_bytes;
   last.stream = stream;
   last.param_count = std::min<std::size_t>(f->sizes.size(), 16);
@@ -489,6 +443,18 @@ CUresult Double_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, un
   }
   g_launched = true;
   return CUDA_SUCCESS;
+}
+CUresult Double_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared_bytes, CUstream stream, void** params, void** extra) {
+  if (CUresult r = Take(k_cuLaunchKernel)) return r;
+  return RecordLaunch(function, {gx, gy, gz}, {bx, by, bz}, shared_bytes, stream, params, extra);
+}
+CUresult Double_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function, void** params, void** extra) {
+  if (CUresult r = Take(k_cuLaunchKernelEx)) return r;
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return RecordLaunch(function, {config->gridDimX, config->gridDimY, config->gridDimZ},
+                      {config->blockDimX, config->blockDimY, config->blockDimZ}, config->sharedMemBytes,
+                      config->hStream, params, extra);
 }
 
 CUresult Double_cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice) {
