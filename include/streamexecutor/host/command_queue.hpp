@@ -20,6 +20,7 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/host/kernel_abi.hpp"
 
@@ -147,10 +148,7 @@ class HostStream {
   // Producer side. Reserve a slot (waits while the ring is full), fill it,
   // then Publish. Producers from several threads are serialised by a spin lock.
   Command& Reserve() {
-    while (producer_lock_.exchange(true, std::memory_order_acquire)) {
-      while (producer_lock_.load(std::memory_order_relaxed)) {
-      }
-    }
+    producer_lock_.lock();
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     std::uint64_t head = head_.load(std::memory_order_acquire);
     while (tail - head >= kCapacity) {
@@ -195,7 +193,7 @@ class HostStream {
   std::unique_ptr<Command[]> ring_;
   std::atomic<std::uint64_t> head_{0};  // next command to run; advanced by the running thread only
   std::atomic<std::uint64_t> tail_{0};  // next slot to fill; advanced by Publish
-  std::atomic<bool> producer_lock_{false};
+  streamexecutor::detail::SpinLock producer_lock_;  // held from Reserve to Publish
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> in_ready_list_{false};
   // Threads that hold the stream (popped it, or are draining it); their last

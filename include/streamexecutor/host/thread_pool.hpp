@@ -396,7 +396,7 @@ class Pool {
 
 inline void HostStream::Publish() {
   tail_.fetch_add(1, std::memory_order_seq_cst);
-  producer_lock_.store(false, std::memory_order_release);
+  producer_lock_.unlock();
   auto expected = State::kIdle;
   if (state_.load(std::memory_order_seq_cst) == State::kIdle &&
       state_.compare_exchange_strong(expected, State::kQueued, std::memory_order_seq_cst)) {

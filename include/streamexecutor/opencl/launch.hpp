@@ -24,8 +24,17 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
   return ClError(call, error, "for argument {} of kernel '{}' on {}", index, name ? *name : std::string("?"), e.label);
 }
 
+// Error paths stay out of line, so that the success path of SetArg is a call
+// and a test, small enough to inline into every launch.
+[[gnu::noinline, gnu::cold]] inline bool FailArg(Status& failure, cl_int error, cl_uint index, const std::string* name,
+                                                 const Executor& e) {
+  failure = ArgError("clSetKernelArg", error, index, name, e);
+  return false;
+}
+
 // A view with a nonzero offset (docs/opencl.md, "Slices").
-inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view, const std::string* name) {
+inline Status SetSliceArgStatus(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view,
+                                const std::string* name) {
   Executor& e = *kernel.executor;
   cl_mem parent = Buffer(view);
   if (e.slices == SliceScheme::kSvmPointer) {
@@ -63,20 +72,24 @@ inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemor
   return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
 }
 
+// Slices are the uncommon case: out of line, like the error paths.
+[[gnu::noinline]] inline bool SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view,
+                                          const std::string* name, Status& failure) {
+  Status status = SetSliceArgStatus(kernel, index, view, name);
+  if (status.ok()) return true;
+  failure = std::move(status);
+  return false;
+}
+
 // True on success; on failure stores the error in `failure`. A bool rather
 // than a Status so that the success path moves no Status per argument.
 template <typename P>
-bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name,
+[[gnu::always_inline]] inline bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name,
             Status& failure) {
   using V = std::remove_cv_t<P>;
   cl_int error = CL_SUCCESS;
   if constexpr (is_device_memory_pointer_v<V>) {
-    if (packed.offset() != 0) [[unlikely]] {
-      Status status = SetSliceArg(kernel, index, packed, name);
-      if (status.ok()) return true;
-      failure = std::move(status);
-      return false;
-    }
+    if (packed.offset() != 0) [[unlikely]] return SetSliceArg(kernel, index, packed, name, failure);
     const cl_mem buffer = Buffer(packed);
     error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &buffer);
   } else if constexpr (is_shared_device_memory_v<V>) {
@@ -88,8 +101,7 @@ bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, co
     error = clSetKernelArg(kernel.kernel, index, sizeof(V), &packed);
   }
   if (error == CL_SUCCESS) [[likely]] return true;
-  failure = ArgError("clSetKernelArg", error, index, name, *kernel.executor);
-  return false;
+  return FailArg(failure, error, index, name, *kernel.executor);
 }
 
 template <typename... Params, std::size_t... I>
@@ -122,7 +134,7 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
   const std::size_t local[3] = {threads.x, threads.y, threads.z};
   // Only the dimensions in use: drivers do per-dimension work for each.
   const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
-  std::lock_guard<std::mutex> lock(kernel.launch_mutex);
+  std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
   SE_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
   const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) [[unlikely]] {

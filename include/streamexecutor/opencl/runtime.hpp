@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/opencl/errors.hpp"
 
@@ -169,7 +170,7 @@ struct LoadedKernel {
   // clSetKernelArg mutates the cl_kernel: argument setting and the enqueue
   // that reads the arguments happen under this lock, so one TypedKernel can
   // be launched from several threads.
-  std::mutex launch_mutex;
+  streamexecutor::detail::SpinLock launch_lock;
 };
 
 }  // namespace streamexecutor::opencl_detail
