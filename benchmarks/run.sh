@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs the whole benchmark suite, then prints the table of ratios
-# and draws docs/performance.png. About 6 minutes on the 2-core machines.
+# and draws docs/performance.png. About 3.5 minutes on the 2-core machines.
 #
 #   benchmarks/run.sh [RESULTS_DIR]      (default build-bench/results)
 #
