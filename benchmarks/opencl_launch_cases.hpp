@@ -6,63 +6,14 @@
 
 #include <streamexecutor/opencl.hpp>
 
-#include "bench_common.hpp"
+#include "launch_cases.hpp"
 
 namespace bench {
 
-namespace se = streamexecutor;
-
-using Mem = se::DeviceMemory<float>;
-using Kernel1 = se::TypedKernel<Mem*>;
-using Kernel3 = se::TypedKernel<Mem*, float, int>;
-using Kernel8 = se::TypedKernel<Mem*, Mem*, Mem*, Mem*, float, float, int, int>;
-
-// One work-group of 64: the smallest launch that still looks like real work
-// to the driver; the same sizes on both sides.
-inline constexpr std::size_t kThreads = 64;
-
-template <typename K>
-K LoadKernel(se::StreamExecutor<se::opencl>* executor, const char* name, std::size_t arity) {
-  se::MultiKernelLoaderSpec spec(arity);
+inline void AddOpenCLLaunchCode(se::MultiKernelLoaderSpec& spec, const char* name) {
   spec.AddOpenCLTextInMemory(kLaunchKernels, name);
-  K kernel(executor);
-  if (se::Status s = executor->GetKernel(spec, &kernel); !s.ok()) Die(s.ToString());
-  return kernel;
 }
-
-struct Ours {
-  se::StreamExecutor<se::opencl>* executor = se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
-  se::ScopedDeviceMemory<float> a = executor->AllocateOwnedArray<float>(16);
-  se::ScopedDeviceMemory<float> b = executor->AllocateOwnedArray<float>(16);
-  se::ScopedDeviceMemory<float> c = executor->AllocateOwnedArray<float>(16);
-  se::ScopedDeviceMemory<float> d = executor->AllocateOwnedArray<float>(16);
-  Kernel1 k1 = LoadKernel<Kernel1>(executor, "args1", 1);
-  Kernel3 k3 = LoadKernel<Kernel3>(executor, "args3", 3);
-  Kernel8 k8 = LoadKernel<Kernel8>(executor, "args8", 8);
-  se::Stream<se::opencl> stream{executor};
-  float e = 0.5f, f = 0.25f;
-  int g = 3, h = 4;
-
-  Ours() {
-    if (!stream.Init().ok()) Die(stream.status().ToString());
-    for (Mem* m : {a.ptr(), b.ptr(), c.ptr(), d.ptr()}) {
-      if (!executor->SynchronousMemZero(m, m->size()).ok()) Die("SynchronousMemZero");
-    }
-  }
-
-  template <int N>
-  void Launch() {
-    static_assert(N == 1 || N == 3 || N == 8);
-    if constexpr (N == 1) stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k1, a.ptr());
-    if constexpr (N == 3) stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k3, a.ptr(), e, g);
-    if constexpr (N == 8) {
-      stream.ThenLaunch(se::ThreadDim(kThreads), se::BlockDim(1), k8, a.ptr(), b.ptr(), c.ptr(), d.ptr(), e, f, g, h);
-    }
-  }
-  void Finish() {
-    if (se::Status s = stream.BlockHostUntilDone(); !s.ok()) Die(s.ToString());
-  }
-};
+using Ours = OursLaunch<se::opencl, &AddOpenCLLaunchCode>;
 
 struct Raw {
   RawOpenCL cl;
@@ -107,7 +58,7 @@ struct Raw {
       Arg(kernel, 6, g);
       Arg(kernel, 7, h);
     }
-    const std::size_t global = kThreads, local = kThreads;
+    const std::size_t global = kLaunchThreads, local = kLaunchThreads;
     if (clEnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr) != CL_SUCCESS) {
       Die("clEnqueueNDRangeKernel");
     }
