@@ -61,8 +61,8 @@ run_bench host_bench
 run_bench opencl_launch_bench
 run_bench copy_bench
 # No GPU here: the CUDA launch path runs against the counting driver double.
-double_dir="$root/$build/tests/cuda/counting_double"
-LD_LIBRARY_PATH="$double_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run_bench cuda_launch_bench
+with_double="$root/$build/tests/cuda/counting_double${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+LD_LIBRARY_PATH="$with_double" run_bench cuda_launch_bench
 
 if command -v valgrind >/dev/null; then
   if [ -x "$build/benchmarks/opencl_launch_count" ]; then
@@ -71,8 +71,7 @@ if command -v valgrind >/dev/null; then
   fi
   if [ -x "$build/benchmarks/cuda_launch_count" ]; then
     echo "== callgrind cuda at $(elapsed)"
-    LD_LIBRARY_PATH="$double_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-      "$python" benchmarks/callgrind.py "$build/benchmarks/cuda_launch_count" "$results/callgrind_cuda.json" 512
+    LD_LIBRARY_PATH="$with_double" "$python" benchmarks/callgrind.py "$build/benchmarks/cuda_launch_count" "$results/callgrind_cuda.json" 512
   fi
 fi
 

@@ -32,9 +32,10 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
   return false;
 }
 
-// A view with a nonzero offset (docs/opencl.md, "Slices").
-inline Status SetSliceArgStatus(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view,
-                                const std::string* name) {
+// A view with a nonzero offset (docs/opencl.md, "Slices"): the uncommon case,
+// kept out of line like the error paths.
+[[gnu::noinline, gnu::cold]] inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index,
+                                                       const DeviceMemoryBase& view, const std::string* name) {
   Executor& e = *kernel.executor;
   cl_mem parent = Buffer(view);
   if (e.slices == SliceScheme::kSvmPointer) {
@@ -72,24 +73,20 @@ inline Status SetSliceArgStatus(LoadedKernel& kernel, cl_uint index, const Devic
   return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
 }
 
-// Slices are the uncommon case: out of line, like the error paths.
-[[gnu::noinline]] inline bool SetSliceArg(LoadedKernel& kernel, cl_uint index, const DeviceMemoryBase& view,
-                                          const std::string* name, Status& failure) {
-  Status status = SetSliceArgStatus(kernel, index, view, name);
-  if (status.ok()) return true;
-  failure = std::move(status);
-  return false;
-}
-
 // True on success; on failure stores the error in `failure`. A bool rather
 // than a Status so that the success path moves no Status per argument.
 template <typename P>
-[[gnu::always_inline]] inline bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed, const std::string* name,
-            Status& failure) {
+[[gnu::always_inline]] inline bool SetArg(LoadedKernel& kernel, cl_uint index, const PackedArgT<P>& packed,
+                                          const std::string* name, Status& failure) {
   using V = std::remove_cv_t<P>;
   cl_int error = CL_SUCCESS;
   if constexpr (is_device_memory_pointer_v<V>) {
-    if (packed.offset() != 0) [[unlikely]] return SetSliceArg(kernel, index, packed, name, failure);
+    if (packed.offset() != 0) [[unlikely]] {
+      Status status = SetSliceArg(kernel, index, packed, name);
+      if (status.ok()) return true;
+      failure = std::move(status);
+      return false;
+    }
     const cl_mem buffer = Buffer(packed);
     error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &buffer);
   } else if constexpr (is_shared_device_memory_v<V>) {

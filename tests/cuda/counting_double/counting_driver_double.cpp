@@ -85,7 +85,6 @@ constexpr std::size_t kTotalMemory = std::size_t{4} << 30;
 constexpr std::size_t kAlignment = 256;  // what cuMemAlloc guarantees
 
 struct Context {
-  int device = 0;
   int retains = 0;
 };
 Context g_primary;
@@ -547,18 +546,18 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** function, int, cuuint64_
 // cuDriverGetVersion is also looked up with dlsym, before cuGetProcAddress.
 CUresult cuDriverGetVersion(int* version) { return Double_cuDriverGetVersion(version); }
 
-__attribute__((visibility("default"))) long se_counting_double_calls(const char* entry_point) {
+long se_counting_double_calls(const char* entry_point) {
   const int index = IndexOf(entry_point);
   return index < 0 ? -1 : g_calls[index].load();
 }
 
-__attribute__((visibility("default"))) bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
+bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
   if (!g_launched) return false;
   *out = g_last_launch;
   return true;
 }
 
-__attribute__((visibility("default"))) void se_counting_double_fail_next(const char* entry_point, int result) {
+void se_counting_double_fail_next(const char* entry_point, int result) {
   if (const int index = IndexOf(entry_point); index >= 0) g_fail_next[index].store(result);
 }
 
