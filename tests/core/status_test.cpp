@@ -42,13 +42,13 @@ se::Status FailsAt(int step, int failing) {
   return {};
 }
 se::Status Chain(int failing) {
-  SE_RETURN_IF_ERROR(FailsAt(1, failing));
-  SE_RETURN_IF_ERROR(FailsAt(2, failing));
+  STREAMEXECUTOR_RETURN_IF_ERROR(FailsAt(1, failing));
+  STREAMEXECUTOR_RETURN_IF_ERROR(FailsAt(2, failing));
   return {};
 }
 }  // namespace
 
-TEST_CASE("SE_RETURN_IF_ERROR returns the first error", "[status]") {
+TEST_CASE("STREAMEXECUTOR_RETURN_IF_ERROR returns the first error", "[status]") {
   CHECK(Chain(0).ok());
   CHECK(Chain(2).message() == "step 2");
 }

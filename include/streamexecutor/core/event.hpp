@@ -50,7 +50,7 @@ class Event {
     return done.value() ? Status::kComplete : Status::kPending;
   }
   ::streamexecutor::Status Synchronize() {
-    SE_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
     return B::EventSynchronize(handle_);
   }
 
@@ -91,7 +91,7 @@ class Timer {
     if (!start_.recorded() || !stop_.recorded()) {
       return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
     }
-    SE_RETURN_IF_ERROR(stop_.Synchronize());
+    STREAMEXECUTOR_RETURN_IF_ERROR(stop_.Synchronize());
     return B::EventElapsedNanoseconds(start_.native_handle(), stop_.native_handle());
   }
   // Seed accessors: 0 when the interval cannot be measured.

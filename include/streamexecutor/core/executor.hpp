@@ -120,18 +120,18 @@ class StreamExecutor {
   template <typename T>
   Status SynchronousMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
     if (device_dst == nullptr) return NullArgument("SynchronousMemcpyH2D", "destination");
-    SE_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyH2D", host_src.size(), device_dst->ElementCount()));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyH2D", host_src.size(), device_dst->ElementCount()));
     return SynchronousMemcpyH2D(host_src.data(), host_src.size_bytes(), device_dst);
   }
   template <typename T>
   Status SynchronousMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
-    SE_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2H", device_src.ElementCount(), host_dst.size()));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2H", device_src.ElementCount(), host_dst.size()));
     return SynchronousMemcpyD2H(device_src, device_src.size(), host_dst.data());
   }
   template <typename T>
   Status SynchronousMemcpyD2D(const DeviceMemory<T>& device_src, DeviceMemory<T>* device_dst) {
     if (device_dst == nullptr) return NullArgument("SynchronousMemcpyD2D", "destination");
-    SE_RETURN_IF_ERROR(
+    STREAMEXECUTOR_RETURN_IF_ERROR(
         CheckElementCounts<T>("SynchronousMemcpyD2D", device_src.ElementCount(), device_dst->ElementCount()));
     return SynchronousMemcpyD2D(device_src, device_src.size(), device_dst);
   }
@@ -140,21 +140,21 @@ class StreamExecutor {
   Status SynchronousMemcpyH2D(const void* host_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
     constexpr std::string_view op = "SynchronousMemcpyH2D";
     if (device_dst == nullptr) return NullArgument(op, "destination");
-    SE_RETURN_IF_ERROR(CheckHostPointer(op, host_src, size));
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckHostPointer(op, host_src, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
     return B::SyncMemcpyH2D(state_, *device_dst, host_src, size);
   }
   Status SynchronousMemcpyD2H(const DeviceMemoryBase& device_src, std::uint64_t size, void* host_dst) {
     constexpr std::string_view op = "SynchronousMemcpyD2H";
-    SE_RETURN_IF_ERROR(CheckHostPointer(op, host_dst, size));
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckHostPointer(op, host_dst, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
     return B::SyncMemcpyD2H(state_, host_dst, device_src, size);
   }
   Status SynchronousMemcpyD2D(const DeviceMemoryBase& device_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
     constexpr std::string_view op = "SynchronousMemcpyD2D";
     if (device_dst == nullptr) return NullArgument(op, "destination");
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
     return B::SyncMemcpyD2D(state_, *device_dst, device_src, size);
   }
   // The seed's overloaded spellings.
@@ -171,15 +171,15 @@ class StreamExecutor {
   Status SynchronousMemZero(DeviceMemoryBase* location, std::uint64_t size) {
     constexpr std::string_view op = "SynchronousMemZero";
     if (location == nullptr) return NullArgument(op, "destination");
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
     return B::SyncMemset8(state_, *location, 0, size);
   }
   // Fills `size` bytes (a multiple of 4) with a 32-bit pattern.
   Status SynchronousMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
     constexpr std::string_view op = "SynchronousMemset32";
     if (location == nullptr) return NullArgument(op, "destination");
-    SE_RETURN_IF_ERROR(CheckMemset32Size(op, size));
-    SE_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemset32Size(op, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
     return B::SyncMemset32(state_, *location, pattern, size);
   }
 
@@ -204,7 +204,7 @@ class StreamExecutor {
     }
     const KernelSignature signature{TypedKernel<Params...>::ParamInfos(), &TypedKernel<Params...>::HostSignature};
     typename B::KernelHandle handle{};
-    SE_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
+    STREAMEXECUTOR_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
     kernel->Bind(handle, &ReleaseKernel, name);
     return Status();
   }
@@ -248,7 +248,7 @@ class StreamExecutor {
   // Two-step construction so that Platform can report OpenExecutor's Status.
   Status Open() {
     label_ = fmt::format("{}:{}", B::kName, ordinal_);
-    SE_RETURN_IF_ERROR(B::OpenExecutor(platform_->native_state(), ordinal_, state_));
+    STREAMEXECUTOR_RETURN_IF_ERROR(B::OpenExecutor(platform_->native_state(), ordinal_, state_));
     description_ = B::Describe(state_);
     return Status();
   }
@@ -307,7 +307,7 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
   auto& slot = executors_[ordinal];
   if (!slot) {
     std::unique_ptr<StreamExecutor<B>> executor(new StreamExecutor<B>(this, ordinal));
-    SE_RETURN_IF_ERROR(executor->Open());
+    STREAMEXECUTOR_RETURN_IF_ERROR(executor->Open());
     slot = std::move(executor);
   }
   return slot.get();

@@ -150,7 +150,7 @@ struct fmt::formatter<streamexecutor::Status> : fmt::formatter<std::string_view>
 };
 
 // Returns early from the enclosing function when `expr` is an error Status.
-#define SE_RETURN_IF_ERROR(expr)                       \
+#define STREAMEXECUTOR_RETURN_IF_ERROR(expr)           \
   do {                                                 \
     ::streamexecutor::Status se_status_ = (expr);      \
     if (!se_status_.ok()) return se_status_;           \

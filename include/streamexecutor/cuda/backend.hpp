@@ -94,7 +94,7 @@ struct cuda {
   // ---- Memory ----------------------------------------------------------------
 
   static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAlloc", "allocating {} bytes on cuda:{}", bytes, executor.ordinal);
@@ -102,7 +102,7 @@ struct cuda {
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAllocManaged", "allocating {} bytes of managed memory on cuda:{}", bytes,
@@ -111,7 +111,7 @@ struct cuda {
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     if (const CUresult r = executor.api->cuMemFree(Address(memory)); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFree", "freeing {} bytes at {} on cuda:{}", memory.size(), memory.opaque(),
                                  executor.ordinal);
@@ -120,7 +120,7 @@ struct cuda {
   }
   // Portable pinned memory: fast, truly asynchronous copies from any context.
   static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     void* ptr = nullptr;
     if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostAlloc", "allocating {} bytes of pinned host memory for cuda:{}", bytes,
@@ -129,7 +129,7 @@ struct cuda {
     return ptr;
   }
   static Status HostDeallocate(ExecutorState& executor, void* ptr) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     if (const CUresult r = executor.api->cuMemFreeHost(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFreeHost", "freeing pinned host memory {} for cuda:{}", ptr,
                                  executor.ordinal);
@@ -138,7 +138,7 @@ struct cuda {
   }
   // Pins existing host memory (cuMemHostRegister), e.g. a std::vector's buffer.
   static Status HostRegister(ExecutorState& executor, void* ptr, std::uint64_t bytes) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
         r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
@@ -147,7 +147,7 @@ struct cuda {
     return Status();
   }
   static Status HostUnregister(ExecutorState& executor, void* ptr) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
     }
@@ -160,27 +160,27 @@ struct cuda {
 
   static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     return Check(executor, executor.api->cuMemcpyHtoD(Address(dst), src, bytes), "cuMemcpyHtoD", bytes);
   }
   static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     return Check(executor, executor.api->cuMemcpyDtoH(dst, Address(src), bytes), "cuMemcpyDtoH", bytes);
   }
   static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
                               std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(Current(executor));
-    SE_RETURN_IF_ERROR(Check(executor, executor.api->cuMemcpyDtoD(Address(dst), Address(src), bytes), "cuMemcpyDtoD",
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor, executor.api->cuMemcpyDtoD(Address(dst), Address(src), bytes), "cuMemcpyDtoD",
                              bytes));
     // Device-to-device copies return before they finish; "synchronous" means done.
     return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
   }
   static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(Current(executor));
-    SE_RETURN_IF_ERROR(Check(executor,
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor,
                              executor.api->cuMemsetD8(Address(dst), static_cast<unsigned char>(value & 0xff), bytes),
                              "cuMemsetD8", bytes));
     return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
@@ -188,8 +188,8 @@ struct cuda {
   static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
                              std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(Current(executor));
-    SE_RETURN_IF_ERROR(
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(
         Check(executor, executor.api->cuMemsetD32(Address(dst), pattern, bytes / 4), "cuMemsetD32", bytes));
     return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
   }
@@ -197,7 +197,7 @@ struct cuda {
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     auto state = std::make_unique<cuda_detail::StreamState>();
     state->api = executor.api;
     state->context = executor.context;
@@ -221,7 +221,7 @@ struct cuda {
   }
   static Status StreamSynchronize(StreamHandle& stream) {
     if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "StreamSynchronize: no CUDA stream");
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     if (const CUresult r = stream->api->cuStreamSynchronize(stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamSynchronize", "on a stream of cuda:{}", stream->ordinal);
     }
@@ -230,20 +230,20 @@ struct cuda {
 
   static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     return CheckStream(stream, stream->api->cuMemcpyHtoDAsync(Address(dst), src, bytes, stream->stream),
                        "cuMemcpyHtoDAsync", bytes);
   }
   static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     return CheckStream(stream, stream->api->cuMemcpyDtoHAsync(dst, Address(src), bytes, stream->stream),
                        "cuMemcpyDtoHAsync", bytes);
   }
   static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
                                  std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     return CheckStream(stream, stream->api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes, stream->stream),
                        "cuMemcpyDtoDAsync", bytes);
   }
@@ -252,7 +252,7 @@ struct cuda {
   static Status EnqueueMemcpyPeer(StreamHandle& stream, const ExecutorState& dst_executor, DeviceMemoryBase dst,
                                   const ExecutorState& src_executor, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     if (const CUresult r = stream->api->cuMemcpyPeerAsync(Address(dst), dst_executor.context, Address(src),
                                                           src_executor.context, bytes, stream->stream);
         r != CUDA_SUCCESS) {
@@ -263,7 +263,7 @@ struct cuda {
   }
   static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     return CheckStream(stream,
                        stream->api->cuMemsetD8Async(Address(dst), static_cast<unsigned char>(value & 0xff), bytes,
                                                     stream->stream),
@@ -272,7 +272,7 @@ struct cuda {
   static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
                                 std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     return CheckStream(stream, stream->api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, stream->stream),
                        "cuMemsetD32Async", bytes);
   }
@@ -280,7 +280,7 @@ struct cuda {
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     auto box = std::make_unique<Box>(Box{stream, std::forward<Callback>(callback)});
     if (const CUresult r = stream->api->cuLaunchHostFunc(stream->stream, &Box::Run, box.get()); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuLaunchHostFunc", "queueing a host callback on cuda:{}", stream->ordinal);
@@ -293,7 +293,7 @@ struct cuda {
 
   // Timing stays enabled: the same events serve as Timer start/stop points.
   static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     event.api = executor.api;
     event.context = executor.context;
     if (const CUresult r = executor.api->cuEventCreate(&event.event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
@@ -308,35 +308,35 @@ struct cuda {
     event.event = nullptr;
   }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     if (const CUresult r = stream->api->cuEventRecord(event.event, stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuEventRecord", "on a stream of cuda:{}", stream->ordinal);
     }
     return Status();
   }
   static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     if (const CUresult r = stream->api->cuStreamWaitEvent(stream->stream, event.event, 0); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamWaitEvent", "on a stream of cuda:{}", stream->ordinal);
     }
     return Status();
   }
   static StatusOr<bool> EventQuery(EventHandle& event) {
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
     const CUresult r = event.api->cuEventQuery(event.event);
     if (r == CUDA_SUCCESS) return true;
     if (r == CUDA_ERROR_NOT_READY) return false;
     return event.api->Error(r, "cuEventQuery", "polling an event");
   }
   static Status EventSynchronize(EventHandle& event) {
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
     if (const CUresult r = event.api->cuEventSynchronize(event.event); r != CUDA_SUCCESS) {
       return event.api->Error(r, "cuEventSynchronize", "waiting for an event");
     }
     return Status();
   }
   static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
-    SE_RETURN_IF_ERROR(EventSynchronize(stop));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
     float milliseconds = 0.0f;
     if (const CUresult r = start.api->cuEventElapsedTime(&milliseconds, start.event, stop.event); r != CUDA_SUCCESS) {
       return start.api->Error(r, "cuEventElapsedTime",
@@ -355,7 +355,7 @@ struct cuda {
   }
   static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                            const KernelSignature& signature, KernelHandle& kernel) {
-    SE_RETURN_IF_ERROR(Current(executor));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
     return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, signature.params,
                                    kernel.function);
   }
@@ -384,7 +384,7 @@ struct cuda {
           ...);
       (void)next;
     }(std::index_sequence_for<Params...>{});
-    SE_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
     const CUresult r = stream->api->cuLaunchKernel(
         kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
         static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
@@ -408,7 +408,7 @@ struct cuda {
   }
   // Lets kernels and copies on `from` access memory of `to`.
   static Status EnablePeerAccess(ExecutorState& from, ExecutorState& to) {
-    SE_RETURN_IF_ERROR(Current(from));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Current(from));
     const CUresult r = from.api->cuCtxEnablePeerAccess(to.context, 0);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return Status();
     return from.api->Error(r, "cuCtxEnablePeerAccess", "from cuda:{} to cuda:{}", from.ordinal, to.ordinal);

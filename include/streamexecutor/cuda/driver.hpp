@@ -139,11 +139,11 @@ inline Status ResolveAll(DriverApi& api) {
                      api.driver_version, name, version, static_cast<int>(found));
   };
 #define SE_CUDA_RESOLVE(name, version) \
-  SE_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, true));
+  STREAMEXECUTOR_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, true));
   SE_CUDA_REQUIRED_ENTRY_POINTS(SE_CUDA_RESOLVE)
 #undef SE_CUDA_RESOLVE
 #define SE_CUDA_RESOLVE_OPTIONAL(name, version) \
-  SE_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, false));
+  STREAMEXECUTOR_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), version, false));
   SE_CUDA_OPTIONAL_ENTRY_POINTS(SE_CUDA_RESOLVE_OPTIONAL)
 #undef SE_CUDA_RESOLVE_OPTIONAL
   return Status();

@@ -120,7 +120,7 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
   if (!image.ok()) return image.status();
   const std::string where = fmt::format("cuda:{}", ordinal);
   if (format == "PTX") {
-    SE_RETURN_IF_ERROR(CheckPtxSignature(image.value(), chosen->kernel_name, declared, where));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckPtxSignature(image.value(), chosen->kernel_name, declared, where));
   }
 
   CUmodule loaded = nullptr;
@@ -130,7 +130,7 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
     if (auto it = cache.modules.find(key); it != cache.modules.end()) {
       loaded = it->second;
     } else {
-      SE_RETURN_IF_ERROR(LoadModule(api, ordinal, format, *chosen, image.value(), loaded));
+      STREAMEXECUTOR_RETURN_IF_ERROR(LoadModule(api, ordinal, format, *chosen, image.value(), loaded));
       cache.modules.emplace(std::move(key), loaded);
     }
   }

@@ -237,7 +237,7 @@ inline StatusOr<std::vector<PtxEntry>> ParsePtxEntries(std::string_view ptx) {
                              lexer.line(), entry.name);
           }
           PtxParam& param = entry.params.emplace_back();
-          SE_RETURN_IF_ERROR(ParsePtxParam(lexer, entry.name, entry.params.size() - 1, param));
+          STREAMEXECUTOR_RETURN_IF_ERROR(ParsePtxParam(lexer, entry.name, entry.params.size() - 1, param));
           const std::string_view separator = lexer.Next();
           if (separator == ")") break;
           if (separator != ",") {

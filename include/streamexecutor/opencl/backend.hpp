@@ -320,8 +320,8 @@ struct opencl {
     return Status();
   }
   static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
-    SE_RETURN_IF_ERROR(EventSynchronize(start));
-    SE_RETURN_IF_ERROR(EventSynchronize(stop));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(start));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
     cl_ulong begin = 0, end = 0;
     cl_int error = clGetEventProfilingInfo(start.latest, CL_PROFILING_COMMAND_END, sizeof(begin), &begin, nullptr);
     if (error == CL_SUCCESS) {

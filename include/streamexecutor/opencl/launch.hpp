@@ -132,7 +132,7 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
   // Only the dimensions in use: drivers do per-dimension work for each.
   const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
   std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
-  SE_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
+  STREAMEXECUTOR_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
   const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) [[unlikely]] {
     return ClError("clEnqueueNDRangeKernel", error,
