@@ -4,19 +4,34 @@
 // A view is an opaque backend handle plus a byte offset and a byte size. The
 // offset is what makes GetSlice work on every backend: host and CUDA add it to
 // the pointer, OpenCL (whose cl_mem cannot be offset) passes it separately.
+//
+// A view also carries the process-unique id of the allocation it came from.
+// Allocators reuse addresses, so the handle alone cannot tell a live buffer
+// from a freed one now occupying the same address: the executor checks the id,
+// and a stale view (or a stale ScopedDeviceMemory's Reset) is refused instead
+// of touching, or freeing, the newer allocation.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+
+#include "streamexecutor/detail/export.hpp"
 
 namespace streamexecutor {
 
 class DeviceMemoryBase {
  public:
+  // Ids that no allocation has: memory the executor did not allocate (a
+  // backend's own view), and the null result of an out-of-range GetSlice.
+  static constexpr std::uint64_t kNoAllocationId = 0;
+  static constexpr std::uint64_t kOutOfRangeSliceId = ~std::uint64_t{0};
+
   constexpr DeviceMemoryBase() = default;
-  constexpr DeviceMemoryBase(void* opaque, std::uint64_t size_bytes, std::uint64_t offset_bytes = 0)
-      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes) {}
+  constexpr DeviceMemoryBase(void* opaque, std::uint64_t size_bytes, std::uint64_t offset_bytes = 0,
+                             std::uint64_t allocation_id = kNoAllocationId)
+      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id) {}
 
   // The backend's handle for the whole allocation (host pointer, CUdeviceptr, cl_mem).
   constexpr void* opaque() const { return opaque_; }
@@ -24,16 +39,42 @@ class DeviceMemoryBase {
   constexpr std::uint64_t offset() const { return offset_; }
   // Size of the view in bytes (seed name).
   constexpr std::uint64_t size() const { return size_; }
+  // Which allocation this view belongs to (see the comment at the top).
+  constexpr std::uint64_t allocation_id() const { return id_; }
   constexpr bool IsNull() const { return opaque_ == nullptr; }
+  // A null view that GetSlice returned because the range did not fit.
+  constexpr bool IsOutOfRangeSlice() const { return opaque_ == nullptr && id_ == kOutOfRangeSliceId; }
   constexpr bool IsSameAs(const DeviceMemoryBase& other) const {
-    return opaque_ == other.opaque_ && offset_ == other.offset_ && size_ == other.size_;
+    return opaque_ == other.opaque_ && offset_ == other.offset_ && size_ == other.size_ && id_ == other.id_;
   }
 
  protected:
   void* opaque_ = nullptr;
   std::uint64_t offset_ = 0;
   std::uint64_t size_ = 0;
+  std::uint64_t id_ = kNoAllocationId;
 };
+
+namespace detail {
+// Process-wide, so that ids never repeat across executors or backends; exported
+// so that two shared libraries including these headers share one counter.
+STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// count * sizeof(T), saturating where it would wrap (used in messages and checks).
+template <typename T>
+constexpr std::uint64_t SaturatingBytes(std::uint64_t count) {
+  return count > ~std::uint64_t{0} / sizeof(T) ? ~std::uint64_t{0} : count * sizeof(T);
+}
+
+// Why a view is null, for the messages of every operation that refuses one.
+constexpr const char* DescribeNullMemory(const DeviceMemoryBase& memory) {
+  return memory.IsOutOfRangeSlice() ? "null: it came from a GetSlice whose range did not fit in its view"
+                                    : "a null DeviceMemory (moved-from, freed, or a failed allocation)";
+}
+}  // namespace detail
 
 template <typename T>
 class DeviceMemory : public DeviceMemoryBase {
@@ -46,17 +87,20 @@ class DeviceMemory : public DeviceMemoryBase {
   constexpr DeviceMemory() = default;
   // Reinterprets untyped memory; the size is truncated to whole elements.
   constexpr explicit DeviceMemory(const DeviceMemoryBase& other)
-      : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T), other.offset()) {}
+      : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T), other.offset(),
+                         other.allocation_id()) {}
 
   constexpr std::uint64_t ElementCount() const { return size_ / sizeof(T); }
 
   // A view of `count` elements starting at element `offset`. Out-of-range
-  // requests give a null view, which every operation rejects with a message.
+  // requests give a null view, which every operation rejects with a message
+  // that says it came from an out-of-range slice.
   constexpr DeviceMemory<T> GetSlice(std::uint64_t element_offset, std::uint64_t element_count) const {
     if (IsNull() || element_offset > ElementCount() || element_count > ElementCount() - element_offset) {
-      return DeviceMemory<T>();
+      return DeviceMemory<T>(DeviceMemoryBase(nullptr, 0, 0, kOutOfRangeSliceId));
     }
-    return DeviceMemory<T>(DeviceMemoryBase(opaque_, element_count * sizeof(T), offset_ + element_offset * sizeof(T)));
+    return DeviceMemory<T>(
+        DeviceMemoryBase(opaque_, element_count * sizeof(T), offset_ + element_offset * sizeof(T), id_));
   }
 };
 
@@ -71,7 +115,9 @@ class SharedDeviceMemory {
   using ElementType = T;
   constexpr explicit SharedDeviceMemory(std::uint64_t element_count = 0) : count_(element_count) {}
   constexpr std::uint64_t ElementCount() const { return count_; }
-  constexpr std::uint64_t size() const { return count_ * sizeof(T); }
+  // Saturates instead of wrapping, so that a huge count fails the launch's
+  // shared-memory check rather than passing it as a small number.
+  constexpr std::uint64_t size() const { return detail::SaturatingBytes<T>(count_); }
 
  private:
   std::uint64_t count_;

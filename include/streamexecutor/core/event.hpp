@@ -30,6 +30,11 @@ class Event {
 
   // Creates the driver event; false (with init_status() saying why) on failure.
   bool Init() {
+    if (parent_ == nullptr) {
+      init_status_ = ::streamexecutor::Status(ErrorCode::kInvalidArgument,
+                                             "Event::Init: the event was constructed with a null StreamExecutor");
+      return false;
+    }
     if (initialized_) {
       init_status_ = MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized",
                                parent_->DeviceLabel());
@@ -62,7 +67,7 @@ class Event {
   ::streamexecutor::Status CheckInitialized(std::string_view op) const {
     if (initialized_) return {};
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the Event was not initialized (call Init())", op,
-                     parent_->DeviceLabel());
+                     parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>");
   }
 
  private:

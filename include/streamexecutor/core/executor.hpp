@@ -8,6 +8,8 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
+#include <array>
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/kernel.hpp"
@@ -59,24 +61,27 @@ class StreamExecutor {
   }
 
   // Frees the allocation `memory` views and nulls the view. Freeing a slice,
-  // a foreign or an already-freed pointer is an error, not a crash.
+  // a foreign or an already-freed view is an error, not a crash. Work already
+  // queued that uses the memory still runs on it: every backend defers the
+  // release until that work is done.
   Status Deallocate(DeviceMemoryBase* memory) {
     if (memory == nullptr || memory->IsNull()) {
-      return MakeError(ErrorCode::kInvalidArgument, "Deallocate on {}: the DeviceMemory is null", label_);
+      return MakeError(ErrorCode::kInvalidArgument, "Deallocate on {}: the DeviceMemory is {}", label_,
+                       memory == nullptr ? "a null pointer" : detail::DescribeNullMemory(*memory));
     }
     {
       std::lock_guard<std::mutex> lock(live_mutex_);
       auto it = live_.find(memory->opaque());
-      if (it == live_.end()) {
+      if (it == live_.end() || it->second.id != memory->allocation_id()) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "Deallocate on {}: {} was not allocated by this executor or was already freed", label_,
                          memory->opaque());
       }
-      if (memory->offset() != 0 || memory->size() != it->second) {
+      if (memory->offset() != 0 || memory->size() != it->second.bytes) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "Deallocate on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; "
                          "free the whole allocation",
-                         label_, memory->size(), memory->offset(), it->second);
+                         label_, memory->size(), memory->offset(), it->second.bytes);
       }
       live_.erase(it);
     }
@@ -90,25 +95,29 @@ class StreamExecutor {
   Status CheckDeviceRange(std::string_view op, std::string_view role, const DeviceMemoryBase& memory,
                           std::uint64_t bytes) const {
     if (memory.IsNull()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{} on {}: the {} is a null DeviceMemory (moved-from, freed, or a failed allocation)", op,
-                       label_, role);
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} is {}", op, label_, role,
+                       detail::DescribeNullMemory(memory));
     }
     if (bytes > memory.size()) {
       return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", op,
                        label_, bytes, role, memory.size());
     }
     std::lock_guard<std::mutex> lock(live_mutex_);
-    auto it = live_.find(memory.opaque());
-    if (it == live_.end()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "{} on {}: the {} DeviceMemory ({}) is not live memory of this executor (freed, or from "
-                       "another device)",
-                       op, label_, role, memory.opaque());
-    }
-    if (memory.offset() + memory.size() > it->second) {
-      return MakeError(ErrorCode::kOutOfRange, "{} on {}: the {} view [{}, {}) runs past its {}-byte allocation", op,
-                       label_, role, memory.offset(), memory.offset() + memory.size(), it->second);
+    return CheckLiveLocked(memory, [&](ErrorCode code, std::string_view why) {
+      return MakeError(code, "{} on {}: the {} DeviceMemory is {}", op, label_, role, why);
+    });
+  }
+
+  // The launch-time form: every DeviceMemory argument under one lock. Null
+  // entries are parameters that are not DeviceMemory.
+  Status CheckLaunchMemory(const std::string& kernel_name, std::span<const DeviceMemoryBase* const> args) const {
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == nullptr) continue;
+      Status status = CheckLiveLocked(*args[i], [&](ErrorCode code, std::string_view why) {
+        return MakeError(code, "ThenLaunch of kernel '{}' on {}: argument {} is {}", kernel_name, label_, i, why);
+      });
+      if (!status.ok()) [[unlikely]] return status;
     }
     return Status();
   }
@@ -178,7 +187,7 @@ class StreamExecutor {
   Status SynchronousMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
     constexpr std::string_view op = "SynchronousMemset32";
     if (location == nullptr) return NullArgument(op, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemset32Size(op, size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemset32(op, *location, size));
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
     return B::SyncMemset32(state_, *location, pattern, size);
   }
@@ -205,16 +214,32 @@ class StreamExecutor {
     const KernelSignature signature{TypedKernel<Params...>::ParamInfos(), &TypedKernel<Params...>::HostSignature};
     typename B::KernelHandle handle{};
     STREAMEXECUTOR_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
-    kernel->Bind(handle, &ReleaseKernel, name);
+    const std::string* interned = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(live_mutex_);
+      interned = &*kernel_names_.insert(name).first;
+    } catch (...) {
+      B::ReleaseKernel(state_, handle);
+      return MakeError(ErrorCode::kResourceExhausted, "GetKernel on {}: out of host memory for kernel '{}'", label_,
+                       name);
+    }
+    kernel->Bind(handle, &ReleaseKernel, interned);
     return Status();
   }
 
   typename B::ExecutorState& native_state() { return state_; }
   const typename B::ExecutorState& native_state() const { return state_; }
 
-  static Status CheckMemset32Size(std::string_view op, std::uint64_t size) {
+  // 32-bit fills write whole, aligned words on every backend (OpenCL and
+  // CUDA require it; the host backend would otherwise store misaligned).
+  static Status CheckMemset32(std::string_view op, const DeviceMemoryBase& location, std::uint64_t size) {
     if (size % 4 != 0) {
       return MakeError(ErrorCode::kInvalidArgument, "{}: size {} is not a multiple of 4 bytes", op, size);
+    }
+    if (location.offset() % 4 != 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{}: the destination view starts at byte offset {}, which is not a multiple of 4", op,
+                       location.offset());
     }
     return Status();
   }
@@ -231,8 +256,8 @@ class StreamExecutor {
       return MakeError(ErrorCode::kOutOfRange,
                        "{} on {}: the source holds {} elements of {} ({} bytes) but the destination only {} ({} "
                        "bytes)",
-                       op, label_, source_count, detail::TypeName<T>(), source_count * sizeof(T), destination_count,
-                       destination_count * sizeof(T));
+                       op, label_, source_count, detail::TypeName<T>(), detail::SaturatingBytes<T>(source_count),
+                       destination_count, detail::SaturatingBytes<T>(destination_count));
     }
     return Status();
   }
@@ -268,9 +293,38 @@ class StreamExecutor {
     const std::uint64_t bytes = count * element_size;
     StatusOr<DeviceMemoryBase> memory = B::Allocate(state_, bytes);
     if (!memory.ok()) return memory.status();
-    std::lock_guard<std::mutex> lock(live_mutex_);
-    live_.emplace(memory.value().opaque(), bytes);
-    return memory;
+    const std::uint64_t id = detail::NextAllocationId();
+    try {
+      std::lock_guard<std::mutex> lock(live_mutex_);
+      live_.insert_or_assign(memory.value().opaque(), LiveAllocation{bytes, id});
+    } catch (...) {
+      B::Deallocate(state_, memory.value()).IgnoreError();
+      return MakeError(ErrorCode::kResourceExhausted, "allocation on {}: out of host memory to track {} bytes",
+                       label_, bytes);
+    }
+    return DeviceMemoryBase(memory.value().opaque(), bytes, 0, id);
+  }
+
+  // Shared by the copy and launch checks; live_mutex_ is held.
+  template <typename MakeStatus>
+  Status CheckLiveLocked(const DeviceMemoryBase& memory, MakeStatus&& fail) const {
+    if (memory.IsNull()) [[unlikely]] {
+      return fail(ErrorCode::kInvalidArgument, detail::DescribeNullMemory(memory));
+    }
+    auto it = live_.find(memory.opaque());
+    if (it == live_.end() || it->second.id != memory.allocation_id()) [[unlikely]] {
+      return fail(ErrorCode::kFailedPrecondition,
+                  fmt::format("not live memory of this executor ({}: freed, or from another device)",
+                              memory.opaque()));
+    }
+    // offset + size never wraps: both come from views inside one allocation,
+    // but a hand-built view could hold anything, so compare without adding.
+    if (memory.offset() > it->second.bytes || memory.size() > it->second.bytes - memory.offset()) [[unlikely]] {
+      return fail(ErrorCode::kOutOfRange,
+                  fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
+                              memory.offset(), it->second.bytes));
+    }
+    return Status();
   }
 
   static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {
@@ -286,8 +340,14 @@ class StreamExecutor {
   std::string label_;
   typename B::ExecutorState state_{};
   DeviceDescription description_;
+  struct LiveAllocation {
+    std::uint64_t bytes;
+    std::uint64_t id;
+  };
   mutable std::mutex live_mutex_;
-  std::unordered_map<void*, std::uint64_t> live_;  // allocation -> bytes
+  std::unordered_map<void*, LiveAllocation> live_;  // allocation handle -> size and id
+  // Node-based, so that the strings never move: launches keep pointers to them.
+  std::unordered_set<std::string> kernel_names_;
 };
 
 template <Backend B>
@@ -313,9 +373,5 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
   return slot.get();
 }
 
-template <Backend B>
-Platform<B>::~Platform() {
-  executors_.clear();
-}
 
 }  // namespace streamexecutor

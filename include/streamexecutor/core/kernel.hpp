@@ -39,7 +39,9 @@ class KernelBase {
   }
   ~KernelBase() { Reset(); }
 
-  const std::string& name() const { return name_; }
+  // The name lives in the executor, not in the kernel, so that messages of a
+  // launch still queued when the TypedKernel is destroyed never dangle.
+  const std::string& name() const { return name_ != nullptr ? *name_ : NoName(); }
   bool IsLoaded() const { return release_ != nullptr; }
   // The StreamExecutor this kernel was created for (type-erased only here,
   // where nothing runs per launch).
@@ -60,13 +62,13 @@ class KernelBase {
   using Release = void (*)(const void* executor, std::byte* handle);
 
   template <typename Handle>
-  void Bind(const Handle& handle, Release release, std::string name) {
+  void Bind(const Handle& handle, Release release, const std::string* name) {
     static_assert(std::is_trivially_copyable_v<Handle> && sizeof(Handle) <= kHandleCapacity &&
                   alignof(Handle) <= alignof(std::max_align_t));
     Reset();
     ::new (static_cast<void*>(handle_)) Handle(handle);
     release_ = release;
-    name_ = std::move(name);
+    name_ = name;
   }
   void Reset() {
     if (release_) release_(executor_, handle_);
@@ -76,13 +78,17 @@ class KernelBase {
     executor_ = other.executor_;
     std::memcpy(handle_, other.handle_, kHandleCapacity);
     release_ = std::exchange(other.release_, nullptr);
-    name_ = std::move(other.name_);
+    name_ = other.name_;
+  }
+  static const std::string& NoName() {
+    static const std::string empty;
+    return empty;
   }
 
   const void* executor_ = nullptr;
   alignas(std::max_align_t) std::byte handle_[kHandleCapacity] = {};
   Release release_ = nullptr;
-  std::string name_;
+  const std::string* name_ = nullptr;
 };
 
 template <typename... Params>

@@ -145,12 +145,20 @@ constexpr PackedArgT<P> PackOne(A&& arg) {
   }
 }
 
+// The view a launch argument for parameter P denotes, for the launch-time
+// liveness check: null for parameters that are not DeviceMemory, a null view
+// for a null pointer.
 template <typename P, typename A>
-constexpr bool IsNullMemory(const A& arg) {
+const DeviceMemoryBase* MemoryView(const A& arg) {
   if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-    return arg == nullptr || arg->IsNull();
+    static constexpr DeviceMemoryBase kNullView;
+    if constexpr (std::is_null_pointer_v<A>) {
+      return &kNullView;
+    } else {
+      return arg == nullptr ? &kNullView : static_cast<const DeviceMemoryBase*>(arg);
+    }
   } else {
-    return false;
+    return nullptr;
   }
 }
 

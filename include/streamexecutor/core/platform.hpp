@@ -9,19 +9,27 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
 
 namespace streamexecutor {
 
 template <Backend B>
 class StreamExecutor;
 
+// Exported so that two shared libraries that include these headers (even
+// built with -fvisibility=hidden) share one Platform per backend per process.
 template <Backend B>
-class Platform {
+class STREAMEXECUTOR_EXPORT Platform {
  public:
   // The process-wide instance; the driver is initialised on first use.
+  //
+  // It is never destroyed: streams, buffers and events that users keep at
+  // namespace scope (or in other statics) are destroyed at exit in an order
+  // nobody controls, and each of them needs its executor and the driver
+  // state behind it. The operating system reclaims everything at exit.
   static Platform& Get() {
-    static Platform instance;
-    return instance;
+    static Platform* const instance = new Platform();
+    return *instance;
   }
 
   Platform(const Platform&) = delete;
@@ -40,7 +48,7 @@ class Platform {
 
  private:
   Platform() : init_status_(B::InitPlatform(state_)) {}
-  ~Platform();
+  ~Platform() = delete;
 
   typename B::PlatformState state_;
   Status init_status_;

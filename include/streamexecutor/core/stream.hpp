@@ -30,6 +30,10 @@ class Stream {
   }
 
   Stream& Init() {
+    if (parent_ == nullptr) {
+      return Fail(Status(ErrorCode::kInvalidArgument, "Stream::Init: the stream was constructed with a null "
+                                                      "StreamExecutor"));
+    }
     if (initialized_) return Fail(ErrorCode::kFailedPrecondition, "Stream::Init: the stream is already initialized");
     if (Status s = B::CreateStream(parent_->native_state(), handle_); !s.ok()) return Fail(std::move(s));
     if (Status s = B::CreateEvent(parent_->native_state(), join_event_); !s.ok()) {
@@ -155,7 +159,7 @@ class Stream {
     constexpr std::string_view op = "ThenMemset32";
     if (!Ready(op)) return *this;
     if (location == nullptr) return Fail(Null(op, "destination"));
-    if (Status s = CheckAll(StreamExecutor<B>::CheckMemset32Size(op, size),
+    if (Status s = CheckAll(StreamExecutor<B>::CheckMemset32(op, *location, size),
                             parent_->CheckDeviceRange(op, "destination", *location, size));
         !s.ok()) {
       return Fail(std::move(s));
@@ -170,6 +174,7 @@ class Stream {
     if (!Ready(op)) return *this;
     if (event == nullptr) return Fail(Null(op, "event"));
     if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
+    if (event->parent() != parent_) return Fail(OtherExecutor(op, "event", event->parent()->DeviceLabel()));
     if (Status s = B::RecordEvent(handle_, event->native_handle()); !s.ok()) return Fail(std::move(s));
     event->recorded_ = true;
     return *this;
@@ -180,6 +185,7 @@ class Stream {
     if (!Ready(op)) return *this;
     if (event == nullptr) return Fail(Null(op, "event"));
     if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
+    if (event->parent() != parent_) return Fail(OtherExecutor(op, "event", event->parent()->DeviceLabel()));
     return Check(B::StreamWaitEvent(handle_, event->native_handle()));
   }
   // Later work on this stream waits until everything enqueued on `other` so far has run.
@@ -191,6 +197,7 @@ class Stream {
     if (!other->initialized_) {
       return Fail(MakeError(ErrorCode::kFailedPrecondition, "{}: the other stream is not initialized", op));
     }
+    if (other->parent_ != parent_) return Fail(OtherExecutor(op, "stream", other->Label()));
     if (Status s = B::RecordEvent(other->handle_, join_event_); !s.ok()) return Fail(std::move(s));
     return Check(B::StreamWaitEvent(handle_, join_event_));
   }
@@ -239,25 +246,23 @@ class Stream {
         blocks.y > device.max_grid_dims.y || blocks.z > device.max_grid_dims.z) [[unlikely]] {
       return BadDimensions(kernel.name(), threads, blocks);
     }
-    std::size_t null_index = 0;
-    std::size_t index = 0;
-    const bool any_null = ((detail::IsNullMemory<Params>(args) ? (null_index = index, ++index, true)
-                                                               : (++index, false)) ||
-                           ...);
-    if (any_null) [[unlikely]] {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "ThenLaunch of kernel '{}' on {}: argument {} is a null DeviceMemory (moved-from, freed, or a "
-                       "failed allocation)",
-                       kernel.name(), parent_->DeviceLabel(), null_index);
+    if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {
+      // One array of the DeviceMemory arguments (null for other parameters),
+      // checked against the executor's live allocations under one lock: a
+      // freed view, another executor's memory or a stale copy of a view is an
+      // error here instead of a fault inside the driver or the kernel.
+      const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
+      if (Status s = parent_->CheckLaunchMemory(kernel.name(), views); !s.ok()) [[unlikely]] return s;
     }
     if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
       std::uint64_t shared = 0;
-      std::size_t i = 0;
-      ((shared += SharedBytes<Params>(args), ++i), ...);
-      if (shared > device.shared_memory_per_block) {
+      bool wrapped = false;
+      ((wrapped |= __builtin_add_overflow(shared, SharedBytes<Params>(args), &shared)), ...);
+      if (wrapped || shared > device.shared_memory_per_block) {
         return MakeError(ErrorCode::kResourceExhausted,
                          "ThenLaunch of kernel '{}' on {}: {} bytes of shared memory requested, the device allows {}",
-                         kernel.name(), parent_->DeviceLabel(), shared, device.shared_memory_per_block);
+                         kernel.name(), Label(), wrapped ? ~std::uint64_t{0} : shared,
+                         device.shared_memory_per_block);
       }
     }
     return Status();
@@ -273,17 +278,17 @@ class Stream {
     if (!kernel.IsLoaded()) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "ThenLaunch on {}: the kernel is not loaded (GetKernel failed or was not called)",
-                       parent_->DeviceLabel());
+                       Label());
     }
     return MakeError(ErrorCode::kInvalidArgument, "ThenLaunch on {}: kernel '{}' was loaded for another StreamExecutor",
-                     parent_->DeviceLabel(), kernel.name());
+                     Label(), kernel.name());
   }
   Status BadDimensions(const std::string& name, const ThreadDim& t, const BlockDim& b) const {
     const DeviceDescription& d = parent_->GetDeviceDescription();
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenLaunch of kernel '{}' on {}: threads {}x{}x{} per block, blocks {}x{}x{}: every dimension must "
                      "be at least 1, at most {} threads per block ({}x{}x{}) and a grid of at most {}x{}x{} blocks",
-                     name, parent_->DeviceLabel(), t.x, t.y, t.z, b.x, b.y, b.z, d.max_threads_per_block,
+                     name, Label(), t.x, t.y, t.z, b.x, b.y, b.z, d.max_threads_per_block,
                      d.max_block_dims.x, d.max_block_dims.y, d.max_block_dims.z, d.max_grid_dims.x, d.max_grid_dims.y,
                      d.max_grid_dims.z);
   }
@@ -296,12 +301,19 @@ class Stream {
     }
     return true;
   }
+  // Messages name the device; a stream built on a null executor has none.
+  std::string_view Label() const { return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>"; }
+  Status OtherExecutor(std::string_view op, std::string_view what, std::string_view other) const {
+    return MakeError(ErrorCode::kUnimplemented,
+                     "{} on {}: the {} belongs to {}; a stream can only use events and streams of its own executor",
+                     op, Label(), what, other);
+  }
   Status NotInitialized(std::string_view op) const {
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", op,
-                     parent_->DeviceLabel());
+                     Label());
   }
   Status Null(std::string_view op, std::string_view what) const {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, parent_->DeviceLabel(), what);
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, Label(), what);
   }
   static Status CheckAll(Status first, Status second) { return first.ok() ? std::move(second) : std::move(first); }
 
@@ -314,7 +326,7 @@ class Stream {
     return *this;
   }
   Stream& Fail(ErrorCode code, std::string_view message) {
-    return Fail(MakeError(code, "{} ({})", message, parent_->DeviceLabel()));
+    return Fail(MakeError(code, "{} ({})", message, Label()));
   }
 
   StreamExecutor<B>* parent_;

@@ -20,7 +20,8 @@
 
 namespace streamexecutor {
 
-struct host {
+// Exported so that Platform<host> is one per process across shared libraries.
+struct STREAMEXECUTOR_EXPORT host {
   static constexpr std::string_view kName = "host";
   // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
   using KernelContext = host_detail::KernelContext;
@@ -34,6 +35,10 @@ struct host {
   struct ExecutorState {
     host_detail::Pool* pool = nullptr;
     int ordinal = 0;
+    // Every live stream, so that Deallocate can defer a free until the
+    // streams have run the work queued before it.
+    std::mutex streams_mutex;
+    std::vector<host_detail::HostStream*> streams;
   };
   using StreamHandle = host_detail::HostStream*;
   using EventHandle = host_detail::HostEvent*;
@@ -46,7 +51,12 @@ struct host {
 
   static Status InitPlatform(PlatformState& platform) {
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    platform.pool = std::make_unique<host_detail::Pool>(threads);
+    try {
+      platform.pool = std::make_unique<host_detail::Pool>(threads);
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kUnavailable, "host platform: could not start {} worker threads: {}", threads,
+                       e.what());
+    }
     return Status();
   }
   static int DeviceCount(const PlatformState&) { return 1; }
@@ -91,8 +101,27 @@ struct host {
     }
     return DeviceMemoryBase(ptr, bytes);
   }
-  static Status Deallocate(ExecutorState&, DeviceMemoryBase memory) {
-    std::free(memory.opaque());
+  // Like clReleaseMemObject: the memory is released once the work queued
+  // before this call, on every stream of the executor, has run. Each stream
+  // takes a share of the release; idle ones drop theirs at once.
+  static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
+    std::lock_guard<std::mutex> lock(executor.streams_mutex);
+    bool busy = false;
+    for (host_detail::HostStream* stream : executor.streams) busy |= stream->HasPendingWork();
+    if (!busy) {
+      std::free(memory.opaque());
+      return Status();
+    }
+    const int shares = static_cast<int>(executor.streams.size());
+    auto* deferred = new (std::nothrow) host_detail::DeferredFree{memory.opaque(), {shares}};
+    if (deferred == nullptr) {
+      // Freeing now could corrupt queued work; keeping it is the safe failure.
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "Deallocate on host:{}: out of memory to defer the release until queued work is done; the "
+                       "allocation is kept",
+                       executor.ordinal);
+    }
+    for (host_detail::HostStream* stream : executor.streams) stream->DeferUntilDone(deferred);
     return Status();
   }
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
@@ -138,11 +167,22 @@ struct host {
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
-    stream = new host_detail::HostStream(executor.pool, executor.ordinal);
+    try {
+      auto owned = std::make_unique<host_detail::HostStream>(executor.pool, executor.ordinal);
+      std::lock_guard<std::mutex> lock(executor.streams_mutex);
+      executor.streams.push_back(owned.get());
+      stream = owned.release();
+    } catch (const std::bad_alloc&) {
+      return MakeError(ErrorCode::kResourceExhausted, "creating a stream on host:{}: out of memory", executor.ordinal);
+    }
     return Status();
   }
-  static void DestroyStream(ExecutorState&, StreamHandle& stream) {
+  static void DestroyStream(ExecutorState& executor, StreamHandle& stream) {
     stream->Quiesce();
+    {
+      std::lock_guard<std::mutex> lock(executor.streams_mutex);
+      std::erase(executor.streams, stream);
+    }
     delete std::exchange(stream, nullptr);
   }
   static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
@@ -165,56 +205,88 @@ struct host {
     return EnqueueFill(stream, Address(dst), pattern, bytes, false);
   }
 
-  // Small callables live in the command slot; larger ones are boxed on the heap.
+  // Small callables live in the command slot; larger ones are boxed on the
+  // heap. If constructing the callable (or its box) throws, the slot is given
+  // back unpublished and the stream stays usable.
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using F = std::decay_t<Callback>;
     using Command = host_detail::Command;
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kCallback;
-    if constexpr (sizeof(F) <= Command::kPayloadBytes && alignof(F) <= alignof(std::max_align_t)) {
-      ::new (static_cast<void*>(command.payload)) F(std::forward<Callback>(callback));
-      command.callback.invoke = [](void* p) { (*std::launder(static_cast<F*>(p)))(); };
-      command.callback.destroy = [](void* p) { std::launder(static_cast<F*>(p))->~F(); };
-    } else {
-      ::new (static_cast<void*>(command.payload)) F*(new F(std::forward<Callback>(callback)));
-      command.callback.invoke = [](void* p) { (**std::launder(static_cast<F**>(p)))(); };
-      command.callback.destroy = [](void* p) { delete *std::launder(static_cast<F**>(p)); };
+    Command* command = stream->Reserve();
+    if (command == nullptr) return RingFull(stream, "ThenDoHostCallback");
+    try {
+      if constexpr (sizeof(F) <= Command::kPayloadBytes && alignof(F) <= alignof(std::max_align_t)) {
+        ::new (static_cast<void*>(command->payload)) F(std::forward<Callback>(callback));
+        command->callback.invoke = [](void* p) { (*std::launder(static_cast<F*>(p)))(); };
+        command->callback.destroy = [](void* p) { std::launder(static_cast<F*>(p))->~F(); };
+      } else {
+        ::new (static_cast<void*>(command->payload)) F*(new F(std::forward<Callback>(callback)));
+        command->callback.invoke = [](void* p) { (**std::launder(static_cast<F**>(p)))(); };
+        command->callback.destroy = [](void* p) { delete *std::launder(static_cast<F**>(p)); };
+      }
+    } catch (const std::exception& e) {
+      stream->Cancel();
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw: {}",
+                       stream->ordinal(), e.what());
+    } catch (...) {
+      stream->Cancel();
+      return MakeError(ErrorCode::kInternal,
+                       "ThenDoHostCallback on host:{}: copying the callback threw a non-std::exception",
+                       stream->ordinal());
     }
+    command->kind = Command::Kind::kCallback;
     stream->Publish();
     return Status();
   }
 
   // ---- Events ------------------------------------------------------------------
 
-  static Status CreateEvent(ExecutorState&, EventHandle& event) {
-    event = new host_detail::HostEvent();
+  static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
+    event = new (std::nothrow) host_detail::HostEvent();
+    if (event == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "creating an event on host:{}: out of memory",
+                       executor.ordinal);
+    }
     return Status();
   }
-  // Waits for pending recordings (queued commands point at it); pending waits
-  // on other streams keep it alive through its reference count.
-  static void DestroyEvent(ExecutorState&, EventHandle& event) {
-    if (!event) return;
-    event->Quiesce();
-    if (event->Release()) delete event;
-    event = nullptr;
-  }
+  // Queued records and waits hold their own references to the recordings
+  // they target, so the event can go at once.
+  static void DestroyEvent(ExecutorState&, EventHandle& event) { delete std::exchange(event, nullptr); }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
     using Command = host_detail::Command;
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kRecordEvent;
-    command.event = host_detail::EventCommand{event, event->NextGeneration()};
+    auto* token = new (std::nothrow) host_detail::CompletionToken();
+    if (token == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on host:{}: out of memory",
+                       stream->ordinal());
+    }
+    Command* command = stream->Reserve();
+    if (command == nullptr) {
+      token->Release();
+      return RingFull(stream, "ThenRecordEvent");
+    }
+    command->kind = Command::Kind::kRecordEvent;
+    command->event = host_detail::EventCommand{token};
+    // Installed before publishing, so that a wait enqueued right after this
+    // call (from any thread) targets this recording.
+    event->SetLatest(token);
     stream->Publish();
     return Status();
   }
   static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
-    const std::uint64_t generation = event->recorded();
-    if (event->IsComplete(generation)) return Status();  // nothing pending: no-op, as on CUDA
+    host_detail::CompletionToken* token = event->AcquireLatest();
+    if (token == nullptr) return Status();  // never recorded: no-op, as on CUDA
+    if (token->done()) {
+      token->Release();
+      return Status();
+    }
     using Command = host_detail::Command;
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kWaitEvent;
-    command.event = host_detail::EventCommand{event, generation};
-    event->Retain();
+    Command* command = stream->Reserve();
+    if (command == nullptr) {
+      token->Release();
+      return RingFull(stream, "ThenWaitFor");
+    }
+    command->kind = Command::Kind::kWaitEvent;
+    command->event = host_detail::EventCommand{token};
     stream->Publish();
     return Status();
   }
@@ -269,15 +341,22 @@ struct host {
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,
                   "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
     static_assert(std::is_trivially_destructible_v<Stored>);
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kLaunch;
-    const Stored* stored = ::new (static_cast<void*>(command.payload)) Stored(std::apply(
-        [](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
+    // The layout the runner will carve the scratch with, checked against the
+    // scratch before anything is queued: alignment padding can push
+    // arguments that fit in sum past it.
+    const Stored stored(std::apply([](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
     std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
     const std::uint64_t shared =
-        host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
-    command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
-                                                {threads.x, threads.y, threads.z}, shared, kernel_name};
+        host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(stored, offsets);
+    if (shared > kSharedMemoryPerBlock) [[unlikely]] {
+      return SharedTooLarge(stream, kernel_name, shared);
+    }
+    Command* command = stream->Reserve();
+    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    command->kind = Command::Kind::kLaunch;
+    ::new (static_cast<void*>(command->payload)) Stored(stored);
+    command->launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
+                                                 {threads.x, threads.y, threads.z}, shared, kernel_name};
     stream->Publish();
     return Status();
   }
@@ -297,20 +376,37 @@ struct host {
 
   static Status EnqueueCopy(StreamHandle& stream, void* dst, const void* src, std::uint64_t bytes) {
     using Command = host_detail::Command;
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kCopy;
-    command.copy = host_detail::CopyCommand{dst, src, bytes};
+    Command* command = stream->Reserve();
+    if (command == nullptr) return RingFull(stream, "ThenMemcpy");
+    command->kind = Command::Kind::kCopy;
+    command->copy = host_detail::CopyCommand{dst, src, bytes};
     stream->Publish();
     return Status();
   }
   static Status EnqueueFill(StreamHandle& stream, void* dst, std::uint32_t pattern, std::uint64_t bytes,
                             bool byte_fill) {
     using Command = host_detail::Command;
-    Command& command = stream->Reserve();
-    command.kind = Command::Kind::kFill;
-    command.fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
+    Command* command = stream->Reserve();
+    if (command == nullptr) return RingFull(stream, byte_fill ? "ThenMemZero" : "ThenMemset32");
+    command->kind = Command::Kind::kFill;
+    command->fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
     stream->Publish();
     return Status();
+  }
+
+  [[gnu::cold]] static Status RingFull(StreamHandle& stream, std::string_view op) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "{} on host:{}: a host callback of this stream enqueued into it while its {}-command queue is "
+                     "full; waiting for room would wait for the callback itself",
+                     op, stream->ordinal(), host_detail::HostStream::kCapacity);
+  }
+  [[gnu::cold]] static Status SharedTooLarge(StreamHandle& stream, const std::string* kernel_name,
+                                             std::uint64_t shared) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "
+                     "aligned to {} bytes; a block has {}",
+                     kernel_name ? *kernel_name : std::string("<unnamed>"), stream->ordinal(), shared,
+                     host_detail::abi::kSharedAlignment, kSharedMemoryPerBlock);
   }
 
   static std::string CpuInfoField(std::string_view field, std::string_view fallback) {

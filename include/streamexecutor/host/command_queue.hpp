@@ -1,6 +1,6 @@
 // The host backend's "driver objects": a stream is a ring of fixed-size
 // commands filled by the caller and drained in order by one pool thread at a
-// time; an event is a pair of generation counters.
+// time; an event points at the completion token of its latest recording.
 //
 // Nothing here allocates after a stream is created: commands are written in
 // place into preallocated slots, and kernel arguments live inside the slot.
@@ -17,6 +17,8 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
+#include <cstdlib>
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/status.hpp"
@@ -34,51 +36,108 @@ inline std::int64_t NowNanoseconds() {
       .count();
 }
 
+// One recording of an event. Every ThenRecordEvent makes a new token, so a
+// wait targets exactly the recording that was latest when it was enqueued:
+// a later record of the same event on another stream neither releases nor
+// delays it. Queued record and wait commands hold references, so the Event
+// may be destroyed while they are pending.
+class CompletionToken {
+ public:
+  void Retain() { references_.fetch_add(1, std::memory_order_relaxed); }
+  void Release() {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  std::int64_t timestamp_ns() const { return timestamp_ns_.load(std::memory_order_acquire); }
+  void Wait() const {
+    while (!done_.load(std::memory_order_acquire)) done_.wait(false, std::memory_order_acquire);
+  }
+
+  // Marks the recording complete and returns the streams parked on it.
+  HostStream* Complete() {
+    HostStream* waiters;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      timestamp_ns_.store(NowNanoseconds(), std::memory_order_release);
+      done_.store(true, std::memory_order_release);
+      waiters = std::exchange(waiters_, nullptr);
+    }
+    done_.notify_all();
+    return waiters;
+  }
+  // Parks `stream` until the recording completes; false if it already has.
+  bool AddWaiter(HostStream* stream);
+
+ private:
+  std::atomic<int> references_{1};
+  std::atomic<bool> done_{false};
+  std::atomic<std::int64_t> timestamp_ns_{0};
+  std::mutex mutex_;
+  HostStream* waiters_ = nullptr;  // intrusive list through HostStream::next_waiter_
+};
+
+// The Event's side: which recording is the latest. A never-recorded event is
+// complete, as on CUDA.
 class HostEvent {
  public:
-  // Called when the record is enqueued: the generation a later wait targets.
-  std::uint64_t NextGeneration() { return recorded_.fetch_add(1, std::memory_order_acq_rel) + 1; }
-  std::uint64_t recorded() const { return recorded_.load(std::memory_order_acquire); }
-  bool IsComplete(std::uint64_t generation) const {
-    return completed_.load(std::memory_order_acquire) >= generation;
-  }
-  bool IsComplete() const { return IsComplete(recorded()); }
-  std::int64_t timestamp_ns() const { return timestamp_ns_.load(std::memory_order_acquire); }
-
-  // Marks `generation` complete and returns the streams that were parked on it.
-  HostStream* Complete(std::uint64_t generation);
-  // Parks `stream` until `generation` completes; false if it already has.
-  bool AddWaiter(HostStream* stream, std::uint64_t generation);
-
-  // Pending wait commands hold a reference, so that destroying an event that
-  // another stream still has to wait on is safe, as it is on CUDA.
-  void Retain() { references_.fetch_add(1, std::memory_order_relaxed); }
-  // True when the caller dropped the last reference and must delete the event.
-  bool Release() { return references_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
-
-  // Waits for every enqueued recording, then for the thread that completed
-  // the last one to leave Complete(): after this the event may be deleted.
-  void Quiesce() {
-    Synchronize();
-    std::lock_guard<std::mutex> lock(mutex_);
+  HostEvent() = default;
+  HostEvent(const HostEvent&) = delete;
+  HostEvent& operator=(const HostEvent&) = delete;
+  ~HostEvent() {
+    if (latest_) latest_->Release();
   }
 
-  void Synchronize() const {
-    const std::uint64_t target = recorded();
-    std::uint64_t seen = completed_.load(std::memory_order_acquire);
-    while (seen < target) {
-      completed_.wait(seen, std::memory_order_acquire);
-      seen = completed_.load(std::memory_order_acquire);
+  // Installs `token` (which arrives with one reference, for the queued record
+  // command) as the latest recording; the event takes a second reference.
+  void SetLatest(CompletionToken* token) {
+    token->Retain();
+    CompletionToken* previous;
+    {
+      std::lock_guard<streamexecutor::detail::SpinLock> lock(lock_);
+      previous = std::exchange(latest_, token);
     }
+    if (previous) previous->Release();
+  }
+  // The latest recording, with a reference the caller must Release; null when
+  // never recorded.
+  CompletionToken* AcquireLatest() const {
+    std::lock_guard<streamexecutor::detail::SpinLock> lock(lock_);
+    if (latest_) latest_->Retain();
+    return latest_;
+  }
+  bool IsComplete() const {
+    CompletionToken* token = AcquireLatest();
+    if (!token) return true;
+    const bool done = token->done();
+    token->Release();
+    return done;
+  }
+  void Synchronize() const {
+    if (CompletionToken* token = AcquireLatest()) {
+      token->Wait();
+      token->Release();
+    }
+  }
+  // When the latest recording ran; 0 if never recorded.
+  std::int64_t timestamp_ns() const {
+    CompletionToken* token = AcquireLatest();
+    if (!token) return 0;
+    const std::int64_t t = token->timestamp_ns();
+    token->Release();
+    return t;
   }
 
  private:
-  std::atomic<std::uint64_t> recorded_{0};
-  std::atomic<std::uint64_t> completed_{0};
-  std::atomic<std::int64_t> timestamp_ns_{0};
-  std::atomic<int> references_{1};  // the Event that owns it, plus pending waits
-  std::mutex mutex_;
-  HostStream* waiters_ = nullptr;  // intrusive list through HostStream::next_waiter
+  mutable streamexecutor::detail::SpinLock lock_;
+  CompletionToken* latest_ = nullptr;
+};
+
+// Memory whose Deallocate came while streams still had work queued: freed by
+// whichever stream finishes its share of that work last.
+struct DeferredFree {
+  void* ptr;
+  std::atomic<int> remaining;
 };
 
 // Plain extents: union members need trivial constructors, which Dim3's
@@ -111,8 +170,7 @@ struct FillCommand {
 };
 
 struct EventCommand {
-  HostEvent* event;
-  std::uint64_t generation;
+  CompletionToken* token;  // one reference, dropped when the command has run
 };
 
 struct CallbackCommand {
@@ -146,18 +204,69 @@ class HostStream {
   HostStream& operator=(const HostStream&) = delete;
 
   // Producer side. Reserve a slot (waits while the ring is full), fill it,
-  // then Publish. Producers from several threads are serialised by a spin lock.
-  Command& Reserve() {
+  // then Publish, or Cancel if filling it failed. Producers from several
+  // threads are serialised by a spin lock. Null when the ring is full and the
+  // caller is a callback of this very stream: waiting for room would wait for
+  // itself.
+  Command* Reserve() {
     producer_lock_.lock();
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     std::uint64_t head = head_.load(std::memory_order_acquire);
     while (tail - head >= kCapacity) {
+      if (IsDrainedByThisThread()) {
+        producer_lock_.unlock();
+        return nullptr;
+      }
       head_.wait(head, std::memory_order_acquire);
       head = head_.load(std::memory_order_acquire);
     }
-    return ring_[tail % kCapacity];
+    return &ring_[tail % kCapacity];
   }
   void Publish();  // defined with Pool
+  void Cancel() { producer_lock_.unlock(); }
+
+  // Whether this thread is running one of this stream's commands (a host
+  // callback, possibly several frames up): blocking on the stream from here
+  // would wait for the caller itself.
+  bool IsDrainedByThisThread() const {
+    for (const DrainFrame* frame = DrainFrame::top; frame != nullptr; frame = frame->outer) {
+      if (frame->stream == this) return true;
+    }
+    return false;
+  }
+  // Marks the current thread as draining `stream` for its lifetime.
+  struct DrainFrame {
+    explicit DrainFrame(const HostStream* s) : stream(s), outer(top) { top = this; }
+    ~DrainFrame() { top = outer; }
+    DrainFrame(const DrainFrame&) = delete;
+    DrainFrame& operator=(const DrainFrame&) = delete;
+    const HostStream* stream;
+    DrainFrame* outer;
+    static inline thread_local DrainFrame* top = nullptr;
+  };
+
+  bool HasPendingWork() const {
+    return head_.load(std::memory_order_seq_cst) < tail_.load(std::memory_order_seq_cst);
+  }
+  // Frees `deferred` (its share of it) once everything enqueued so far has run.
+  void DeferUntilDone(DeferredFree* deferred) {
+    std::lock_guard<std::mutex> lock(deferred_mutex_);
+    try {
+      deferred_.push_back(PendingFree{tail_.load(std::memory_order_seq_cst), deferred});
+    } catch (const std::bad_alloc&) {
+      // This share is never dropped, so the memory is never freed: a leak
+      // when the host is out of memory, never a use after free.
+      return;
+    }
+    has_deferred_.store(true, std::memory_order_seq_cst);
+    // The drainer may have passed the target before it saw the flag.
+    ReleaseDeferredLocked(head_.load(std::memory_order_seq_cst));
+  }
+  // Called by the drainer after advancing head.
+  void ReleaseDeferred(std::uint64_t head) {
+    std::lock_guard<std::mutex> lock(deferred_mutex_);
+    ReleaseDeferredLocked(head);
+  }
 
   // Blocks until everything enqueued before the call has run; returns the
   // stream's sticky error.
@@ -187,7 +296,7 @@ class HostStream {
 
  private:
   friend class Pool;
-  friend class HostEvent;
+  friend class CompletionToken;
 
   Pool* pool_;
   std::unique_ptr<Command[]> ring_;
@@ -203,22 +312,33 @@ class HostStream {
   std::atomic<bool> failed_{false};
   streamexecutor::detail::StickyStatus error_;
   HostStream* next_ready_ = nullptr;   // Pool's ready list
-  HostStream* next_waiter_ = nullptr;  // HostEvent's waiter list
+  HostStream* next_waiter_ = nullptr;  // CompletionToken's waiter list
+
+  struct PendingFree {
+    std::uint64_t target;  // tail when the free was requested
+    DeferredFree* deferred;
+  };
+  void ReleaseDeferredLocked(std::uint64_t head) {
+    std::size_t kept = 0;
+    for (PendingFree& entry : deferred_) {
+      if (entry.target > head) {
+        deferred_[kept++] = entry;
+      } else if (entry.deferred->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::free(entry.deferred->ptr);
+        delete entry.deferred;
+      }
+    }
+    deferred_.resize(kept);
+    has_deferred_.store(kept != 0, std::memory_order_seq_cst);
+  }
+  std::mutex deferred_mutex_;
+  std::vector<PendingFree> deferred_;
+  std::atomic<bool> has_deferred_{false};
 };
 
-inline HostStream* HostEvent::Complete(std::uint64_t generation) {
+inline bool CompletionToken::AddWaiter(HostStream* stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  timestamp_ns_.store(NowNanoseconds(), std::memory_order_release);
-  std::uint64_t seen = completed_.load(std::memory_order_relaxed);
-  if (generation > seen) completed_.store(generation, std::memory_order_release);
-  completed_.notify_all();
-  // Parked streams re-check their own target generation when they resume.
-  return std::exchange(waiters_, nullptr);
-}
-
-inline bool HostEvent::AddWaiter(HostStream* stream, std::uint64_t generation) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (IsComplete(generation)) return false;
+  if (done()) return false;
   stream->state_.store(HostStream::State::kParked, std::memory_order_seq_cst);
   stream->next_waiter_ = waiters_;
   waiters_ = stream;

@@ -121,7 +121,14 @@ constexpr std::uint64_t SharedLayout(const std::tuple<StoredT<H>...>& stored,
   auto place = [&]<typename Param>(const StoredT<Param>& value) {
     offsets[i++] = total;
     if constexpr (is_span_v<Param>) {
-      total += (value * SharedElementSize<Param>() + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+      // Saturating: a count whose bytes would wrap must fail the launch's
+      // size check, not pass it as a small number.
+      constexpr std::uint64_t kMax = ~std::uint64_t{0};
+      constexpr std::uint64_t kElement = SharedElementSize<Param>();
+      const std::uint64_t bytes = value > (kMax - kSharedAlignment) / kElement ? kMax - kSharedAlignment + 1
+                                                                                : value * kElement;
+      const std::uint64_t padded = (bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+      total = padded > kMax - total ? kMax : total + padded;
     }
   };
   std::apply([&](const auto&... value) { (place.template operator()<H>(value), ...); }, stored);

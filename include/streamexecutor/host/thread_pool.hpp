@@ -31,21 +31,21 @@ class Pool {
   // much from its start, so launches never allocate it.
   static constexpr std::uint64_t kSharedMemoryPerBlock = 1 << 20;
 
+  // Throws std::system_error when a thread cannot be started; the threads
+  // started so far are stopped first, so nothing is left running.
   explicit Pool(unsigned workers) {
-    workers_.reserve(workers);
-    for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+    try {
+      workers_.reserve(workers);
+      for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+    } catch (...) {
+      StopAndJoin();
+      throw;
+    }
     // Each worker allocates its scratch when it starts; wait for that here so
     // that no allocation happens later, in the middle of someone's launches.
     while (started_.load(std::memory_order_acquire) != workers) std::this_thread::yield();
   }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(sleep_mutex_);
-      stop_.store(true, std::memory_order_seq_cst);
-    }
-    sleep_cv_.notify_all();
-    for (auto& worker : workers_) worker.join();
-  }
+  ~Pool() { StopAndJoin(); }
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
@@ -104,6 +104,23 @@ class Pool {
   };
   static constexpr std::size_t kMaxJobs = 32;
 
+  void StopAndJoin() {
+    {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      stop_.store(true, std::memory_order_seq_cst);
+    }
+    sleep_cv_.notify_all();
+    for (auto& worker : workers_) worker.join();
+    // Joined outside the lock: a spare inside a callback may still reach
+    // AddSpare, which sees stop_ and starts nothing.
+    std::vector<std::thread> spares;
+    {
+      std::lock_guard<std::mutex> lock(spares_mutex_);
+      spares.swap(spares_);
+    }
+    for (auto& spare : spares) spare.join();
+  }
+
   void Wake() {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -137,6 +154,7 @@ class Pool {
 
   void WorkerLoop() {
     Scratch().resize(kSharedMemoryPerBlock);
+    is_worker_ = true;
     started_.fetch_add(1, std::memory_order_release);
     int idle_rounds = 0;
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
@@ -178,6 +196,7 @@ class Pool {
   // parked on an event, or puts it back at the end of the ready list.
   // Runs the commands of a stream this thread has claimed (state kRunning).
   void DrainCommands(HostStream* stream) {
+    const HostStream::DrainFrame frame(stream);
     for (;;) {
       int ran = 0;
       std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
@@ -190,7 +209,10 @@ class Pool {
         Command& command = stream->ring_[head % HostStream::kCapacity];
         if (!Execute(stream, command)) return;  // parked on an event
         ++head;
-        stream->head_.store(head, std::memory_order_release);
+        // seq_cst pairs with HostStream::DeferUntilDone: either it sees this
+        // head, or this thread sees its flag.
+        stream->head_.store(head, std::memory_order_seq_cst);
+        if (stream->has_deferred_.load(std::memory_order_seq_cst)) [[unlikely]] stream->ReleaseDeferred(head);
         stream->head_.notify_all();
         ++ran;
       }
@@ -220,11 +242,12 @@ class Pool {
         return true;
       case Kind::kRecordEvent:
         // Runs even on a failed stream: a stream waiting on this event must not hang.
-        ResumeWaiters(command.event.event->Complete(command.event.generation));
+        ResumeWaiters(command.event.token->Complete());
+        command.event.token->Release();
         return true;
       case Kind::kWaitEvent:
-        if (command.event.event->AddWaiter(stream, command.event.generation)) return false;
-        if (command.event.event->Release()) delete command.event.event;
+        if (command.event.token->AddWaiter(stream)) return false;
+        command.event.token->Release();
         return true;
       case Kind::kCallback:
         if (!skip) {
@@ -232,6 +255,7 @@ class Pool {
             Command& command;
             void operator()() const { command.callback.invoke(command.payload); }
           } invoke{command};
+          const BlockingGuard blocking(this);
           if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, "host", stream->ordinal());
               !status.ok()) {
             stream->Fail(std::move(status));
@@ -255,9 +279,44 @@ class Pool {
   void ResumeWaiters(HostStream* waiter) {
     while (waiter) {
       HostStream* next = waiter->next_waiter_;
+      // Held across the hand-off: once the state is kQueued a caller may
+      // drain the stream and, seeing it idle, destroy it before PushReady.
+      waiter->draining_.fetch_add(1, std::memory_order_seq_cst);
       waiter->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
       PushReady(waiter);
+      waiter->draining_.fetch_sub(1, std::memory_order_seq_cst);  // last access to the waiter
       waiter = next;
+    }
+  }
+
+  // Host callbacks may block (on an event, a lock, I/O). While every worker
+  // is inside one, nothing else would run, and a callback waiting for work of
+  // another stream would wait forever: a spare worker is started instead, as
+  // managed blocking does in fork-join pools. Spares stay for the pool's life.
+  struct BlockingGuard {
+    explicit BlockingGuard(Pool* p) : pool(is_worker_ ? p : nullptr) {
+      if (pool == nullptr) return;
+      const int blocked = pool->in_callbacks_.fetch_add(1, std::memory_order_seq_cst) + 1;
+      if (blocked >= static_cast<int>(pool->workers_.size() + pool->spare_count_.load(std::memory_order_acquire))) {
+        pool->AddSpare();
+      }
+    }
+    ~BlockingGuard() {
+      if (pool) pool->in_callbacks_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    BlockingGuard(const BlockingGuard&) = delete;
+    BlockingGuard& operator=(const BlockingGuard&) = delete;
+    Pool* pool;
+  };
+  static constexpr int kMaxSpares = 256;
+  void AddSpare() {
+    std::lock_guard<std::mutex> lock(spares_mutex_);
+    if (stop_.load(std::memory_order_relaxed) || spares_.size() >= kMaxSpares) return;
+    try {
+      spares_.emplace_back([this] { WorkerLoop(); });
+      spare_count_.fetch_add(1, std::memory_order_release);
+    } catch (...) {
+      // No thread to spare: the callbacks keep their workers, as before.
     }
   }
 
@@ -378,6 +437,11 @@ class Pool {
 
   std::vector<std::thread> workers_;
   std::atomic<unsigned> started_{0};
+  static inline thread_local bool is_worker_ = false;
+  std::atomic<int> in_callbacks_{0};
+  std::mutex spares_mutex_;
+  std::vector<std::thread> spares_;
+  std::atomic<int> spare_count_{0};
   std::atomic<bool> stop_{false};
 
   std::mutex ready_mutex_;
@@ -405,6 +469,12 @@ inline void HostStream::Publish() {
 }
 
 inline Status HostStream::Synchronize() {
+  if (IsDrainedByThisThread()) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "BlockHostUntilDone on host:{} was called from a host callback of the same stream; it would "
+                     "wait for the callback itself",
+                     ordinal_);
+  }
   Pool::PrepareCaller();
   const std::uint64_t target = tail_.load(std::memory_order_acquire);
   int spins = 0;
