@@ -129,19 +129,19 @@ class StreamExecutor {
   template <typename T>
   Status SynchronousMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
     if (device_dst == nullptr) return NullArgument("SynchronousMemcpyH2D", "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyH2D", host_src.size(), device_dst->ElementCount()));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyH2D", host_src.size(), *device_dst));
     return SynchronousMemcpyH2D(host_src.data(), host_src.size_bytes(), device_dst);
   }
   template <typename T>
   Status SynchronousMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2H", device_src.ElementCount(), host_dst.size()));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2H", device_src, host_dst.size()));
     return SynchronousMemcpyD2H(device_src, device_src.size(), host_dst.data());
   }
   template <typename T>
   Status SynchronousMemcpyD2D(const DeviceMemory<T>& device_src, DeviceMemory<T>* device_dst) {
     if (device_dst == nullptr) return NullArgument("SynchronousMemcpyD2D", "destination");
     STREAMEXECUTOR_RETURN_IF_ERROR(
-        CheckElementCounts<T>("SynchronousMemcpyD2D", device_src.ElementCount(), device_dst->ElementCount()));
+        CheckElementCounts<T>("SynchronousMemcpyD2D", device_src, *device_dst));
     return SynchronousMemcpyD2D(device_src, device_src.size(), device_dst);
   }
 
@@ -250,6 +250,19 @@ class StreamExecutor {
     }
     return Status();
   }
+  // Typed copies compare element counts first; a null view has none, and the
+  // byte form's check says why it is null (freed, out-of-range slice), so
+  // those skip the comparison.
+  template <typename T, typename Src, typename Dst>
+  Status CheckElementCounts(std::string_view op, const Src& source, const Dst& destination) const {
+    if constexpr (std::is_base_of_v<DeviceMemoryBase, Src>) {
+      if (source.IsNull()) return Status();
+    }
+    if constexpr (std::is_base_of_v<DeviceMemoryBase, Dst>) {
+      if (destination.IsNull()) return Status();
+    }
+    return CheckElementCounts<T>(op, Count(source), Count(destination));
+  }
   template <typename T>
   Status CheckElementCounts(std::string_view op, std::uint64_t source_count, std::uint64_t destination_count) const {
     if (source_count > destination_count) {
@@ -260,6 +273,11 @@ class StreamExecutor {
                        destination_count, detail::SaturatingBytes<T>(destination_count));
     }
     return Status();
+  }
+  template <typename V>
+  static std::uint64_t Count(const V& value) {
+    if constexpr (std::is_base_of_v<DeviceMemoryBase, V>) return value.ElementCount();
+    else return value;
   }
   Status NullArgument(std::string_view op, std::string_view role) const {
     return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, label_, role);

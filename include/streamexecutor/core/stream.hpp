@@ -82,9 +82,9 @@ class Stream {
 
   template <typename T>
   Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* gpu_dst) {
-    if (!status_.ok()) return *this;
+    if (!Ready("ThenMemcpyH2D")) return *this;
     if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), gpu_dst->ElementCount());
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *gpu_dst);
         !s.ok()) {
       return Fail(std::move(s));
     }
@@ -92,8 +92,8 @@ class Stream {
   }
   template <typename T>
   Stream& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
-    if (!status_.ok()) return *this;
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src.ElementCount(), host_dst.size());
+    if (!Ready("ThenMemcpyD2H")) return *this;
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src, host_dst.size());
         !s.ok()) {
       return Fail(std::move(s));
     }
@@ -101,10 +101,9 @@ class Stream {
   }
   template <typename T>
   Stream& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
-    if (!status_.ok()) return *this;
+    if (!Ready("ThenMemcpyD2D")) return *this;
     if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src.ElementCount(),
-                                                           gpu_dst->ElementCount());
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src, *gpu_dst);
         !s.ok()) {
       return Fail(std::move(s));
     }

@@ -1,0 +1,288 @@
+// Lifetimes and misuse as users write them: freed, stale and foreign memory at
+// launch, frees while work is queued, events re-recorded or destroyed while
+// pending, kernels destroyed before their launch ran, a stream without an
+// executor. Every case must give an error or the right result, never a crash.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "generic/test_backend.hpp"
+#include "generic/test_kernels.hpp"
+
+namespace tk = test_kernels;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Holds a stream busy until Open(); stands in for a long-running kernel.
+class Gate {
+ public:
+  void Close(se::Stream<TestBackend>& stream) {
+    stream.ThenDoHostCallback([this] {
+      const auto deadline = std::chrono::steady_clock::now() + 20s;
+      while (!open_.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    });
+  }
+  void Open() { open_ = true; }
+
+ private:
+  std::atomic<bool> open_{false};
+};
+
+}  // namespace
+
+TEST_CASE("a launch with freed memory is an error, not a fault", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  se::DeviceMemory<int> memory = executor->AllocateArray<int>(4);
+  se::DeviceMemory<int> copy = memory;  // a second view of the same allocation
+  REQUIRE(executor->Deallocate(&memory).ok());
+  se::Stream stream(executor);
+  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &copy, 1).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(status, "kernel 'add'"));
+  CHECK(Mentions(status, "argument 0 is not live memory of this executor"));
+}
+
+TEST_CASE("a stale view never reaches a newer allocation at the same address", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  // Allocators hand a freed block straight back for a request of the same
+  // size; try a few times so that the addresses really collide.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    se::DeviceMemory<int> old_memory = executor->AllocateArray<int>(16);
+    const se::DeviceMemory<int> stale = old_memory;
+    REQUIRE(executor->Deallocate(&old_memory).ok());
+    auto fresh = executor->AllocateOwnedArray<int>(16);
+    REQUIRE(fresh.ok());
+    std::vector<int> zeros(16, 0);
+    REQUIRE(executor->SynchronousMemcpyH2D<int>(zeros, fresh.ptr()).ok());
+
+    se::DeviceMemory<int> stale_copy = stale;
+    se::Stream stream(executor);
+    CHECK_FALSE(stream.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &stale_copy, 5).ok());
+    CHECK_FALSE(executor->SynchronousMemZero(&stale_copy, 16).ok());
+    se::Status refree = executor->Deallocate(&stale_copy);
+    CHECK(refree.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(refree, "already freed"));
+
+    std::vector<int> out(16, -1);
+    REQUIRE(executor->SynchronousMemcpyD2H<int>(fresh.cref(), out).ok());
+    CHECK(out == zeros);  // untouched, and still live
+  }
+}
+
+TEST_CASE("a stale ScopedDeviceMemory's Reset does not free a newer allocation", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  auto owner = executor->AllocateOwnedArray<float>(8);
+  se::DeviceMemory<float> alias = *owner;
+  REQUIRE(executor->Deallocate(&alias).ok());  // freed behind the owner's back
+  auto newer = executor->AllocateOwnedArray<float>(8);
+  REQUIRE(newer.ok());
+  se::Status reset = owner.Reset();
+  CHECK(reset.code() == se::ErrorCode::kFailedPrecondition);
+  std::vector<float> ones(8, 1.0f), out(8, 0.0f);
+  REQUIRE(executor->SynchronousMemcpyH2D<float>(ones, newer.ptr()).ok());
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(newer.cref(), out).ok());
+  CHECK(out == ones);
+}
+
+TEST_CASE("memory freed while queued work uses it stays valid until that work ran", "[lifetime]") {
+  auto* executor = TestExecutor();
+  constexpr int kCount = 1 << 16;
+  std::vector<int> in(kCount), out(kCount, 0);
+  for (int i = 0; i < kCount; ++i) in[static_cast<std::size_t>(i)] = i * 3;
+  Gate gate;
+  se::Stream stream(executor);
+  stream.Init();
+  gate.Close(stream);
+  {
+    auto buffer = executor->AllocateOwnedArray<int>(kCount);
+    stream.ThenMemcpyH2D<int>(in, buffer.ptr()).ThenMemcpyD2H<int>(buffer.cref(), out);
+    // A second idle stream must not hold the release back.
+    se::Stream idle(executor);
+    idle.Init();
+  }  // freed here, with the copies still queued behind the gate
+  // New allocations in between must not receive the pending block.
+  auto other = executor->AllocateOwnedArray<int>(kCount);
+  std::vector<int> sevens(kCount, 7);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(sevens, other.ptr()).ok());
+  gate.Open();
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(out == in);
+}
+
+TEST_CASE("a wait targets the recording that was latest when it was enqueued", "[lifetime][event]") {
+  auto* executor = TestExecutor();
+  Gate gate;
+  se::Stream busy(executor), idle(executor), consumer(executor);
+  busy.Init();
+  idle.Init();
+  consumer.Init();
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  std::atomic<bool> consumer_ran{false};
+  gate.Close(busy);
+  busy.ThenRecordEvent(&event);
+  consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { consumer_ran = true; });
+  idle.ThenRecordEvent(&event);  // a later recording, complete at once
+  REQUIRE(idle.BlockHostUntilDone().ok());
+  std::this_thread::sleep_for(50ms);
+  CHECK_FALSE(consumer_ran.load());
+  gate.Open();
+  REQUIRE(consumer.BlockHostUntilDone().ok());
+  CHECK(consumer_ran.load());
+  REQUIRE(busy.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("waits on a busy and an idle event both hold the stream", "[lifetime][event]") {
+  auto* executor = TestExecutor();
+  Gate gate;
+  se::Stream busy(executor), idle(executor), consumer(executor);
+  busy.Init();
+  idle.Init();
+  consumer.Init();
+  se::Event a(executor), b(executor);
+  REQUIRE(a.Init());
+  REQUIRE(b.Init());
+  gate.Close(busy);
+  busy.ThenRecordEvent(&a);
+  idle.ThenRecordEvent(&b);
+  std::atomic<bool> consumer_ran{false};
+  consumer.ThenWaitFor(&a).ThenWaitFor(&b).ThenDoHostCallback([&] { consumer_ran = true; });
+  REQUIRE(idle.BlockHostUntilDone().ok());
+  std::this_thread::sleep_for(50ms);
+  CHECK_FALSE(consumer_ran.load());
+  gate.Open();
+  REQUIRE(consumer.BlockHostUntilDone().ok());
+  CHECK(consumer_ran.load());
+  REQUIRE(busy.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("an event destroyed with its recording still queued is safe", "[lifetime][event]") {
+  auto* executor = TestExecutor();
+  Gate gate;
+  se::Stream stream(executor);
+  stream.Init();
+  gate.Close(stream);
+  for (int i = 0; i < 4; ++i) {
+    se::Event event(executor);
+    REQUIRE(event.Init());
+    stream.ThenRecordEvent(&event);
+  }
+  gate.Open();
+  CHECK(stream.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("a TypedKernel destroyed while its launch is queued", "[lifetime][kernel]") {
+  auto* executor = TestExecutor();
+  auto data = executor->AllocateOwnedArray<int>(8);
+  REQUIRE(executor->SynchronousMemZero(data.ptr(), 8 * sizeof(int)).ok());
+  Gate gate;
+  se::Stream stream(executor);
+  stream.Init();
+  gate.Close(stream);
+  {
+    tk::AddKernel kernel(executor);
+    REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+    stream.ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, data.ptr(), 3);
+  }
+  gate.Open();
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  std::vector<int> out(8);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(data.cref(), out).ok());
+  CHECK(out == std::vector<int>(8, 3));
+}
+
+TEST_CASE("a stream or event without an executor reports it", "[lifetime][errors]") {
+  se::Stream<TestBackend> stream(nullptr);
+  int host_value = 0;
+  se::DeviceMemory<int> nothing;
+  se::Status status = stream.Init().ThenMemcpy(&nothing, &host_value, sizeof(int)).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "null StreamExecutor"));
+  se::Event<TestBackend> event(nullptr);
+  CHECK_FALSE(event.Init());
+  CHECK(Mentions(event.init_status(), "null StreamExecutor"));
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kError);
+}
+
+TEST_CASE("an out-of-range slice says so when it is used", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(8);
+  se::DeviceMemory<int> slice = memory.cref().GetSlice(6, 4);
+  CHECK(slice.IsNull());
+  std::vector<int> host(4);
+  se::Status sync = executor->SynchronousMemcpyH2D<int>(host, &slice);
+  CHECK(Mentions(sync, "GetSlice"));
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  se::Stream stream(executor);
+  se::Status launch = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &slice, 1).BlockHostUntilDone();
+  CHECK(launch.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(launch, "GetSlice"));
+}
+
+TEST_CASE("memset32 on a view that is not word-aligned is refused", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  auto bytes = executor->AllocateOwnedArray<std::uint8_t>(64);
+  se::DeviceMemory<std::uint8_t> odd = bytes.cref().GetSlice(1, 8);
+  se::Status sync = executor->SynchronousMemset32(&odd, 0xdeadbeef, 8);
+  CHECK(sync.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(sync, "offset 1"));
+  se::Stream stream(executor);
+  se::Status queued = stream.Init().ThenMemset32(&odd, 0xdeadbeef, 8).BlockHostUntilDone();
+  CHECK(queued.code() == se::ErrorCode::kInvalidArgument);
+  se::DeviceMemory<std::uint8_t> aligned = bytes.cref().GetSlice(4, 8);
+  CHECK(executor->SynchronousMemset32(&aligned, 0x01010101, 8).ok());
+}
+
+TEST_CASE("a shared-memory request whose size wraps is refused", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::ReverseKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::ReverseSpec(), &kernel).ok());
+  auto data = executor->AllocateOwnedArray<int>(4);
+  se::Stream stream(executor);
+  const std::uint64_t huge = (~std::uint64_t{0}) / sizeof(int) + 2;  // huge * 4 wraps to 4
+  se::Status status = stream.Init()
+                          .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, data.ptr(),
+                                      se::SharedDeviceMemory<int>(huge), 4u)
+                          .BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kResourceExhausted);
+}
+
+TEST_CASE("events, streams and memory of another executor are refused", "[lifetime][errors]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  if (platform.VisibleDeviceCount() < 2) {
+    SUCCEED("one device: nothing of another executor to misuse (OpenCL runs this with POCL_DEVICES='pthread pthread')");
+    return;
+  }
+  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
+  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  se::Stream a(first), b(second);
+  a.Init();
+  b.Init();
+  se::Event event(second);
+  REQUIRE(event.Init());
+  se::Status wait_event = se::Stream(first).Init().ThenWaitFor(&event).BlockHostUntilDone();
+  CHECK(wait_event.code() == se::ErrorCode::kUnimplemented);
+  CHECK(Mentions(wait_event, "belongs to"));
+  se::Stream waiter(first);
+  se::Status wait_stream = waiter.Init().ThenWaitFor(&b).BlockHostUntilDone();
+  CHECK(wait_stream.code() == se::ErrorCode::kUnimplemented);
+
+  auto foreign = second->AllocateOwnedArray<int>(4);
+  tk::AddKernel kernel(first);
+  REQUIRE(first->GetKernel(tk::AddSpec(), &kernel).ok());
+  se::Stream launcher(first);
+  se::Status launch =
+      launcher.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, foreign.ptr(), 1).BlockHostUntilDone();
+  CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(launch, "not live memory of this executor"));
+}
