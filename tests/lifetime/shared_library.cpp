@@ -1,0 +1,28 @@
+// Built twice, as two shared libraries with -fvisibility=hidden
+// (-DSE_LIBRARY_NAME=a / b): each includes the headers on its own, as two
+// plugins of one application would.
+#include <streamexecutor/host.hpp>
+
+namespace se = streamexecutor;
+
+#define SE_EXPORT_FN(name) SE_CONCAT(name, SE_LIBRARY_NAME)
+#define SE_CONCAT(a, b) SE_CONCAT2(a, b)
+#define SE_CONCAT2(a, b) a##_##b
+
+extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(platform_address)() {
+  return &se::Platform<se::host>::Get();
+}
+
+// Allocates through this library's view of the platform.
+extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(allocate)(se::DeviceMemory<int>* out) {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  *out = executor->AllocateArray<int>(16);
+  return !out->IsNull();
+}
+
+// Frees memory that the other library allocated: only works if both see one
+// executor (and one allocation-id counter).
+extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(free)(se::DeviceMemory<int>* memory) {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  return executor->Deallocate(memory).ok();
+}
