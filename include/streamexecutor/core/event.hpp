@@ -6,6 +6,7 @@
 // stream of one backend can later wait for an event of another.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "streamexecutor/core/executor.hpp"
@@ -62,7 +63,7 @@ class Event {
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::EventHandle& native_handle() { return handle_; }
   // Whether a stream has recorded this event at least once.
-  bool recorded() const { return recorded_; }
+  bool recorded() const { return recorded_.load(std::memory_order_acquire); }
 
   ::streamexecutor::Status CheckInitialized(std::string_view op) const {
     if (initialized_) return {};
@@ -74,7 +75,8 @@ class Event {
   StreamExecutor<B>* parent_;
   typename B::EventHandle handle_{};
   bool initialized_ = false;
-  bool recorded_ = false;
+  // Atomic: streams on several threads may record the same event.
+  std::atomic<bool> recorded_{false};
   ::streamexecutor::Status init_status_;
 
   friend class Stream<B>;

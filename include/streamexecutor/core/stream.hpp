@@ -175,7 +175,7 @@ class Stream {
     if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
     if (event->parent() != parent_) return Fail(OtherExecutor(op, "event", event->parent()->DeviceLabel()));
     if (Status s = B::RecordEvent(handle_, event->native_handle()); !s.ok()) return Fail(std::move(s));
-    event->recorded_ = true;
+    event->recorded_.store(true, std::memory_order_release);
     return *this;
   }
   // Later work on this stream waits until `event`'s latest recording has run.
