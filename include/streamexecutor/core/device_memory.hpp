@@ -21,6 +21,20 @@
 
 namespace streamexecutor {
 
+namespace detail {
+// The executor's record of one allocation. Records are pooled by their
+// executor and never freed while it lives (executors live as long as the
+// process), so a view can always read its record, even long after the memory
+// was released: the id then no longer matches. Checking a view is a few
+// loads, with no lock and no lookup, which keeps the launch path cheap.
+struct AllocationRecord {
+  const void* owner = nullptr;                 // the StreamExecutor; set once
+  std::atomic<std::uint64_t> id{0};            // 0 while the record is free
+  std::atomic<void*> opaque{nullptr};          // the backend handle
+  std::atomic<std::uint64_t> bytes{0};
+};
+}  // namespace detail
+
 class DeviceMemoryBase {
  public:
   // Ids that no allocation has: memory the executor did not allocate (a
@@ -30,8 +44,9 @@ class DeviceMemoryBase {
 
   constexpr DeviceMemoryBase() = default;
   constexpr DeviceMemoryBase(void* opaque, std::uint64_t size_bytes, std::uint64_t offset_bytes = 0,
-                             std::uint64_t allocation_id = kNoAllocationId)
-      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id) {}
+                             std::uint64_t allocation_id = kNoAllocationId,
+                             const detail::AllocationRecord* record = nullptr)
+      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id), record_(record) {}
 
   // The backend's handle for the whole allocation (host pointer, CUdeviceptr, cl_mem).
   constexpr void* opaque() const { return opaque_; }
@@ -41,11 +56,13 @@ class DeviceMemoryBase {
   constexpr std::uint64_t size() const { return size_; }
   // Which allocation this view belongs to (see the comment at the top).
   constexpr std::uint64_t allocation_id() const { return id_; }
+  constexpr const detail::AllocationRecord* allocation_record() const { return record_; }
   constexpr bool IsNull() const { return opaque_ == nullptr; }
   // A null view that GetSlice returned because the range did not fit.
   constexpr bool IsOutOfRangeSlice() const { return opaque_ == nullptr && id_ == kOutOfRangeSliceId; }
   constexpr bool IsSameAs(const DeviceMemoryBase& other) const {
-    return opaque_ == other.opaque_ && offset_ == other.offset_ && size_ == other.size_ && id_ == other.id_;
+    return opaque_ == other.opaque_ && offset_ == other.offset_ && size_ == other.size_ && id_ == other.id_ &&
+           record_ == other.record_;
   }
 
  protected:
@@ -53,6 +70,7 @@ class DeviceMemoryBase {
   std::uint64_t offset_ = 0;
   std::uint64_t size_ = 0;
   std::uint64_t id_ = kNoAllocationId;
+  const detail::AllocationRecord* record_ = nullptr;
 };
 
 namespace detail {
@@ -88,7 +106,7 @@ class DeviceMemory : public DeviceMemoryBase {
   // Reinterprets untyped memory; the size is truncated to whole elements.
   constexpr explicit DeviceMemory(const DeviceMemoryBase& other)
       : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T), other.offset(),
-                         other.allocation_id()) {}
+                         other.allocation_id(), other.allocation_record()) {}
 
   constexpr std::uint64_t ElementCount() const { return size_ / sizeof(T); }
 
@@ -100,7 +118,7 @@ class DeviceMemory : public DeviceMemoryBase {
       return DeviceMemory<T>(DeviceMemoryBase(nullptr, 0, 0, kOutOfRangeSliceId));
     }
     return DeviceMemory<T>(
-        DeviceMemoryBase(opaque_, element_count * sizeof(T), offset_ + element_offset * sizeof(T), id_));
+        DeviceMemoryBase(opaque_, element_count * sizeof(T), offset_ + element_offset * sizeof(T), id_, record_));
   }
 };
 

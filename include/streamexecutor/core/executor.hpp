@@ -7,7 +7,8 @@
 #include <span>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
+#include <deque>
+#include <vector>
 #include <unordered_set>
 #include <array>
 
@@ -70,20 +71,27 @@ class StreamExecutor {
                        memory == nullptr ? "a null pointer" : detail::DescribeNullMemory(*memory));
     }
     {
-      std::lock_guard<std::mutex> lock(live_mutex_);
-      auto it = live_.find(memory->opaque());
-      if (it == live_.end() || it->second.id != memory->allocation_id()) {
+      std::lock_guard<std::mutex> lock(records_mutex_);
+      detail::AllocationRecord* record = OwnRecord(*memory);
+      if (record == nullptr) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "Deallocate on {}: {} was not allocated by this executor or was already freed", label_,
                          memory->opaque());
       }
-      if (memory->offset() != 0 || memory->size() != it->second.bytes) {
+      const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
+      if (memory->offset() != 0 || memory->size() != bytes) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "Deallocate on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; "
                          "free the whole allocation",
-                         label_, memory->size(), memory->offset(), it->second.bytes);
+                         label_, memory->size(), memory->offset(), bytes);
       }
-      live_.erase(it);
+      // Retired before the driver frees, so that no check passes for memory
+      // on its way out; the record stays reserved if the list cannot grow.
+      record->id.store(0, std::memory_order_release);
+      try {
+        free_records_.push_back(record);
+      } catch (...) {
+      }
     }
     Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
     *memory = DeviceMemoryBase();
@@ -102,19 +110,17 @@ class StreamExecutor {
       return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", op,
                        label_, bytes, role, memory.size());
     }
-    std::lock_guard<std::mutex> lock(live_mutex_);
-    return CheckLiveLocked(memory, [&](ErrorCode code, std::string_view why) {
+    return CheckLive(memory, [&](ErrorCode code, std::string_view why) {
       return MakeError(code, "{} on {}: the {} DeviceMemory is {}", op, label_, role, why);
     });
   }
 
-  // The launch-time form: every DeviceMemory argument under one lock. Null
-  // entries are parameters that are not DeviceMemory.
+  // The launch-time form, for every DeviceMemory argument. Null entries are
+  // parameters that are not DeviceMemory.
   Status CheckLaunchMemory(const std::string& kernel_name, std::span<const DeviceMemoryBase* const> args) const {
-    std::lock_guard<std::mutex> lock(live_mutex_);
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (args[i] == nullptr) continue;
-      Status status = CheckLiveLocked(*args[i], [&](ErrorCode code, std::string_view why) {
+      Status status = CheckLive(*args[i], [&](ErrorCode code, std::string_view why) {
         return MakeError(code, "ThenLaunch of kernel '{}' on {}: argument {} is {}", kernel_name, label_, i, why);
       });
       if (!status.ok()) [[unlikely]] return status;
@@ -216,7 +222,7 @@ class StreamExecutor {
     STREAMEXECUTOR_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
     const std::string* interned = nullptr;
     try {
-      std::lock_guard<std::mutex> lock(live_mutex_);
+      std::lock_guard<std::mutex> lock(records_mutex_);
       interned = &*kernel_names_.insert(name).first;
     } catch (...) {
       B::ReleaseKernel(state_, handle);
@@ -311,36 +317,59 @@ class StreamExecutor {
     const std::uint64_t bytes = count * element_size;
     StatusOr<DeviceMemoryBase> memory = B::Allocate(state_, bytes);
     if (!memory.ok()) return memory.status();
-    const std::uint64_t id = detail::NextAllocationId();
+    detail::AllocationRecord* record = nullptr;
     try {
-      std::lock_guard<std::mutex> lock(live_mutex_);
-      live_.insert_or_assign(memory.value().opaque(), LiveAllocation{bytes, id});
+      std::lock_guard<std::mutex> lock(records_mutex_);
+      if (free_records_.empty()) {
+        record = &records_.emplace_back();
+        record->owner = this;
+      } else {
+        record = free_records_.back();
+        free_records_.pop_back();
+      }
     } catch (...) {
       B::Deallocate(state_, memory.value()).IgnoreError();
       return MakeError(ErrorCode::kResourceExhausted, "allocation on {}: out of host memory to track {} bytes",
                        label_, bytes);
     }
-    return DeviceMemoryBase(memory.value().opaque(), bytes, 0, id);
+    const std::uint64_t id = detail::NextAllocationId();
+    record->opaque.store(memory.value().opaque(), std::memory_order_relaxed);
+    record->bytes.store(bytes, std::memory_order_relaxed);
+    record->id.store(id, std::memory_order_release);  // publishes opaque and bytes
+    return DeviceMemoryBase(memory.value().opaque(), bytes, 0, id, record);
   }
 
-  // Shared by the copy and launch checks; live_mutex_ is held.
+  // The record `memory` names if it is a live allocation of this executor.
+  detail::AllocationRecord* OwnRecord(const DeviceMemoryBase& memory) const {
+    const detail::AllocationRecord* record = memory.allocation_record();
+    if (record == nullptr || record->owner != this || memory.allocation_id() == DeviceMemoryBase::kNoAllocationId ||
+        record->id.load(std::memory_order_acquire) != memory.allocation_id() ||
+        record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
+      return nullptr;
+    }
+    // Records are only ever handed out by this executor, as non-const.
+    return const_cast<detail::AllocationRecord*>(record);
+  }
+
+  // Shared by the copy and launch checks.
   template <typename MakeStatus>
-  Status CheckLiveLocked(const DeviceMemoryBase& memory, MakeStatus&& fail) const {
+  Status CheckLive(const DeviceMemoryBase& memory, MakeStatus&& fail) const {
     if (memory.IsNull()) [[unlikely]] {
       return fail(ErrorCode::kInvalidArgument, detail::DescribeNullMemory(memory));
     }
-    auto it = live_.find(memory.opaque());
-    if (it == live_.end() || it->second.id != memory.allocation_id()) [[unlikely]] {
+    const detail::AllocationRecord* record = OwnRecord(memory);
+    if (record == nullptr) [[unlikely]] {
       return fail(ErrorCode::kFailedPrecondition,
                   fmt::format("not live memory of this executor ({}: freed, or from another device)",
                               memory.opaque()));
     }
     // offset + size never wraps: both come from views inside one allocation,
     // but a hand-built view could hold anything, so compare without adding.
-    if (memory.offset() > it->second.bytes || memory.size() > it->second.bytes - memory.offset()) [[unlikely]] {
+    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
+    if (memory.offset() > bytes || memory.size() > bytes - memory.offset()) [[unlikely]] {
       return fail(ErrorCode::kOutOfRange,
                   fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
-                              memory.offset(), it->second.bytes));
+                              memory.offset(), bytes));
     }
     return Status();
   }
@@ -358,12 +387,11 @@ class StreamExecutor {
   std::string label_;
   typename B::ExecutorState state_{};
   DeviceDescription description_;
-  struct LiveAllocation {
-    std::uint64_t bytes;
-    std::uint64_t id;
-  };
-  mutable std::mutex live_mutex_;
-  std::unordered_map<void*, LiveAllocation> live_;  // allocation handle -> size and id
+  // Allocation records (see detail::AllocationRecord): a deque, so that
+  // records never move, and the free ones for reuse.
+  mutable std::mutex records_mutex_;
+  std::deque<detail::AllocationRecord> records_;
+  std::vector<detail::AllocationRecord*> free_records_;
   // Node-based, so that the strings never move: launches keep pointers to them.
   std::unordered_set<std::string> kernel_names_;
 };
