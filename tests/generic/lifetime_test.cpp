@@ -286,3 +286,20 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
   CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(launch, "not live memory of this executor"));
 }
+
+TEST_CASE("unified memory is registered with its executor like any allocation", "[lifetime][memory]") {
+  auto* executor = TestExecutor();
+  se::StatusOr<se::DeviceMemory<int>> unified = executor->TryAllocateUnifiedArray<int>(16);
+  if (!unified.ok()) {
+    CHECK(unified.status().code() == se::ErrorCode::kUnimplemented);  // e.g. an OpenCL device without SVM
+    return;
+  }
+  se::DeviceMemory<int> memory = unified.value();
+  std::vector<int> in(16, 5), out(16, 0);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(in, &memory).ok());
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(memory, out).ok());
+  CHECK(out == in);
+  se::DeviceMemory<int> stale = memory;
+  REQUIRE(executor->Deallocate(&memory).ok());
+  CHECK_FALSE(executor->SynchronousMemZero(&stale, 4).ok());
+}

@@ -55,7 +55,7 @@ TEST_CASE("a 32-bit fill at an offset that is not a multiple of 4 is refused", "
   se::DeviceMemoryBase odd = whole.cref().GetSlice(1, 8);
   se::Status status = executor->SynchronousMemset32(&odd, 1, 8);
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
-  CHECK(Mentions(status, "this view starts at byte 1"));
+  CHECK(Mentions(status, "starts at byte offset 1"));
 }
 
 TEST_CASE("pinned host memory is mapped ALLOC_HOST_PTR memory usable for copies", "[opencl][memory][pinned]") {
@@ -88,7 +88,7 @@ TEST_CASE("unified memory through fine-grained SVM, or kUnimplemented", "[opencl
   STATIC_REQUIRE(se::UnifiedMemoryBackend<se::opencl>);
   auto* executor = OpenCLExecutor();
   auto& state = executor->native_state();
-  se::StatusOr<se::DeviceMemoryBase> unified = se::opencl::AllocateUnified(state, 64 * sizeof(int));
+  se::StatusOr<se::DeviceMemory<int>> unified = executor->TryAllocateUnifiedArray<int>(64);
   if (!(state.impl->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)) {
     REQUIRE_FALSE(unified.ok());
     CHECK(unified.status().code() == se::ErrorCode::kUnimplemented);
@@ -105,7 +105,7 @@ TEST_CASE("unified memory through fine-grained SVM, or kUnimplemented", "[opencl
   spec.AddOpenCLTextInMemory("__kernel void add(__global int* d, int v) { d[get_global_id(0)] += v; }", "add");
   se::TypedKernel<se::DeviceMemory<int>*, int> kernel(executor);
   REQUIRE(executor->GetKernel(spec, &kernel).ok());
-  se::DeviceMemory<int> memory(unified.value());
+  se::DeviceMemory<int> memory = unified.value();
   se::DeviceMemory<int> upper = memory.GetSlice(32, 32);
   se::Stream stream(executor);
   REQUIRE(stream.Init()
@@ -117,7 +117,7 @@ TEST_CASE("unified memory through fine-grained SVM, or kUnimplemented", "[opencl
   CHECK(host[31] == 131);
   CHECK(host[32] == 1132);
   CHECK(host[63] == 1163);
-  REQUIRE(se::opencl::Deallocate(state, unified.value()).ok());
+  REQUIRE(executor->Deallocate(&memory).ok());
 }
 
 TEST_CASE("SVM capabilities and allocation limits are described", "[opencl][memory][svm]") {

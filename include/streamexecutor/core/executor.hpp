@@ -45,6 +45,17 @@ class StreamExecutor {
   DeviceMemory<T> AllocateArray(std::uint64_t element_count) {
     return TryAllocateArray<T>(element_count).value_or(DeviceMemory<T>());
   }
+  // Memory that host code and kernels can both dereference (host memory,
+  // OpenCL fine-grained SVM, CUDA managed memory), registered like any other
+  // allocation: copies, launches and Deallocate accept it.
+  template <typename T>
+    requires UnifiedMemoryBackend<B>
+  StatusOr<DeviceMemory<T>> TryAllocateUnifiedArray(std::uint64_t element_count) {
+    StatusOr<DeviceMemoryBase> raw =
+        AllocateBytes(element_count, sizeof(T), detail::TypeName<T>(), MemoryKind::kUnified);
+    if (!raw.ok()) return raw.status();
+    return DeviceMemory<T>(raw.value());
+  }
   template <typename T>
   DeviceMemory<T> AllocateScalar() {
     return AllocateArray<T>(1);
@@ -302,8 +313,9 @@ class StreamExecutor {
     return Status();
   }
 
+  enum class MemoryKind { kDevice, kUnified };
   StatusOr<DeviceMemoryBase> AllocateBytes(std::uint64_t count, std::size_t element_size,
-                                           std::string_view element_type) {
+                                           std::string_view element_type, MemoryKind kind = MemoryKind::kDevice) {
     if (count == 0) {
       return MakeError(ErrorCode::kInvalidArgument, "allocation on {}: zero elements of {} requested", label_,
                        element_type);
@@ -315,7 +327,12 @@ class StreamExecutor {
                        label_, count, element_type, limit);
     }
     const std::uint64_t bytes = count * element_size;
-    StatusOr<DeviceMemoryBase> memory = B::Allocate(state_, bytes);
+    StatusOr<DeviceMemoryBase> memory = [&]() -> StatusOr<DeviceMemoryBase> {
+      if constexpr (UnifiedMemoryBackend<B>) {
+        if (kind == MemoryKind::kUnified) return B::AllocateUnified(state_, bytes);
+      }
+      return B::Allocate(state_, bytes);
+    }();
     if (!memory.ok()) return memory.status();
     detail::AllocationRecord* record = nullptr;
     try {
