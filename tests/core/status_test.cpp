@@ -52,3 +52,18 @@ TEST_CASE("STREAMEXECUTOR_RETURN_IF_ERROR returns the first error", "[status]") 
   CHECK(Chain(0).ok());
   CHECK(Chain(2).message() == "step 2");
 }
+
+TEST_CASE("value_or works on lvalues and rvalues", "[status]") {
+  const se::StatusOr<int> value(7);
+  se::StatusOr<int> error(se::Status(se::ErrorCode::kNotFound, "nothing"));
+  CHECK(value.value_or(3) == 7);
+  CHECK(error.value_or(3) == 3);
+  se::StatusOr<std::string> text(std::string("kept"));
+  CHECK(text.value_or("fallback") == "kept");
+  CHECK(text.value() == "kept");  // the lvalue form copies, it does not move out
+}
+
+TEST_CASE("the version macros agree with each other", "[status]") {
+  STATIC_REQUIRE(STREAMEXECUTOR_VERSION ==
+                 STREAMEXECUTOR_VERSION_MAJOR * 10000 + STREAMEXECUTOR_VERSION_MINOR * 100 + STREAMEXECUTOR_VERSION_PATCH);
+}

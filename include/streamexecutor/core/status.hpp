@@ -4,6 +4,7 @@
 // (launches, enqueues); the message is only built on failure.
 #pragma once
 
+#include "streamexecutor/version.hpp"
 #include "streamexecutor/detail/fmt.hpp"
 
 #include <cstdlib>
@@ -126,6 +127,10 @@ class [[nodiscard]] StatusOr {
     return *value_;
   }
   T&& value() && { return std::move(*this).ValueOrDie(); }
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
   template <typename U>
   T value_or(U&& fallback) && {
     return ok() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
