@@ -303,3 +303,13 @@ TEST_CASE("unified memory is registered with its executor like any allocation", 
   REQUIRE(executor->Deallocate(&memory).ok());
   CHECK_FALSE(executor->SynchronousMemZero(&stale, 4).ok());
 }
+
+TEST_CASE("a nullptr literal for a DeviceMemory parameter compiles and is refused", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  se::Stream stream(executor);
+  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, nullptr, 1).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "argument 0 is a null DeviceMemory"));
+}

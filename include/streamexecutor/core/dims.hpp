@@ -13,11 +13,11 @@ struct Dim3 {
 };
 
 struct ThreadDim : Dim3 {
-  constexpr ThreadDim(std::uint64_t x = 1, std::uint64_t y = 1, std::uint64_t z = 1) : Dim3{x, y, z} {}
+  constexpr ThreadDim(std::uint64_t x_ = 1, std::uint64_t y_ = 1, std::uint64_t z_ = 1) : Dim3{x_, y_, z_} {}
 };
 
 struct BlockDim : Dim3 {
-  constexpr BlockDim(std::uint64_t x = 1, std::uint64_t y = 1, std::uint64_t z = 1) : Dim3{x, y, z} {}
+  constexpr BlockDim(std::uint64_t x_ = 1, std::uint64_t y_ = 1, std::uint64_t z_ = 1) : Dim3{x_, y_, z_} {}
 };
 
 }  // namespace streamexecutor

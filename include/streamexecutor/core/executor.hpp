@@ -426,8 +426,8 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
                      count > 0 ? fmt::format(" (valid ordinals 0..{})", count - 1) : std::string());
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (executors_.size() < static_cast<std::size_t>(count)) executors_.resize(count);
-  auto& slot = executors_[ordinal];
+  if (executors_.size() < static_cast<std::size_t>(count)) executors_.resize(static_cast<std::size_t>(count));
+  auto& slot = executors_[static_cast<std::size_t>(ordinal)];
   if (!slot) {
     std::unique_ptr<StreamExecutor<B>> executor(new StreamExecutor<B>(this, ordinal));
     STREAMEXECUTOR_RETURN_IF_ERROR(executor->Open());

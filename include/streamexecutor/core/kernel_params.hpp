@@ -138,7 +138,9 @@ namespace detail {
 template <typename P, typename A>
 constexpr PackedArgT<P> PackOne(A&& arg) {
   using V = std::remove_cv_t<P>;
-  if constexpr (is_device_memory_pointer_v<V>) {
+  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<std::remove_cvref_t<A>>) {
+    return DeviceMemoryBase();  // a nullptr literal: CheckLaunch refuses it with a message
+  } else if constexpr (is_device_memory_pointer_v<V>) {
     return arg == nullptr ? DeviceMemoryBase() : static_cast<const DeviceMemoryBase&>(*arg);
   } else {
     return V{static_cast<A&&>(arg)};

@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <optional>
 #include <variant>
 
 #include "streamexecutor/core/executor.hpp"
@@ -29,10 +30,12 @@ class BasicMultiPlatformManager {
   // program, is an error that lists what is available.
   static StatusOr<PlatformPtr> PlatformWithName(std::string_view name) {
     std::optional<PlatformPtr> found;
-    ((name == Backends::kName ? (found.emplace(std::in_place_type<Platform<Backends>*>, &Platform<Backends>::Get()),
-                                 true)
-                              : false) ||
-     ...);
+    const auto match = [&]<typename B>() {
+      if (name != B::kName) return false;
+      found.emplace(std::in_place_type<Platform<B>*>, &Platform<B>::Get());
+      return true;
+    };
+    static_cast<void>((match.template operator()<Backends>() || ...));
     if (found) return *found;
     const bool known = name == "host" || name == "opencl" || name == "cuda";
     return MakeError(ErrorCode::kNotFound, "{} '{}'; available platforms: {}",

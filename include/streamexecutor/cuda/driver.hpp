@@ -213,3 +213,10 @@ inline Status MakeCurrent(const DriverApi& api, CUcontext context) {
 }
 
 }  // namespace streamexecutor::cuda_detail
+
+// The entry-point lists are internal; the counting driver double (which must
+// serve exactly these entry points) keeps them by defining this first.
+#if !defined(STREAMEXECUTOR_KEEP_CUDA_ENTRY_POINT_LISTS)
+#undef SE_CUDA_REQUIRED_ENTRY_POINTS
+#undef SE_CUDA_OPTIONAL_ENTRY_POINTS
+#endif

@@ -297,7 +297,8 @@ class Pool {
     explicit BlockingGuard(Pool* p) : pool(is_worker_ ? p : nullptr) {
       if (pool == nullptr) return;
       const int blocked = pool->in_callbacks_.fetch_add(1, std::memory_order_seq_cst) + 1;
-      if (blocked >= static_cast<int>(pool->workers_.size() + pool->spare_count_.load(std::memory_order_acquire))) {
+      const int threads = static_cast<int>(pool->workers_.size()) + pool->spare_count_.load(std::memory_order_acquire);
+      if (blocked >= threads) {
         pool->AddSpare();
       }
     }
@@ -424,7 +425,7 @@ class Pool {
     Job job;
   };
   struct SlotGuard {
-    explicit SlotGuard(Pool* pool) : pool(pool), job(pool->AcquireJob()) {}
+    explicit SlotGuard(Pool* owner) : pool(owner), job(owner->AcquireJob()) {}
     ~SlotGuard() {
       if (!job) return;
       for (JobSlot& slot : pool->jobs_storage_) {

@@ -133,27 +133,28 @@ Status ClError(std::string_view call, cl_int error, fmt::format_string<Args...> 
                                             fmt::format(context, std::forward<Args>(args)...)));
 }
 
-// Fixed-size clGet*Info queries; a failure leaves `fallback`.
+// Fixed-size clGet*Info queries; a failure leaves `fallback`. Every cl_*_info
+// type is a cl_uint, while the CL_* names are int literals: hence the casts.
 template <typename T, typename Getter, typename Object, typename Param>
 T Info(Getter getter, Object object, Param param, T fallback = T{}) {
   T value{};
-  return getter(object, param, sizeof(T), &value, nullptr) == CL_SUCCESS ? value : fallback;
+  return getter(object, static_cast<cl_uint>(param), sizeof(T), &value, nullptr) == CL_SUCCESS ? value : fallback;
 }
 template <typename Getter, typename Object, typename Param>
 std::string InfoString(Getter getter, Object object, Param param) {
   std::size_t size = 0;
-  if (getter(object, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  if (getter(object, static_cast<cl_uint>(param), 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::string value(size, '\0');
-  if (getter(object, param, size, value.data(), nullptr) != CL_SUCCESS) return {};
+  if (getter(object, static_cast<cl_uint>(param), size, value.data(), nullptr) != CL_SUCCESS) return {};
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;
 }
 template <typename T, typename Getter, typename Object, typename Param>
 std::vector<T> InfoVector(Getter getter, Object object, Param param) {
   std::size_t size = 0;
-  if (getter(object, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  if (getter(object, static_cast<cl_uint>(param), 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::vector<T> value(size / sizeof(T));
-  if (getter(object, param, size, value.data(), nullptr) != CL_SUCCESS) return {};
+  if (getter(object, static_cast<cl_uint>(param), size, value.data(), nullptr) != CL_SUCCESS) return {};
   return value;
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "counting_driver_double.hpp"
+#define STREAMEXECUTOR_KEEP_CUDA_ENTRY_POINT_LISTS 1  // the double serves exactly the backend's lists
 #include "streamexecutor/cuda/driver.hpp"
 #include "ptx_entries.hpp"
 
