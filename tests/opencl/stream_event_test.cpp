@@ -123,3 +123,27 @@ TEST_CASE("a callback may itself use the executor without deadlock", "[opencl][c
   REQUIRE(inner.ok());
   CHECK(read == values);
 }
+
+TEST_CASE("one event recorded and waited on from two threads at once", "[opencl][event][threads]") {
+  // Before EventState, a wait could read the latest marker just as another
+  // thread's recording released it, and hand a freed cl_event to the driver.
+  auto* executor = OpenCLExecutor();
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  se::Stream recorder(executor), waiter(executor);
+  recorder.Init();
+  waiter.Init();
+  constexpr int kRounds = 2000;
+  std::thread recording([&] {
+    for (int i = 0; i < kRounds; ++i) recorder.ThenRecordEvent(&event);
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    waiter.ThenWaitFor(&event);
+    CHECK(event.PollForStatus() != se::Event<se::opencl>::Status::kError);
+    if (i % 256 == 0) CHECK(event.Synchronize().ok());
+  }
+  recording.join();
+  CHECK(recorder.BlockHostUntilDone().ok());
+  CHECK(waiter.BlockHostUntilDone().ok());
+  CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kComplete);
+}

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -21,7 +22,8 @@
 
 namespace streamexecutor {
 
-struct opencl {
+// Exported so that Platform<opencl> is one per process across shared libraries.
+struct STREAMEXECUTOR_EXPORT opencl {
   static constexpr std::string_view kName = "opencl";
 
   struct PlatformState {
@@ -32,7 +34,7 @@ struct opencl {
   };
   using StreamHandle = opencl_detail::StreamState*;
   struct EventHandle {
-    cl_event latest = nullptr;  // the latest recording; retained
+    opencl_detail::EventState* state = nullptr;
   };
   struct KernelHandle {
     opencl_detail::LoadedKernel* impl = nullptr;
@@ -275,13 +277,14 @@ struct opencl {
 
   // ---- Events ------------------------------------------------------------------
 
-  static Status CreateEvent(ExecutorState&, EventHandle& event) {
-    event.latest = nullptr;
+  static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
+    event.state = new (std::nothrow) opencl_detail::EventState();
+    if (event.state == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "creating an event on {}: out of memory", executor.impl->label);
+    }
     return Status();
   }
-  static void DestroyEvent(ExecutorState&, EventHandle& event) {
-    if (event.latest) clReleaseEvent(std::exchange(event.latest, nullptr));
-  }
+  static void DestroyEvent(ExecutorState&, EventHandle& event) { delete std::exchange(event.state, nullptr); }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
     cl_event marker = nullptr;
     cl_int error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
@@ -290,23 +293,24 @@ struct opencl {
     }
     // Other queues may wait on this marker: it must reach the device.
     clFlush(stream->queue);
-    if (event.latest) clReleaseEvent(event.latest);
-    event.latest = marker;
+    event.state->Replace(marker);
     return Status();
   }
   static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
-    if (!event.latest) return Status();  // never recorded: nothing to wait for
-    const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &event.latest, nullptr);
+    const opencl_detail::EventRef latest(event.state->Acquire());
+    if (!latest.event) return Status();  // never recorded: nothing to wait for
+    const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &latest.event, nullptr);
     if (error != CL_SUCCESS) {
       return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}", stream->executor->label);
     }
     return Status();
   }
   static StatusOr<bool> EventQuery(EventHandle& event) {
-    if (!event.latest) return true;
+    const opencl_detail::EventRef latest(event.state->Acquire());
+    if (!latest.event) return true;
     cl_int state = CL_COMPLETE;
     const cl_int error =
-        clGetEventInfo(event.latest, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
+        clGetEventInfo(latest.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", error, "");
     if (state < 0) {
       return opencl_detail::ClError("the recorded command", state, "(an earlier command of the recording stream failed)");
@@ -314,18 +318,27 @@ struct opencl {
     return state == CL_COMPLETE;
   }
   static Status EventSynchronize(EventHandle& event) {
-    if (!event.latest) return Status();
-    const cl_int error = clWaitForEvents(1, &event.latest);
+    const opencl_detail::EventRef latest(event.state->Acquire());
+    if (!latest.event) return Status();
+    const cl_int error = clWaitForEvents(1, &latest.event);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clWaitForEvents", error, "waiting for a recorded event");
     return Status();
   }
   static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(start));
-    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
+    const opencl_detail::EventRef first(start.state->Acquire());
+    const opencl_detail::EventRef last(stop.state->Acquire());
+    if (!first.event || !last.event) {
+      return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
+    }
+    for (cl_event marker : {first.event, last.event}) {
+      if (const cl_int error = clWaitForEvents(1, &marker); error != CL_SUCCESS) {
+        return opencl_detail::ClError("clWaitForEvents", error, "waiting for a timer's events");
+      }
+    }
     cl_ulong begin = 0, end = 0;
-    cl_int error = clGetEventProfilingInfo(start.latest, CL_PROFILING_COMMAND_END, sizeof(begin), &begin, nullptr);
+    cl_int error = clGetEventProfilingInfo(first.event, CL_PROFILING_COMMAND_END, sizeof(begin), &begin, nullptr);
     if (error == CL_SUCCESS) {
-      error = clGetEventProfilingInfo(stop.latest, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+      error = clGetEventProfilingInfo(last.event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
     }
     if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error, "of a timer");
     if (end < begin) {

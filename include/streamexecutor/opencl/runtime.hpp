@@ -163,6 +163,48 @@ struct StreamState {
   }
 };
 
+// An Event's latest recording. Streams on several threads may record and wait
+// on one event at once: the marker is swapped and read under a lock, and a
+// reader retains it before the lock is dropped, so a recording on another
+// thread can never release the cl_event a wait is about to pass to the driver.
+struct EventState {
+  streamexecutor::detail::SpinLock lock;
+  cl_event latest = nullptr;  // retained
+
+  EventState() = default;
+  EventState(const EventState&) = delete;
+  EventState& operator=(const EventState&) = delete;
+  ~EventState() {
+    if (latest) clReleaseEvent(latest);
+  }
+  // The latest recording, retained for the caller (who releases it), or null.
+  cl_event Acquire() {
+    std::lock_guard<streamexecutor::detail::SpinLock> guard(lock);
+    if (latest) clRetainEvent(latest);
+    return latest;
+  }
+  // Installs `marker` (whose reference passes to the event).
+  void Replace(cl_event marker) {
+    cl_event previous;
+    {
+      std::lock_guard<streamexecutor::detail::SpinLock> guard(lock);
+      previous = std::exchange(latest, marker);
+    }
+    if (previous) clReleaseEvent(previous);
+  }
+};
+
+// Releases an Acquire()d event at scope exit.
+struct EventRef {
+  cl_event event;
+  explicit EventRef(cl_event e) : event(e) {}
+  EventRef(const EventRef&) = delete;
+  EventRef& operator=(const EventRef&) = delete;
+  ~EventRef() {
+    if (event) clReleaseEvent(event);
+  }
+};
+
 struct LoadedKernel {
   cl_kernel kernel = nullptr;
   Executor* executor = nullptr;
