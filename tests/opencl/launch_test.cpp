@@ -212,3 +212,60 @@ TEST_CASE("one TypedKernel launched from several threads", "[opencl][launch][thr
     CHECK(data == std::vector<int>(64, kLaunches * (t + 1)));
   }
 }
+
+TEST_CASE("static plus dynamic __local memory beyond the device's is refused before the enqueue",
+          "[opencl][launch][errors]") {
+  auto* executor = OpenCLExecutor();
+  const std::uint64_t device_local = executor->GetDeviceDescription().shared_memory_per_block;
+  SECTION("a kernel whose static __local array alone is too large") {
+    // 4 MiB of static __local: PoCL aborts the process if this is enqueued.
+    se::MultiKernelLoaderSpec spec(1);
+    spec.AddOpenCLTextInMemory(R"(
+      __kernel void hog(__global float* out) {
+        __local float scratch[1024 * 1024];
+        scratch[get_local_id(0)] = 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = scratch[0];
+      })", "hog");
+    se::TypedKernel<se::DeviceMemory<float>*> kernel(executor);
+    se::Status loaded = executor->GetKernel(spec, &kernel);
+    if (!loaded.ok()) {
+      SUCCEED("the driver refused the kernel at build time: " << loaded.ToString());
+      return;
+    }
+    auto out = executor->AllocateOwnedArray<float>(16);
+    se::Stream stream(executor);
+    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr()).BlockHostUntilDone();
+    CHECK(status.code() == se::ErrorCode::kResourceExhausted);
+    CHECK(Mentions(status, "kernel 'hog'"));
+    CHECK(Mentions(status, "CL_DEVICE_LOCAL_MEM_SIZE"));
+  }
+  SECTION("static __local plus a SharedDeviceMemory argument that together exceed the device") {
+    se::MultiKernelLoaderSpec spec(2);
+    spec.AddOpenCLTextInMemory(R"(
+      __kernel void both(__global float* out, __local float* dynamic_scratch) {
+        __local float fixed_scratch[256];
+        fixed_scratch[get_local_id(0)] = 1.0f;
+        dynamic_scratch[get_local_id(0)] = 2.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = fixed_scratch[0] + dynamic_scratch[0];
+      })", "both");
+    se::TypedKernel<se::DeviceMemory<float>*, se::SharedDeviceMemory<float>> kernel(executor);
+    REQUIRE(executor->GetKernel(spec, &kernel).ok());
+    auto out = executor->AllocateOwnedArray<float>(16);
+    // Fits on its own (the core's check passes it), not with the static 1 KiB.
+    const std::uint64_t elements = device_local / sizeof(float);
+    se::Stream stream(executor);
+    se::Status status = stream.Init()
+                            .ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr(),
+                                        se::SharedDeviceMemory<float>(elements))
+                            .BlockHostUntilDone();
+    CHECK(status.code() == se::ErrorCode::kResourceExhausted);
+    CHECK(Mentions(status, "static in the kernel"));
+    se::Stream ok_stream(executor);
+    CHECK(ok_stream.Init()
+              .ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr(), se::SharedDeviceMemory<float>(16))
+              .BlockHostUntilDone()
+              .ok());
+  }
+}

@@ -369,6 +369,10 @@ struct STREAMEXECUTOR_EXPORT opencl {
     loaded->kernel = created.value();
     loaded->executor = &e;
     loaded->work_group_size = opencl_detail::KernelWorkGroupSize(loaded->kernel, e.device);
+    // Queried once here: a launch compares static plus dynamic __local memory
+    // with the device's before enqueueing, since drivers may abort on more.
+    loaded->static_local_bytes = opencl_detail::KernelStaticLocalBytes(loaded->kernel, e.device);
+    loaded->device_local_bytes = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, e.device, CL_DEVICE_LOCAL_MEM_SIZE);
     kernel.impl = loaded.release();
     return Status();
   }

@@ -31,6 +31,15 @@ inline std::size_t KernelWorkGroupSize(cl_kernel kernel, cl_device_id device) {
   return size;
 }
 
+// CL_KERNEL_LOCAL_MEM_SIZE: the kernel's static __local arrays (0 if unknown).
+inline std::uint64_t KernelStaticLocalBytes(cl_kernel kernel, cl_device_id device) {
+  cl_ulong bytes = 0;
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(bytes), &bytes, nullptr) != CL_SUCCESS) {
+    return 0;
+  }
+  return bytes;
+}
+
 inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices) {
   auto text = [&](cl_device_info param) { return InfoString(clGetDeviceInfo, device, param); };
   auto number = [&]<typename T>(cl_device_info param, T) { return Info<T>(clGetDeviceInfo, device, param); };

@@ -109,6 +109,28 @@ Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args, const st
   return failure;
 }
 
+// Bytes of __local memory a SharedDeviceMemory argument asks for (as SetArg
+// reserves them), saturated so that the sum cannot wrap.
+template <typename P>
+constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_shared_device_memory_v<V>) {
+    return packed.size() ? std::min<std::uint64_t>(packed.size(), std::uint64_t{1} << 62)
+                         : sizeof(typename V::ElementType);
+  } else {
+    return 0;
+  }
+}
+
+[[gnu::cold]] inline Status LocalMemoryTooLarge(const LoadedKernel& kernel, std::string_view name,
+                                                std::uint64_t total) {
+  return MakeError(ErrorCode::kResourceExhausted,
+                   "ThenLaunch of kernel '{}' on {}: {} bytes of __local memory ({} static in the kernel, {} from "
+                   "SharedDeviceMemory arguments) exceed the device's CL_DEVICE_LOCAL_MEM_SIZE of {}",
+                   name, kernel.executor->label, total, kernel.static_local_bytes, total - kernel.static_local_bytes,
+                   kernel.device_local_bytes);
+}
+
 // ThreadDim is the local size, BlockDim x ThreadDim the global size.
 template <typename... Params>
 Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
@@ -120,6 +142,15 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
                      "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
                      "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
                      kernel_name, e.label, threads.x, threads.y, threads.z, threads.Count(), kernel.work_group_size);
+  }
+  std::uint64_t local_bytes = kernel.static_local_bytes;
+  if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((local_bytes += SharedArgBytes<Params>(std::get<I>(args))), ...);
+    }(std::index_sequence_for<Params...>{});
+  }
+  if (local_bytes > kernel.device_local_bytes) [[unlikely]] {
+    return LocalMemoryTooLarge(kernel, kernel_name, local_bytes);
   }
   std::size_t global[3];
   if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||

@@ -209,6 +209,8 @@ struct LoadedKernel {
   cl_kernel kernel = nullptr;
   Executor* executor = nullptr;
   std::size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE for this device
+  std::uint64_t static_local_bytes = 0;  // CL_KERNEL_LOCAL_MEM_SIZE before any dynamic __local argument
+  std::uint64_t device_local_bytes = 0;  // CL_DEVICE_LOCAL_MEM_SIZE
   // clSetKernelArg mutates the cl_kernel: argument setting and the enqueue
   // that reads the arguments happen under this lock, so one TypedKernel can
   // be launched from several threads.
