@@ -250,11 +250,25 @@ struct STREAMEXECUTOR_EXPORT opencl {
   // In stream order: a marker says when earlier work is done, the stream's
   // callback thread then runs the callable and completes a user event, and a
   // barrier on that user event holds back everything enqueued later.
+  //
+  // Exception-safe: the callable is copied before anything reaches the queue,
+  // and if handing the job to the callback thread fails after the barrier is
+  // queued, the user event is completed anyway (without running the callback)
+  // so that the queue never waits forever.
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using F = std::decay_t<Callback>;
     const std::string& label = stream->executor->label;
-    opencl_detail::CallbackJob job = opencl_detail::CallbackJob::For(F(std::forward<Callback>(callback)));
+    opencl_detail::CallbackJob job;
+    try {
+      job = opencl_detail::CallbackJob::For(F(std::forward<Callback>(callback)));
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}", label,
+                       e.what());
+    } catch (...) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
+                       label);
+    }
     cl_int error = CL_SUCCESS;
     job.done = clCreateUserEvent(stream->executor->context, &error);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateUserEvent", error, "for a host callback on {}", label);
@@ -271,8 +285,7 @@ struct STREAMEXECUTOR_EXPORT opencl {
       return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "for a host callback on {}", label);
     }
     clFlush(stream->queue);
-    stream->Push(std::move(job));
-    return Status();
+    return stream->Push(std::move(job));
   }
 
   // ---- Events ------------------------------------------------------------------

@@ -118,13 +118,27 @@ struct StreamState {
   void Fail(Status status) { error.Fail(std::move(status)); }
   Status Error() const { return error.Get(); }
 
-  void Push(CallbackJob job) {
-    {
+  // Hands a queued callback to the stream's thread. If that fails (no thread,
+  // no memory), the barrier behind the job must still open: the job's user
+  // event is completed without running the callback, and the stream fails.
+  Status Push(CallbackJob job) {
+    try {
       std::lock_guard<std::mutex> lock(jobs_mutex);
-      jobs.push_back(std::move(job));
       if (!worker.joinable()) worker = std::thread([this] { Work(); });
+      jobs.push_back(std::move(job));  // strong guarantee: on a throw, `job` is untouched
+    } catch (const std::exception& e) {
+      Status failure = MakeError(ErrorCode::kResourceExhausted,
+                                 "ThenDoHostCallback on {}: could not hand the callback to the stream's callback "
+                                 "thread ({}); it was not run",
+                                 executor->label, e.what());
+      Fail(failure);
+      clSetUserEventStatus(job.done, CL_COMPLETE);
+      clReleaseEvent(job.ready);
+      clReleaseEvent(job.done);
+      return failure;
     }
     jobs_ready.notify_one();
+    return Status();
   }
 
   void Work() {
