@@ -114,13 +114,16 @@ TEST_CASE("a launch reaches cuLaunchKernel with exactly the caller's sizes and a
   se::Stream stream(executor);
   stream.Init();
 
+  // A caller that made the executor's context current (as CUDA runtime code
+  // does): the launch switches nothing.
+  const auto* api = executor->native_state().api;
+  REQUIRE(api->cuCtxSetCurrent(executor->native_state().context) == CUDA_SUCCESS);
   const long launches_before = Double().calls("cuLaunchKernel");
   const long set_current_before = Double().calls("cuCtxSetCurrent");
   stream.ThenLaunch(se::ThreadDim(32, 2, 1), se::BlockDim(4, 3, 2), kernel, x.ptr(), 2.5f, 256u);
-  REQUIRE(stream.BlockHostUntilDone().ok());
   CHECK(Double().calls("cuLaunchKernel") == launches_before + 1);
-  // The context is current already: the launch makes no other driver call.
   CHECK(Double().calls("cuCtxSetCurrent") == set_current_before);
+  REQUIRE(stream.BlockHostUntilDone().ok());
 
   SeCountingDoubleLaunch launch{};
   REQUIRE(Double().last_launch(&launch));
@@ -255,4 +258,62 @@ TEST_CASE("host callbacks and timers run through the double", "[cuda][double]") 
   auto elapsed = timer.ElapsedNanoseconds();
   REQUIRE(elapsed.ok());
   CHECK(elapsed.value() < 10'000'000'000ull);
+}
+
+TEST_CASE("every call runs in the executor's context and gives the caller's back", "[cuda][double]") {
+  auto* executor = Executor();
+  const auto* api = executor->native_state().api;
+  // No context current, as in a thread of another library, or after another
+  // library switched contexts behind our back: the double refuses context
+  // calls then, so each of these only works if the backend made its own
+  // context current, and the check after each says it was given back.
+  auto current = [&] {
+    CUcontext context = executor->native_state().context;
+    REQUIRE(api->cuCtxGetCurrent(&context) == CUDA_SUCCESS);
+    return context;
+  };
+  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  auto memory = executor->AllocateOwnedArray<int>(16);
+  REQUIRE(memory.ok());
+  CHECK(current() == nullptr);
+  std::vector<int> in(16, 7), out(16, 0);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(in, memory.ptr()).ok());
+  CHECK(current() == nullptr);
+  // Switch to ours and back between calls: a cache of "what we last made
+  // current" would now skip the switch and run without a context.
+  REQUIRE(api->cuCtxSetCurrent(executor->native_state().context) == CUDA_SUCCESS);
+  REQUIRE(executor->SynchronousMemZero(memory.ptr(), 4 * sizeof(int)).ok());
+  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
+  CHECK(current() == nullptr);
+  CHECK(out[0] == 0);
+  CHECK(out[15] == 7);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenMemset32(memory.ptr(), 3u, 16 * sizeof(int)).BlockHostUntilDone().ok());
+  CHECK(current() == nullptr);
+}
+
+TEST_CASE("synchronous copies run on the executor's stream and wait for it", "[cuda][double]") {
+  // A pageable cuMemcpyHtoD may return before the data reached the device,
+  // and the legacy default stream does not order non-blocking streams: the
+  // synchronous forms queue on the executor's own stream and synchronize it.
+  auto* executor = Executor();
+  auto memory = executor->AllocateOwnedArray<float>(8);
+  std::vector<float> in(8, 1.5f), out(8, 0.0f);
+  const long sync_copies = Double().calls("cuMemcpyHtoD") + Double().calls("cuMemcpyDtoH") +
+                           Double().calls("cuMemcpyDtoD") + Double().calls("cuMemsetD8") +
+                           Double().calls("cuMemsetD32") + Double().calls("cuCtxSynchronize");
+  const long async_h2d = Double().calls("cuMemcpyHtoDAsync");
+  const long async_d2h = Double().calls("cuMemcpyDtoHAsync");
+  const long stream_syncs = Double().calls("cuStreamSynchronize");
+  REQUIRE(executor->SynchronousMemcpyH2D<float>(in, memory.ptr()).ok());
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(memory.cref(), out).ok());
+  REQUIRE(executor->SynchronousMemZero(memory.ptr(), sizeof(float)).ok());
+  CHECK(out == in);
+  CHECK(Double().calls("cuMemcpyHtoDAsync") == async_h2d + 1);
+  CHECK(Double().calls("cuMemcpyDtoHAsync") == async_d2h + 1);
+  CHECK(Double().calls("cuStreamSynchronize") == stream_syncs + 3);
+  CHECK(Double().calls("cuMemcpyHtoD") + Double().calls("cuMemcpyDtoH") + Double().calls("cuMemcpyDtoD") +
+            Double().calls("cuMemsetD8") + Double().calls("cuMemsetD32") + Double().calls("cuCtxSynchronize") ==
+        sync_copies);
 }

@@ -12,7 +12,6 @@
 
 #include "generic/test_kernels.hpp"
 
-namespace cd = streamexecutor::cuda_detail;
 
 namespace sig {
 struct Pair {
@@ -200,22 +199,31 @@ TEST_CASE("an exception in a host callback fails the stream", "[cuda][gpu]") {
   CHECK(!later_ran);
 }
 
-TEST_CASE("a hot launch does not switch contexts", "[cuda][gpu]") {
+TEST_CASE("calls leave the caller's current context as they found it", "[cuda][gpu]") {
   auto* gpu = Gpu();
   test_kernels::AddKernel add(gpu);
   REQUIRE(gpu->GetKernel(test_kernels::AddSpec(), &add).ok());
   auto data = gpu->AllocateOwnedArray<int>(256);
+  const auto* api = gpu->native_state().api;
+  // A caller with no context current (or another library's) gets it back.
+  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
   se::Stream stream(gpu);
   stream.Init().ThenMemZero(data.ptr(), 256 * sizeof(int));
   for (int i = 0; i < 100; ++i) stream.ThenLaunch(se::ThreadDim(256), se::BlockDim(1), add, data.ptr(), 1);
   REQUIRE(stream.BlockHostUntilDone().ok());
-  CUcontext current = nullptr;
-  REQUIRE(gpu->native_state().api->cuCtxGetCurrent(&current) == CUDA_SUCCESS);
+  CUcontext current = gpu->native_state().context;
+  REQUIRE(api->cuCtxGetCurrent(&current) == CUDA_SUCCESS);
+  CHECK(current == nullptr);
+  // A caller that made the primary context current (as the runtime API does)
+  // keeps it, and hot launches then switch nothing.
+  REQUIRE(api->cuCtxSetCurrent(gpu->native_state().context) == CUDA_SUCCESS);
+  for (int i = 0; i < 100; ++i) stream.ThenLaunch(se::ThreadDim(256), se::BlockDim(1), add, data.ptr(), 1);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  REQUIRE(api->cuCtxGetCurrent(&current) == CUDA_SUCCESS);
   CHECK(current == gpu->native_state().context);
-  CHECK(cd::tls_current_context == gpu->native_state().context);
   std::vector<int> host(256);
   REQUIRE(gpu->SynchronousMemcpyD2H<int>(data.cref(), host).ok());
-  CHECK(host[255] == 100);
+  CHECK(host[255] == 200);
 }
 
 TEST_CASE("peer access where two devices exist", "[cuda][gpu]") {

@@ -22,7 +22,8 @@
 
 namespace streamexecutor {
 
-struct cuda {
+// Exported so that Platform<cuda> is one per process across shared libraries.
+struct STREAMEXECUTOR_EXPORT cuda {
   static constexpr std::string_view kName = "cuda";
 
   struct PlatformState {
@@ -35,6 +36,7 @@ struct cuda {
     CUcontext context = nullptr;  // primary context, retained while open
     int ordinal = 0;
     cuda_detail::ModuleCache* modules = nullptr;
+    CUstream sync_stream = nullptr;  // for the Synchronous* operations
   };
   using StreamHandle = cuda_detail::StreamState*;
   struct EventHandle {
@@ -72,18 +74,30 @@ struct cuda {
       return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
     }
     executor.modules = new cuda_detail::ModuleCache();
-    return cuda_detail::MakeCurrent(api, executor.context);
+    // The executor's own stream for the Synchronous* operations: they are
+    // queued there and waited for, so that they are complete (not merely
+    // staged, as a pageable cuMemcpyHtoD may leave them) before any later
+    // stream work, and never wait for unrelated streams.
+    const cuda_detail::ContextScope context_scope(api, executor.context);
+    if (!context_scope.ok()) return context_scope.status();
+    if (const CUresult r = api.cuStreamCreate(&executor.sync_stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      executor.sync_stream = nullptr;
+      return api.Error(r, "cuStreamCreate", "for the synchronous operations of cuda:{}", ordinal);
+    }
+    return Status();
   }
   static void CloseExecutor(ExecutorState& executor) {
     if (executor.api == nullptr) return;
     if (executor.modules != nullptr) {
-      if (executor.context != nullptr && cuda_detail::MakeCurrent(*executor.api, executor.context).ok()) {
-        for (auto& [key, loaded] : executor.modules->modules) executor.api->cuModuleUnload(loaded);
+      if (executor.context != nullptr) {
+        if (const cuda_detail::ContextScope context_scope(*executor.api, executor.context); context_scope.ok()) {
+          if (executor.sync_stream != nullptr) executor.api->cuStreamDestroy(executor.sync_stream);
+          for (auto& [key, loaded] : executor.modules->modules) executor.api->cuModuleUnload(loaded);
+        }
       }
       delete std::exchange(executor.modules, nullptr);
     }
     if (executor.context != nullptr) {
-      if (cuda_detail::tls_current_context == executor.context) cuda_detail::ForgetCurrentContext();
       executor.api->cuDevicePrimaryCtxRelease(executor.device);
       executor.context = nullptr;
     }
@@ -94,7 +108,8 @@ struct cuda {
   // ---- Memory ----------------------------------------------------------------
 
   static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAlloc", "allocating {} bytes on cuda:{}", bytes, executor.ordinal);
@@ -102,7 +117,8 @@ struct cuda {
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAllocManaged", "allocating {} bytes of managed memory on cuda:{}", bytes,
@@ -111,7 +127,8 @@ struct cuda {
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = executor.api->cuMemFree(Address(memory)); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFree", "freeing {} bytes at {} on cuda:{}", memory.size(), memory.opaque(),
                                  executor.ordinal);
@@ -120,7 +137,8 @@ struct cuda {
   }
   // Portable pinned memory: fast, truly asynchronous copies from any context.
   static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     void* ptr = nullptr;
     if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostAlloc", "allocating {} bytes of pinned host memory for cuda:{}", bytes,
@@ -129,7 +147,8 @@ struct cuda {
     return ptr;
   }
   static Status HostDeallocate(ExecutorState& executor, void* ptr) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = executor.api->cuMemFreeHost(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFreeHost", "freeing pinned host memory {} for cuda:{}", ptr,
                                  executor.ordinal);
@@ -138,7 +157,8 @@ struct cuda {
   }
   // Pins existing host memory (cuMemHostRegister), e.g. a std::vector's buffer.
   static Status HostRegister(ExecutorState& executor, void* ptr, std::uint64_t bytes) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
         r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
@@ -147,7 +167,8 @@ struct cuda {
     return Status();
   }
   static Status HostUnregister(ExecutorState& executor, void* ptr) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
     }
@@ -160,44 +181,60 @@ struct cuda {
 
   static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
-    return Check(executor, executor.api->cuMemcpyHtoD(Address(dst), src, bytes), "cuMemcpyHtoD", bytes);
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
+        executor, executor.api->cuMemcpyHtoDAsync(Address(dst), src, bytes, executor.sync_stream), "cuMemcpyHtoDAsync",
+        bytes));
+    return FinishSync(executor, bytes);
   }
   static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
-    return Check(executor, executor.api->cuMemcpyDtoH(dst, Address(src), bytes), "cuMemcpyDtoH", bytes);
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
+        executor, executor.api->cuMemcpyDtoHAsync(dst, Address(src), bytes, executor.sync_stream), "cuMemcpyDtoHAsync",
+        bytes));
+    return FinishSync(executor, bytes);
   }
   static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
                               std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor, executor.api->cuMemcpyDtoD(Address(dst), Address(src), bytes), "cuMemcpyDtoD",
-                             bytes));
-    // Device-to-device copies return before they finish; "synchronous" means done.
-    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor,
+                                         executor.api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes,
+                                                                         executor.sync_stream),
+                                         "cuMemcpyDtoDAsync", bytes));
+    return FinishSync(executor, bytes);
   }
   static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor,
-                             executor.api->cuMemsetD8(Address(dst), static_cast<unsigned char>(value & 0xff), bytes),
-                             "cuMemsetD8", bytes));
-    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+                                         executor.api->cuMemsetD8Async(Address(dst),
+                                                                       static_cast<unsigned char>(value & 0xff), bytes,
+                                                                       executor.sync_stream),
+                                         "cuMemsetD8Async", bytes));
+    return FinishSync(executor, bytes);
   }
   static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
                              std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
-    STREAMEXECUTOR_RETURN_IF_ERROR(
-        Check(executor, executor.api->cuMemsetD32(Address(dst), pattern, bytes / 4), "cuMemsetD32", bytes));
-    return Check(executor, executor.api->cuCtxSynchronize(), "cuCtxSynchronize", bytes);
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
+        executor, executor.api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, executor.sync_stream),
+        "cuMemsetD32Async", bytes));
+    return FinishSync(executor, bytes);
   }
 
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     auto state = std::make_unique<cuda_detail::StreamState>();
     state->api = executor.api;
     state->context = executor.context;
@@ -212,7 +249,7 @@ struct cuda {
   }
   static void DestroyStream(ExecutorState&, StreamHandle& stream) {
     if (stream == nullptr) return;
-    if (cuda_detail::MakeCurrent(*stream->api, stream->context).ok()) {
+    if (const cuda_detail::ContextScope context_scope(*stream->api, stream->context); context_scope.ok()) {
       // Callbacks still queued own boxes that point at the state: drain first.
       stream->api->cuStreamSynchronize(stream->stream);
       stream->api->cuStreamDestroy(stream->stream);
@@ -221,7 +258,8 @@ struct cuda {
   }
   static Status StreamSynchronize(StreamHandle& stream) {
     if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "StreamSynchronize: no CUDA stream");
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuStreamSynchronize(stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamSynchronize", "on a stream of cuda:{}", stream->ordinal);
     }
@@ -230,20 +268,23 @@ struct cuda {
 
   static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyHtoDAsync(Address(dst), src, bytes, stream->stream),
                        "cuMemcpyHtoDAsync", bytes);
   }
   static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyDtoHAsync(dst, Address(src), bytes, stream->stream),
                        "cuMemcpyDtoHAsync", bytes);
   }
   static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
                                  std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes, stream->stream),
                        "cuMemcpyDtoDAsync", bytes);
   }
@@ -252,7 +293,8 @@ struct cuda {
   static Status EnqueueMemcpyPeer(StreamHandle& stream, const ExecutorState& dst_executor, DeviceMemoryBase dst,
                                   const ExecutorState& src_executor, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuMemcpyPeerAsync(Address(dst), dst_executor.context, Address(src),
                                                           src_executor.context, bytes, stream->stream);
         r != CUDA_SUCCESS) {
@@ -263,7 +305,8 @@ struct cuda {
   }
   static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return CheckStream(stream,
                        stream->api->cuMemsetD8Async(Address(dst), static_cast<unsigned char>(value & 0xff), bytes,
                                                     stream->stream),
@@ -272,7 +315,8 @@ struct cuda {
   static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
                                 std::uint64_t bytes) {
     if (bytes == 0) return Status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return CheckStream(stream, stream->api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, stream->stream),
                        "cuMemsetD32Async", bytes);
   }
@@ -280,8 +324,19 @@ struct cuda {
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
-    auto box = std::make_unique<Box>(Box{stream, std::forward<Callback>(callback)});
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    std::unique_ptr<Box> box;
+    try {
+      box = std::make_unique<Box>(Box{stream, std::forward<Callback>(callback)});
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw: {}",
+                       stream->ordinal, e.what());
+    } catch (...) {
+      return MakeError(ErrorCode::kInternal,
+                       "ThenDoHostCallback on cuda:{}: copying the callback threw a non-std::exception",
+                       stream->ordinal);
+    }
     if (const CUresult r = stream->api->cuLaunchHostFunc(stream->stream, &Box::Run, box.get()); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuLaunchHostFunc", "queueing a host callback on cuda:{}", stream->ordinal);
     }
@@ -293,7 +348,8 @@ struct cuda {
 
   // Timing stays enabled: the same events serve as Timer start/stop points.
   static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     event.api = executor.api;
     event.context = executor.context;
     if (const CUresult r = executor.api->cuEventCreate(&event.event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
@@ -304,32 +360,38 @@ struct cuda {
   }
   static void DestroyEvent(ExecutorState&, EventHandle& event) {
     if (event.event == nullptr) return;
-    if (cuda_detail::MakeCurrent(*event.api, event.context).ok()) event.api->cuEventDestroy(event.event);
+    if (const cuda_detail::ContextScope context_scope(*event.api, event.context); context_scope.ok()) {
+      event.api->cuEventDestroy(event.event);
+    }
     event.event = nullptr;
   }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuEventRecord(event.event, stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuEventRecord", "on a stream of cuda:{}", stream->ordinal);
     }
     return Status();
   }
   static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuStreamWaitEvent(stream->stream, event.event, 0); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamWaitEvent", "on a stream of cuda:{}", stream->ordinal);
     }
     return Status();
   }
   static StatusOr<bool> EventQuery(EventHandle& event) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    const cuda_detail::ContextScope context_scope(*event.api, event.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     const CUresult r = event.api->cuEventQuery(event.event);
     if (r == CUDA_SUCCESS) return true;
     if (r == CUDA_ERROR_NOT_READY) return false;
     return event.api->Error(r, "cuEventQuery", "polling an event");
   }
   static Status EventSynchronize(EventHandle& event) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*event.api, event.context));
+    const cuda_detail::ContextScope context_scope(*event.api, event.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = event.api->cuEventSynchronize(event.event); r != CUDA_SUCCESS) {
       return event.api->Error(r, "cuEventSynchronize", "waiting for an event");
     }
@@ -355,7 +417,8 @@ struct cuda {
   }
   static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                            const KernelSignature& signature, KernelHandle& kernel) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(executor));
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, signature.params,
                                    kernel.function);
   }
@@ -384,7 +447,8 @@ struct cuda {
           ...);
       (void)next;
     }(std::index_sequence_for<Params...>{});
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::MakeCurrent(*stream->api, stream->context));
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     const CUresult r = stream->api->cuLaunchKernel(
         kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
         static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
@@ -408,7 +472,8 @@ struct cuda {
   }
   // Lets kernels and copies on `from` access memory of `to`.
   static Status EnablePeerAccess(ExecutorState& from, ExecutorState& to) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(Current(from));
+    const cuda_detail::ContextScope context_scope(*from.api, from.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     const CUresult r = from.api->cuCtxEnablePeerAccess(to.context, 0);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return Status();
     return from.api->Error(r, "cuCtxEnablePeerAccess", "from cuda:{} to cuda:{}", from.ordinal, to.ordinal);
@@ -432,8 +497,8 @@ struct cuda {
     }
   }
   static void* ToOpaque(CUdeviceptr ptr) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)); }
-  static Status Current(const ExecutorState& executor) {
-    return cuda_detail::MakeCurrent(*executor.api, executor.context);
+  static Status FinishSync(const ExecutorState& executor, std::uint64_t bytes) {
+    return Check(executor, executor.api->cuStreamSynchronize(executor.sync_stream), "cuStreamSynchronize", bytes);
   }
   static Status Check(const ExecutorState& executor, CUresult r, std::string_view call, std::uint64_t bytes) {
     if (r == CUDA_SUCCESS) [[likely]] return Status();

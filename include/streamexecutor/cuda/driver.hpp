@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/cuda/errors.hpp"
 
 namespace streamexecutor::cuda_detail {
@@ -189,28 +190,59 @@ inline DriverLoad LoadDriver() {
 
 // The process-wide table, loaded once. The library stays loaded until exit:
 // unloading a driver while static destructors may still call it is unsafe.
-inline const DriverLoad& Driver() {
+// Exported: one driver table per process, however many shared libraries
+// include these headers.
+STREAMEXECUTOR_EXPORT inline const DriverLoad& Driver() {
   static const DriverLoad load = LoadDriver();
   return load;
 }
 
-// The context this thread last made current through us. Checking it costs a
-// thread-local load, so a hot launch never calls cuCtxSetCurrent. Code that
-// switches contexts behind our back with the driver API should call
-// ForgetCurrentContext() afterwards.
-inline thread_local CUcontext tls_current_context = nullptr;
-
-inline void ForgetCurrentContext() { tls_current_context = nullptr; }
-
-inline Status MakeCurrent(const DriverApi& api, CUcontext context) {
-  if (tls_current_context == context) [[likely]] return Status();
-  if (const CUresult result = api.cuCtxSetCurrent(context); result != CUDA_SUCCESS) {
-    return api.Error(result, "cuCtxSetCurrent", "making the primary context {} current",
-                     static_cast<const void*>(context));
+// Makes `context` current for the scope of one backend call and gives the
+// caller's context back afterwards. The current context is asked of the
+// driver each time (cuCtxGetCurrent reads a thread-local in the driver, a few
+// instructions) rather than cached: a cache of our own goes stale as soon as
+// another library, or the CUDA runtime, switches contexts on this thread.
+// Where the caller's context is already ours, nothing is switched.
+class ContextScope {
+ public:
+  ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
+    CUcontext current = nullptr;
+    if (const CUresult r = api.cuCtxGetCurrent(&current); r != CUDA_SUCCESS) [[unlikely]] {
+      failure_ = r;
+      call_ = "cuCtxGetCurrent";
+      context_ = context;
+      return;
+    }
+    if (current == context) [[likely]] return;
+    if (const CUresult r = api.cuCtxSetCurrent(context); r != CUDA_SUCCESS) [[unlikely]] {
+      failure_ = r;
+      call_ = "cuCtxSetCurrent";
+      context_ = context;
+      return;
+    }
+    previous_ = current;
+    restore_ = true;
   }
-  tls_current_context = context;
-  return Status();
-}
+  ~ContextScope() {
+    if (restore_) api_->cuCtxSetCurrent(previous_);
+  }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+  bool ok() const { return failure_ == CUDA_SUCCESS; }
+  [[gnu::cold]] Status status() const {
+    if (ok()) return Status();
+    return api_->Error(failure_, call_, "making the primary context {} current", static_cast<const void*>(context_));
+  }
+
+ private:
+  const DriverApi* api_;
+  CUcontext previous_ = nullptr;
+  bool restore_ = false;
+  CUresult failure_ = CUDA_SUCCESS;
+  std::string_view call_;
+  CUcontext context_ = nullptr;
+};
 
 }  // namespace streamexecutor::cuda_detail
 

@@ -91,6 +91,11 @@ struct Context {
 Context g_primary;
 thread_local CUcontext tls_current = nullptr;
 
+// Calls that the real driver runs in the thread's current context fail
+// without one, as they do there, so that a backend call made with no (or the
+// wrong) context current shows up in the tests.
+CUresult NeedContext() { return tls_current == nullptr ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS; }
+
 std::mutex g_mutex;  // guards the registries below (not the launch record)
 std::set<CUdeviceptr> g_device_allocations;
 std::set<void*> g_host_allocations;
@@ -209,10 +214,12 @@ CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes) {
 }
 CUresult Double_cuMemAlloc(CUdeviceptr* ptr, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemAlloc)) return r;
+  if (CUresult r = NeedContext()) return r;
   return AllocateDevice(ptr, bytes);
 }
 CUresult Double_cuMemAllocManaged(CUdeviceptr* ptr, std::size_t bytes, unsigned) {
   if (CUresult r = Take(k_cuMemAllocManaged)) return r;
+  if (CUresult r = NeedContext()) return r;
   return AllocateDevice(ptr, bytes);
 }
 CUresult Double_cuMemFree(CUdeviceptr ptr) {
@@ -254,16 +261,19 @@ void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
 
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
+  if (CUresult r = NeedContext()) return r;
   std::memcpy(Host(dst), src, bytes);
   return CUDA_SUCCESS;
 }
 CUresult Double_cuMemcpyDtoH(void* dst, CUdeviceptr src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyDtoH)) return r;
+  if (CUresult r = NeedContext()) return r;
   std::memcpy(dst, Host(src), bytes);
   return CUDA_SUCCESS;
 }
 CUresult Double_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyDtoD)) return r;
+  if (CUresult r = NeedContext()) return r;
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
 }
@@ -290,6 +300,7 @@ CUresult Double_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, C
 }
 CUresult Double_cuMemsetD8(CUdeviceptr dst, unsigned char value, std::size_t count) {
   if (CUresult r = Take(k_cuMemsetD8)) return r;
+  if (CUresult r = NeedContext()) return r;
   std::memset(Host(dst), value, count);
   return CUDA_SUCCESS;
 }
@@ -299,6 +310,7 @@ void Fill32(CUdeviceptr dst, unsigned value, std::size_t count) {
 }
 CUresult Double_cuMemsetD32(CUdeviceptr dst, unsigned value, std::size_t count) {
   if (CUresult r = Take(k_cuMemsetD32)) return r;
+  if (CUresult r = NeedContext()) return r;
   Fill32(dst, value, count);
   return CUDA_SUCCESS;
 }
@@ -315,6 +327,7 @@ CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t co
 
 CUresult Double_cuStreamCreate(CUstream* stream, unsigned) {
   if (CUresult r = Take(k_cuStreamCreate)) return r;
+  if (CUresult r = NeedContext()) return r;
   *stream = reinterpret_cast<CUstream>(new Stream());
   return CUDA_SUCCESS;
 }
@@ -328,6 +341,7 @@ CUresult Double_cuStreamWaitEvent(CUstream, CUevent, unsigned) { return Take(k_c
 
 CUresult Double_cuEventCreate(CUevent* event, unsigned) {
   if (CUresult r = Take(k_cuEventCreate)) return r;
+  if (CUresult r = NeedContext()) return r;
   *event = reinterpret_cast<CUevent>(new Event());
   return CUDA_SUCCESS;
 }
@@ -362,6 +376,7 @@ CUresult Double_cuLaunchHostFunc(CUstream, CUhostFn function, void* user_data) {
 CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned options_count,
                                    CUjit_option* options, void** values) {
   if (CUresult r = Take(k_cuModuleLoadDataEx)) return r;
+  if (CUresult r = NeedContext()) return r;
   // Where the caller asked for the JIT's error log, say why, as ptxas would.
   auto reject = [&](std::string_view message) {
     char* log = nullptr;
