@@ -24,7 +24,7 @@ fi
 
 start=$(date +%s)
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" -Dbenchmarks=true -Dtests=false -Dexamples=false --buildtype=release
+  meson setup "$build" -Dbenchmarks=true -Dtests=disabled -Dexamples=disabled --buildtype=release
 else
   meson configure "$build" -Dbenchmarks=true >/dev/null
 fi

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Installs the library into a scratch prefix and builds the consumer program
-against it twice: through pkg-config and through CMake's find_package. Both
-builds must compile and run. Usage: check_install.py BUILD_DIR SOURCE_DIR"""
+"""Consumers on another machine: installs the library into a scratch prefix,
+moves the installed tree elsewhere (the package must be relocatable), and
+builds consumer.cpp against it through every route a consumer takes:
+pkg-config per backend, CMake components, add_subdirectory() of the source
+tree, and a Meson subproject. Every program built must run.
+Usage: check_install.py BUILD_DIR CONSUMER_DIR SOURCE_ROOT BACKENDS (comma-separated)"""
 import glob
 import os
 import shutil
@@ -12,41 +15,104 @@ import tempfile
 
 def run(command, **kwargs):
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, check=True, **kwargs)
+    return subprocess.run(command, check=True, **kwargs)
+
+
+def output(command, **kwargs):
+    return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs).stdout
+
+
+def check_runs(exe, expect_platforms):
+    text = output([exe])
+    print(text.strip())
+    missing = [name for name in expect_platforms if name not in text]
+    if missing:
+        raise SystemExit(f"{exe}: expected the platforms {missing} in: {text}")
 
 
 def main() -> int:
-    build_dir, source_dir = sys.argv[1], sys.argv[2]
+    build_dir, consumer_dir, source_root, backends = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+    cxx = os.environ.get("CXX", "c++")
     with tempfile.TemporaryDirectory() as scratch:
         destdir = os.path.join(scratch, "root")
-        run(["meson", "install", "-C", build_dir, "--no-rebuild", "--destdir", destdir],
-            stdout=subprocess.DEVNULL)
-        pcs = glob.glob(os.path.join(destdir, "**", "streamexecutor.pc"), recursive=True)
-        configs = glob.glob(os.path.join(destdir, "**", "streamexecutorConfig.cmake"), recursive=True)
-        if not pcs or not configs:
-            print("install did not produce streamexecutor.pc and streamexecutorConfig.cmake")
+        run(["meson", "install", "-C", build_dir, "--no-rebuild", "--destdir", destdir], stdout=subprocess.DEVNULL)
+        pcs = glob.glob(os.path.join(destdir, "**", "share", "pkgconfig", "streamexecutor.pc"), recursive=True)
+        if not pcs:
+            print("install did not put streamexecutor.pc under share/pkgconfig (the package is arch-independent)")
             return 1
-        prefix = os.path.join(destdir, "usr", "local")
-        if not os.path.isdir(os.path.join(prefix, "include", "streamexecutor")):
-            prefix = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(pcs[0]))))
-
-        # pkg-config: the .pc file names the real prefix; point it at the scratch copy.
-        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]))
-        flags = subprocess.run(["pkg-config", f"--define-variable=prefix={prefix}", "--cflags", "--libs",
-                                "streamexecutor"], check=True, capture_output=True, text=True, env=env).stdout.split()
-        exe = os.path.join(scratch, "consumer_pkgconfig")
-        run([os.environ.get("CXX", "c++"), os.path.join(source_dir, "consumer.cpp"), "-o", exe] + flags)
-        run([exe])
-
-        if shutil.which("cmake"):
-            cmake_build = os.path.join(scratch, "cmake")
-            run(["cmake", "-S", source_dir, "-B", cmake_build, f"-DCMAKE_PREFIX_PATH={prefix}"],
-                stdout=subprocess.DEVNULL)
-            run(["cmake", "--build", cmake_build])
-            run([os.path.join(cmake_build, "consumer")])
-        else:
-            print("cmake is not installed: only the pkg-config consumer was checked")
+        installed_prefix = os.path.dirname(os.path.dirname(os.path.dirname(pcs[0])))
+        # Somewhere the build never knew about: nothing may point back at the install prefix.
+        prefix = os.path.join(scratch, "elsewhere", "opt", "se")
+        shutil.copytree(installed_prefix, prefix, symlinks=True)
+        shutil.rmtree(destdir)
+        pc_dir = os.path.join(prefix, "share", "pkgconfig")
+        if not os.path.isfile(os.path.join(prefix, "share", "cmake", "streamexecutor", "streamexecutorConfig.cmake")):
+            print("install did not put the CMake package under share/cmake/streamexecutor")
             return 1
+
+        # ---- pkg-config: one file per backend, relocatable, no -std pushed --------
+        env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
+        packages = {"host": "streamexecutor", "opencl": "streamexecutor-opencl", "cuda": "streamexecutor-cuda"}
+        for backend in backends:
+            flags = output(["pkg-config", "--cflags", "--libs", packages[backend]], env=env).split()
+            if any(flag.startswith("-std=") for flag in flags):
+                print(f"{packages[backend]}.pc sets a language standard: {flags}")
+                return 1
+            if not any(flag.startswith("-I" + prefix) for flag in flags):
+                print(f"{packages[backend]}.pc does not point at the relocated prefix {prefix}: {flags}")
+                return 1
+            exe = os.path.join(scratch, f"consumer_pkgconfig_{backend}")
+            run([cxx, "-std=c++20", os.path.join(consumer_dir, "consumer.cpp"), "-o", exe] + flags)
+            check_runs(exe, ["host", backend])
+
+        if not shutil.which("cmake"):
+            print("cmake is not installed: the CMake routes were not checked")
+            return 1
+
+        # ---- CMake: components, only their own dependencies ------------------------
+        def cmake_consumer(name, *options):
+            build = os.path.join(scratch, name)
+            run(["cmake", "-S", consumer_dir, "-B", build] + list(options), stdout=subprocess.DEVNULL)
+            run(["cmake", "--build", build], stdout=subprocess.DEVNULL)
+            return os.path.join(build, "consumer")
+
+        check_runs(cmake_consumer("cmake_host", f"-DCMAKE_PREFIX_PATH={prefix}"), ["host"])
+        # Asking for host only must not look for OpenCL: hide it and still succeed.
+        check_runs(cmake_consumer("cmake_host_no_opencl", f"-DCMAKE_PREFIX_PATH={prefix}",
+                                  "-DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=TRUE"), ["host"])
+        for backend in backends:
+            if backend != "host":
+                check_runs(cmake_consumer(f"cmake_{backend}", f"-DCMAKE_PREFIX_PATH={prefix}",
+                                          f"-DSE_COMPONENTS=host;{backend}"), ["host", backend])
+        bad = subprocess.run(["cmake", "-S", consumer_dir, "-B", os.path.join(scratch, "cmake_bad"),
+                              f"-DCMAKE_PREFIX_PATH={prefix}", "-DSE_COMPONENTS=tpu"], capture_output=True, text=True)
+        if bad.returncode == 0 or "component 'tpu' is not in this installation" not in bad.stdout + bad.stderr:
+            print(f"asking for a component that does not exist did not fail clearly:\n{bad.stdout}{bad.stderr}")
+            return 1
+        print("find_package(streamexecutor COMPONENTS tpu) fails: component 'tpu' is not in this installation")
+
+        # ---- add_subdirectory() of the source tree (what FetchContent does) --------
+        check_runs(cmake_consumer("cmake_subdirectory", f"-DSE_SOURCE_TREE={source_root}",
+                                  "-DSE_COMPONENTS=" + ";".join(backends)), backends)
+
+        # ---- A Meson subproject: the library only, no tests or examples ------------
+        project = os.path.join(scratch, "meson_consumer")
+        os.makedirs(os.path.join(project, "subprojects"))
+        os.symlink(source_root, os.path.join(project, "subprojects", "streamexecutor"))
+        shutil.copy(os.path.join(consumer_dir, "consumer.cpp"), project)
+        with open(os.path.join(project, "meson.build"), "w", encoding="utf-8") as f:
+            f.write("project('consumer', 'cpp', default_options: ['cpp_std=c++20'])\n"
+                    "se = dependency('streamexecutor', fallback: ['streamexecutor', 'streamexecutor_dep'])\n"
+                    "executable('consumer', 'consumer.cpp', dependencies: se)\n")
+        meson_build = os.path.join(project, "build")
+        run(["meson", "setup", meson_build, project, "-Dstreamexecutor:cuda=disabled"], stdout=subprocess.DEVNULL)
+        targets = output(["meson", "introspect", "--targets", meson_build])
+        if "generic_host" in targets or "add_mystery_value" in targets:
+            print("as a subproject, the library still builds its tests or examples")
+            return 1
+        run(["meson", "compile", "-C", meson_build], stdout=subprocess.DEVNULL)
+        check_runs(os.path.join(meson_build, "consumer"), ["host"])
+        print("Meson subproject: library only, consumer built and ran")
     return 0
 
 
