@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -312,4 +313,33 @@ TEST_CASE("a nullptr literal for a DeviceMemory parameter compiles and is refuse
   se::Status status = stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, nullptr, 1).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(status, "argument 0 is a null DeviceMemory"));
+}
+
+TEST_CASE("work enqueued after a callback failed is skipped", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(4);
+  std::vector<int> zeros(4, 0), ones(4, 1), out(4, -1);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(zeros, memory.ptr()).ok());
+  std::atomic<bool> threw{false};
+  se::Stream stream(executor);
+  stream.Init().ThenDoHostCallback([&] {
+    threw = true;
+    throw std::runtime_error("callback failed");
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!threw.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(20ms);  // let the failure be recorded
+  bool later_callback_ran = false;
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  stream.ThenMemcpyH2D<int>(ones, memory.ptr())
+      .ThenDoHostCallback([&] { later_callback_ran = true; })
+      .ThenRecordEvent(&event);
+  se::Status status = stream.BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kAborted);
+  CHECK(Mentions(status, "callback failed"));
+  CHECK_FALSE(later_callback_ran);
+  CHECK(event.Synchronize().ok());  // records still complete
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
+  CHECK(out == zeros);
 }

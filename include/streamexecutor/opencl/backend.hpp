@@ -230,20 +230,25 @@ struct STREAMEXECUTOR_EXPORT opencl {
   }
 
   static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     return opencl_detail::Write(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     return opencl_detail::Read(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
                                  std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();
     return opencl_detail::Copy(stream->queue, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     return opencl_detail::Fill8(stream->queue, dst, value, bytes, stream->executor->label);
   }
   static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
                                 std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();
     return opencl_detail::Fill32(stream->queue, dst, pattern, bytes, stream->executor->label);
   }
 
@@ -258,6 +263,7 @@ struct STREAMEXECUTOR_EXPORT opencl {
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using F = std::decay_t<Callback>;
+    if (stream->Failed()) [[unlikely]] return Status();
     const std::string& label = stream->executor->label;
     opencl_detail::CallbackJob job;
     try {
@@ -415,6 +421,7 @@ struct STREAMEXECUTOR_EXPORT opencl {
   template <typename... Params>
   static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
                        const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+    if (stream->Failed()) [[unlikely]] return Status();
     return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
   }
 };

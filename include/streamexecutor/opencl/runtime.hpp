@@ -4,6 +4,7 @@
 // LoadedKernel per TypedKernel (cl_kernel plus the lock for its arguments).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -115,8 +116,17 @@ struct StreamState {
   bool stopping = false;
   std::thread worker;
 
-  void Fail(Status status) { error.Fail(std::move(status)); }
+  // Set with the first asynchronous failure. Launches, copies, fills and
+  // callbacks enqueued after it are skipped (as on every backend); event
+  // records and waits still go to the queue, so waiters never hang.
+  std::atomic<bool> failed{false};
+
+  void Fail(Status status) {
+    error.Fail(std::move(status));
+    failed.store(true, std::memory_order_release);
+  }
   Status Error() const { return error.Get(); }
+  bool Failed() const { return failed.load(std::memory_order_acquire); }
 
   // Hands a queued callback to the stream's thread. If that fails (no thread,
   // no memory), the barrier behind the job must still open: the job's user
