@@ -343,3 +343,66 @@ TEST_CASE("work enqueued after a callback failed is skipped", "[lifetime][errors
   REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
   CHECK(out == zeros);
 }
+
+TEST_CASE("work queued behind a failing callback is skipped, records still complete", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  auto memory = executor->AllocateOwnedArray<int>(4);
+  std::vector<int> zeros(4, 0), ones(4, 1), out(4, -1);
+  REQUIRE(executor->SynchronousMemcpyH2D<int>(zeros, memory.ptr()).ok());
+  std::atomic<bool> go{false};
+  bool later_callback_ran = false;
+  std::atomic<bool> waiter_ran{false};
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  se::Stream stream(executor), waiter(executor);
+  stream.Init()
+      .ThenDoHostCallback([&] {
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while (!go.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+        throw std::runtime_error("callback failed");
+      })
+      .ThenMemcpyH2D<int>(ones, memory.ptr())
+      .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, memory.ptr(), 5)
+      .ThenDoHostCallback([&] { later_callback_ran = true; })
+      .ThenRecordEvent(&event);
+  waiter.Init().ThenWaitFor(&event).ThenDoHostCallback([&] { waiter_ran = true; });
+  REQUIRE(stream.ok());  // everything was accepted: the failure happens later, on the stream
+  go = true;
+  se::Status status = stream.BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kAborted);
+  CHECK(Mentions(status, "callback failed"));
+  CHECK_FALSE(later_callback_ran);
+  CHECK(event.Synchronize().ok());
+  CHECK(waiter.BlockHostUntilDone().ok());
+  CHECK(waiter_ran.load());
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
+  CHECK(out == zeros);  // neither the copy nor the launch ran
+}
+
+TEST_CASE("a timer around work queued behind a callback", "[lifetime][timer]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(1 << 16);
+  Gate gate;
+  se::Timer timer(executor);
+  se::Stream stream(executor);
+  stream.InitWithTimer(&timer);
+  gate.Close(stream);
+  stream.ThenStartTimer(&timer).ThenMemZero(memory.ptr(), memory.cref().size()).ThenStopTimer(&timer);
+  gate.Open();
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  se::StatusOr<std::uint64_t> elapsed = timer.ElapsedNanoseconds();
+  REQUIRE(elapsed.ok());
+}
+
+TEST_CASE("BlockHostUntilDone from a callback of the same stream is refused on every backend",
+          "[lifetime][errors]") {
+  se::Stream stream(TestExecutor());
+  se::Status inner;
+  stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); });
+  se::Status outer = stream.BlockHostUntilDone();
+  CHECK(inner.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(inner, "from a host callback of the same stream"));
+  CHECK(outer.code() == se::ErrorCode::kFailedPrecondition);
+}

@@ -15,6 +15,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/opencl/describe.hpp"
+#include "streamexecutor/opencl/held.hpp"
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/loader.hpp"
 #include "streamexecutor/opencl/memory.hpp"
@@ -218,43 +219,74 @@ struct STREAMEXECUTOR_EXPORT opencl {
   }
   static void DestroyStream(ExecutorState&, StreamHandle& stream) {
     if (!stream) return;
+    stream->WaitUntilFlushed().IgnoreError();
     clFinish(stream->queue);
     stream->StopWorker();
     clReleaseCommandQueue(stream->queue);
     delete std::exchange(stream, nullptr);
   }
   static Status StreamSynchronize(StreamHandle& stream) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(stream->WaitUntilFlushed());
     const cl_int error = clFinish(stream->queue);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clFinish", error, "on a stream of {}", stream->executor->label);
     return stream->Error();
   }
 
+  // Every enqueue has one slow path (StreamState::Diverted): after a failure
+  // the command is skipped, behind a pending host callback it is held
+  // (held.hpp); otherwise it goes straight to the queue.
   static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kWrite, dst, {}, src, nullptr, bytes, 0},
+                                                    "ThenMemcpy (H2D)")) {
+        return *held;
+      }
+    }
     return opencl_detail::Write(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kRead, {}, src, nullptr, dst, bytes, 0},
+                                                    "ThenMemcpy (D2H)")) {
+        return *held;
+      }
+    }
     return opencl_detail::Read(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
                                  std::uint64_t bytes) {
-    if (stream->Failed()) [[unlikely]] return Status();
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kCopy, dst, src, nullptr, nullptr, bytes, 0},
+                                                    "ThenMemcpy (D2D)")) {
+        return *held;
+      }
+    }
     return opencl_detail::Copy(stream->queue, dst, src, bytes, stream->executor->label);
   }
   static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertTransfer(
+              *stream, {opencl_detail::HeldTransfer::Kind::kFill8, dst, {}, nullptr, nullptr, bytes, value}, "ThenMemZero")) {
+        return *held;
+      }
+    }
     return opencl_detail::Fill8(stream->queue, dst, value, bytes, stream->executor->label);
   }
   static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
                                 std::uint64_t bytes) {
-    if (stream->Failed()) [[unlikely]] return Status();
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertTransfer(
+              *stream, {opencl_detail::HeldTransfer::Kind::kFill32, dst, {}, nullptr, nullptr, bytes, pattern}, "ThenMemset32")) {
+        return *held;
+      }
+    }
     return opencl_detail::Fill32(stream->queue, dst, pattern, bytes, stream->executor->label);
   }
 
   // In stream order: a marker says when earlier work is done, the stream's
   // callback thread then runs the callable and completes a user event, and a
-  // barrier on that user event holds back everything enqueued later.
+  // barrier on that user event holds back what is already queued; what is
+  // enqueued later is held on the host until the callback ran (held.hpp).
   //
   // Exception-safe: the callable is copied before anything reaches the queue,
   // and if handing the job to the callback thread fails after the barrier is
@@ -263,35 +295,30 @@ struct STREAMEXECUTOR_EXPORT opencl {
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
     using F = std::decay_t<Callback>;
-    if (stream->Failed()) [[unlikely]] return Status();
-    const std::string& label = stream->executor->label;
     opencl_detail::CallbackJob job;
     try {
       job = opencl_detail::CallbackJob::For(F(std::forward<Callback>(callback)));
     } catch (const std::exception& e) {
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}", label,
-                       e.what());
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}",
+                       stream->executor->label, e.what());
     } catch (...) {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
-                       label);
+                       stream->executor->label);
     }
-    cl_int error = CL_SUCCESS;
-    job.done = clCreateUserEvent(stream->executor->context, &error);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateUserEvent", error, "for a host callback on {}", label);
-    error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &job.ready);
-    if (error != CL_SUCCESS) {
-      clReleaseEvent(job.done);
-      return opencl_detail::ClError("clEnqueueMarkerWithWaitList", error, "for a host callback on {}", label);
+    if (stream->Failed()) return Status();  // skipped, as on every backend
+    std::lock_guard<std::mutex> lock(stream->jobs_mutex);
+    if (stream->mode.load(std::memory_order_acquire) & opencl_detail::StreamState::kHolding) {
+      auto* payload = new (std::nothrow) opencl_detail::CallbackJob(std::move(job));
+      if (payload == nullptr) return opencl_detail::HoldFailed(*stream, "ThenDoHostCallback");
+      try {
+        stream->held.push_back({payload, &opencl_detail::RunHeldCallback});
+      } catch (...) {
+        delete payload;
+        return opencl_detail::HoldFailed(*stream, "ThenDoHostCallback");
+      }
+      return Status();
     }
-    error = clEnqueueBarrierWithWaitList(stream->queue, 1, &job.done, nullptr);
-    if (error != CL_SUCCESS) {
-      // Nothing waits on the user event; the marker is simply dropped.
-      clReleaseEvent(job.ready);
-      clReleaseEvent(job.done);
-      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "for a host callback on {}", label);
-    }
-    clFlush(stream->queue);
-    return stream->Push(std::move(job));
+    return stream->EnqueueCallbackLocked(job);
   }
 
   // ---- Events ------------------------------------------------------------------
@@ -303,8 +330,14 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return Status();
   }
-  static void DestroyEvent(ExecutorState&, EventHandle& event) { delete std::exchange(event.state, nullptr); }
+  // Held recordings keep the state alive until they reach the queue.
+  static void DestroyEvent(ExecutorState&, EventHandle& event) {
+    if (event.state) std::exchange(event.state, nullptr)->Release();
+  }
   static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertRecord(*stream, *event.state)) return *held;
+    }
     cl_event marker = nullptr;
     cl_int error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
     if (error != CL_SUCCESS) {
@@ -318,6 +351,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
   static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return Status();  // never recorded: nothing to wait for
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertWait(*stream, latest.event)) return *held;
+    }
     const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &latest.event, nullptr);
     if (error != CL_SUCCESS) {
       return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}", stream->executor->label);
@@ -344,15 +380,14 @@ struct STREAMEXECUTOR_EXPORT opencl {
     return Status();
   }
   static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+    // Waited for first: a recording held behind a callback is a stand-in
+    // until it reaches the queue, and only the real marker has timestamps.
+    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(start));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
     const opencl_detail::EventRef first(start.state->Acquire());
     const opencl_detail::EventRef last(stop.state->Acquire());
     if (!first.event || !last.event) {
       return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
-    }
-    for (cl_event marker : {first.event, last.event}) {
-      if (const cl_int error = clWaitForEvents(1, &marker); error != CL_SUCCESS) {
-        return opencl_detail::ClError("clWaitForEvents", error, "waiting for a timer's events");
-      }
     }
     cl_ulong begin = 0, end = 0;
     cl_int error = clGetEventProfilingInfo(first.event, CL_PROFILING_COMMAND_END, sizeof(begin), &begin, nullptr);
@@ -395,10 +430,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
     kernel.impl = loaded.release();
     return Status();
   }
+  // Launches held behind a callback keep the kernel until they are enqueued.
   static void ReleaseKernel(ExecutorState&, KernelHandle& kernel) {
-    if (!kernel.impl) return;
-    clReleaseKernel(kernel.impl->kernel);
-    delete std::exchange(kernel.impl, nullptr);
+    if (kernel.impl) std::exchange(kernel.impl, nullptr)->Release();
   }
 
   // CL_PROGRAM_BINARIES of the program `spec` builds on this executor (from
@@ -421,7 +455,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
   template <typename... Params>
   static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
                        const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
-    if (stream->Failed()) [[unlikely]] return Status();
+    if (stream->Diverted()) [[unlikely]] {
+      return opencl_detail::DivertedLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
+    }
     return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
   }
 };

@@ -131,17 +131,16 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
                    kernel.device_local_bytes);
 }
 
-// ThreadDim is the local size, BlockDim x ThreadDim the global size.
+// What the driver would refuse, or abort on, checked before any enqueue.
 template <typename... Params>
-Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
-                    const PackedArgs<Params...>& args, const std::string* name) {
-  const Executor& e = *kernel.executor;
-  const std::string_view kernel_name = name ? std::string_view(*name) : std::string_view("?");
+Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
+                        std::string_view kernel_name) {
   if (threads.Count() > kernel.work_group_size) [[unlikely]] {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
                      "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
-                     kernel_name, e.label, threads.x, threads.y, threads.z, threads.Count(), kernel.work_group_size);
+                     kernel_name, kernel.executor->label, threads.x, threads.y, threads.z, threads.Count(),
+                     kernel.work_group_size);
   }
   std::uint64_t local_bytes = kernel.static_local_bytes;
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
@@ -151,6 +150,18 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
   }
   if (local_bytes > kernel.device_local_bytes) [[unlikely]] {
     return LocalMemoryTooLarge(kernel, kernel_name, local_bytes);
+  }
+  return Status();
+}
+
+// ThreadDim is the local size, BlockDim x ThreadDim the global size.
+template <typename... Params>
+Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+                    const PackedArgs<Params...>& args, const std::string* name) {
+  const Executor& e = *kernel.executor;
+  const std::string_view kernel_name = name ? std::string_view(*name) : std::string_view("?");
+  if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
+    return sizes;
   }
   std::size_t global[3];
   if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||

@@ -116,37 +116,98 @@ struct StreamState {
   bool stopping = false;
   std::thread worker;
 
-  // Set with the first asynchronous failure. Launches, copies, fills and
-  // callbacks enqueued after it are skipped (as on every backend); event
+  // kFailed: set with the first asynchronous failure; launches, copies, fills
+  // and callbacks after it are skipped (as on every backend), while event
   // records and waits still go to the queue, so waiters never hang.
-  std::atomic<bool> failed{false};
+  // kHolding: a host callback is queued and has not run yet. OpenCL cannot
+  // cancel queued commands, so commands enqueued behind a pending callback are
+  // held here and enqueued (or skipped, if the callback failed) by the
+  // callback thread once it has run. Launches read both bits with one load.
+  static constexpr int kFailed = 1;
+  static constexpr int kHolding = 2;
+  std::atomic<int> mode{0};
+
+  // A command held behind a pending callback. `run` enqueues it for real (or
+  // skips it), frees the payload, and returns true when it queued a callback,
+  // which holds everything after it in turn.
+  struct HeldCommand {
+    void* payload;
+    bool (*run)(StreamState& stream, void* payload);
+  };
+  std::deque<HeldCommand> held;       // guarded by jobs_mutex
+  std::condition_variable flushed;    // notified when kHolding clears
 
   void Fail(Status status) {
     error.Fail(std::move(status));
-    failed.store(true, std::memory_order_release);
+    mode.fetch_or(kFailed, std::memory_order_acq_rel);
   }
   Status Error() const { return error.Get(); }
-  bool Failed() const { return failed.load(std::memory_order_acquire); }
+  bool Failed() const { return (mode.load(std::memory_order_acquire) & kFailed) != 0; }
+  // Whether new commands must take the slow path (failed, or held).
+  bool Diverted() const { return mode.load(std::memory_order_acquire) != 0; }
 
-  // Hands a queued callback to the stream's thread. If that fails (no thread,
-  // no memory), the barrier behind the job must still open: the job's user
-  // event is completed without running the callback, and the stream fails.
-  Status Push(CallbackJob job) {
+  // Queues `command` behind the pending callback; false if no callback is
+  // pending any more (the caller then enqueues directly). jobs_mutex is held.
+  bool HoldLocked(HeldCommand command) {
+    if ((mode.load(std::memory_order_acquire) & kHolding) == 0) return false;
+    held.push_back(command);
+    return true;
+  }
+
+  // Waits until nothing is held (every pending callback ran and what it held
+  // was enqueued). A callback thread waiting on its own stream would wait for
+  // itself: that is an error instead.
+  Status WaitUntilFlushed() {
+    if (worker.joinable() && std::this_thread::get_id() == worker.get_id()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "BlockHostUntilDone on {} was called from a host callback of the same stream; it would wait "
+                       "for the callback itself",
+                       executor->label);
+    }
+    std::unique_lock<std::mutex> lock(jobs_mutex);
+    flushed.wait(lock, [&] { return (mode.load(std::memory_order_acquire) & kHolding) == 0; });
+    return Status();
+  }
+
+  // Enqueues a callback's marker and barrier and hands it to the callback
+  // thread; everything after it is held until it ran. jobs_mutex is held.
+  Status EnqueueCallbackLocked(CallbackJob& job) {
+    const std::string& label = executor->label;
+    cl_int error_code = CL_SUCCESS;
+    job.done = clCreateUserEvent(executor->context, &error_code);
+    if (error_code != CL_SUCCESS) {
+      return ClError("clCreateUserEvent", error_code, "for a host callback on {}", label);
+    }
+    error_code = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &job.ready);
+    if (error_code != CL_SUCCESS) {
+      clReleaseEvent(job.done);
+      return ClError("clEnqueueMarkerWithWaitList", error_code, "for a host callback on {}", label);
+    }
+    error_code = clEnqueueBarrierWithWaitList(queue, 1, &job.done, nullptr);
+    if (error_code != CL_SUCCESS) {
+      // Nothing waits on the user event; the marker is simply dropped.
+      clReleaseEvent(job.ready);
+      clReleaseEvent(job.done);
+      return ClError("clEnqueueBarrierWithWaitList", error_code, "for a host callback on {}", label);
+    }
+    clFlush(queue);
     try {
-      std::lock_guard<std::mutex> lock(jobs_mutex);
       if (!worker.joinable()) worker = std::thread([this] { Work(); });
       jobs.push_back(std::move(job));  // strong guarantee: on a throw, `job` is untouched
     } catch (const std::exception& e) {
+      // The barrier must still open: complete the user event without running
+      // the callback, and fail the stream.
       Status failure = MakeError(ErrorCode::kResourceExhausted,
                                  "ThenDoHostCallback on {}: could not hand the callback to the stream's callback "
                                  "thread ({}); it was not run",
-                                 executor->label, e.what());
+                                 label, e.what());
       Fail(failure);
       clSetUserEventStatus(job.done, CL_COMPLETE);
       clReleaseEvent(job.ready);
       clReleaseEvent(job.done);
       return failure;
     }
+    mode.fetch_or(kHolding, std::memory_order_acq_rel);
     jobs_ready.notify_one();
     return Status();
   }
@@ -165,16 +226,33 @@ struct StreamState {
       if (waited != CL_SUCCESS) {
         Fail(ClError("clWaitForEvents", waited, "before a host callback on {}: earlier work of the stream failed",
                      executor->label));
-      } else if (Status status = streamexecutor::detail::InvokeHostCallback(job, "opencl", executor->ordinal);
-                 !status.ok()) {
-        Fail(std::move(status));
+      } else if (!Failed()) {
+        if (Status status = streamexecutor::detail::InvokeHostCallback(job, "opencl", executor->ordinal);
+            !status.ok()) {
+          Fail(std::move(status));
+        }
       }
-      // Complete (not failed) so that the queue keeps draining; the failure
-      // is carried by the stream and returned by StreamSynchronize.
+      // Complete (not failed: PoCL aborts on a failed user event) so that the
+      // queue keeps draining; what follows is skipped below if it failed.
       clSetUserEventStatus(job.done, CL_COMPLETE);
       clReleaseEvent(job.ready);
       clReleaseEvent(job.done);
+      std::lock_guard<std::mutex> lock(jobs_mutex);
+      FlushHeldLocked();
     }
+  }
+
+  // Enqueues what was held behind the callback that just ran, in order, up to
+  // the next held callback. jobs_mutex is held, so producers wait for the
+  // flush and then either hold behind the next callback or enqueue directly.
+  void FlushHeldLocked() {
+    while (!held.empty()) {
+      const HeldCommand command = held.front();
+      held.pop_front();
+      if (command.run(*this, command.payload)) return;  // a callback holds the rest
+    }
+    mode.fetch_and(~kHolding, std::memory_order_acq_rel);
+    flushed.notify_all();
   }
 
   void StopWorker() {
@@ -194,12 +272,29 @@ struct StreamState {
 struct EventState {
   streamexecutor::detail::SpinLock lock;
   cl_event latest = nullptr;  // retained
+  // The Event, plus recordings held behind a pending host callback.
+  std::atomic<int> references{1};
 
   EventState() = default;
   EventState(const EventState&) = delete;
   EventState& operator=(const EventState&) = delete;
   ~EventState() {
     if (latest) clReleaseEvent(latest);
+  }
+  void Retain() { references.fetch_add(1, std::memory_order_relaxed); }
+  void Release() {
+    if (references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  // Replaces `expected` by `marker` (retaining it) if `expected` is still the
+  // latest recording: a held recording's stand-in gives way to its real marker.
+  void ReplaceIfLatest(cl_event expected, cl_event marker) {
+    {
+      std::lock_guard<streamexecutor::detail::SpinLock> guard(lock);
+      if (latest != expected) return;
+      clRetainEvent(marker);
+      latest = marker;
+    }
+    clReleaseEvent(expected);
   }
   // The latest recording, retained for the caller (who releases it), or null.
   cl_event Acquire() {
@@ -231,6 +326,14 @@ struct EventRef {
 
 struct LoadedKernel {
   cl_kernel kernel = nullptr;
+  // The TypedKernel, plus launches held behind a pending host callback.
+  std::atomic<int> references{1};
+  void Retain() { references.fetch_add(1, std::memory_order_relaxed); }
+  void Release() {
+    if (references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    clReleaseKernel(kernel);
+    delete this;
+  }
   Executor* executor = nullptr;
   std::size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE for this device
   std::uint64_t static_local_bytes = 0;  // CL_KERNEL_LOCAL_MEM_SIZE before any dynamic __local argument
