@@ -263,34 +263,40 @@ TEST_CASE("host callbacks and timers run through the double", "[cuda][double]") 
 TEST_CASE("every call runs in the executor's context and gives the caller's back", "[cuda][double]") {
   auto* executor = Executor();
   const auto* api = executor->native_state().api;
-  // No context current, as in a thread of another library, or after another
-  // library switched contexts behind our back: the double refuses context
-  // calls then, so each of these only works if the backend made its own
-  // context current, and the check after each says it was given back.
+  const CUcontext ours = executor->native_state().context;
+  const CUcontext foreign = Double().foreign_context();
+  // The double refuses context-bound calls unless the primary context is
+  // current, so each call below only works if the backend made it current.
   auto current = [&] {
-    CUcontext context = executor->native_state().context;
+    CUcontext context = nullptr;
     REQUIRE(api->cuCtxGetCurrent(&context) == CUDA_SUCCESS);
     return context;
   };
-  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  // Another library's context is current: it is given back after each call.
+  REQUIRE(api->cuCtxSetCurrent(foreign) == CUDA_SUCCESS);
   auto memory = executor->AllocateOwnedArray<int>(16);
   REQUIRE(memory.ok());
-  CHECK(current() == nullptr);
+  CHECK(current() == foreign);
   std::vector<int> in(16, 7), out(16, 0);
   REQUIRE(executor->SynchronousMemcpyH2D<int>(in, memory.ptr()).ok());
-  CHECK(current() == nullptr);
-  // Switch to ours and back between calls: a cache of "what we last made
-  // current" would now skip the switch and run without a context.
-  REQUIRE(api->cuCtxSetCurrent(executor->native_state().context) == CUDA_SUCCESS);
+  CHECK(current() == foreign);
+  // Ours current, then switched away behind the backend's back between two
+  // calls: a cache of "what we made current last" would skip the switch now.
+  REQUIRE(api->cuCtxSetCurrent(ours) == CUDA_SUCCESS);
   REQUIRE(executor->SynchronousMemZero(memory.ptr(), 4 * sizeof(int)).ok());
-  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  CHECK(current() == ours);
+  REQUIRE(api->cuCtxSetCurrent(foreign) == CUDA_SUCCESS);
   REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
-  CHECK(current() == nullptr);
+  CHECK(current() == foreign);
   CHECK(out[0] == 0);
   CHECK(out[15] == 7);
   se::Stream stream(executor);
   REQUIRE(stream.Init().ThenMemset32(memory.ptr(), 3u, 16 * sizeof(int)).BlockHostUntilDone().ok());
-  CHECK(current() == nullptr);
+  CHECK(current() == foreign);
+  // No context current: ours is left current, as the CUDA runtime does.
+  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  REQUIRE(executor->SynchronousMemZero(memory.ptr(), 4 * sizeof(int)).ok());
+  CHECK(current() == ours);
 }
 
 TEST_CASE("synchronous copies run on the executor's stream and wait for it", "[cuda][double]") {

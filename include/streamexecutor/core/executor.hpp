@@ -126,6 +126,19 @@ class StreamExecutor {
     });
   }
 
+  // The launch path's check: a few loads and compares, inline, no Status.
+  // CheckLaunchMemory says why when it is false.
+  bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
+    const detail::AllocationRecord* record = memory.allocation_record();
+    if (record == nullptr || record->owner != this ||
+        record->id.load(std::memory_order_acquire) != memory.allocation_id() ||
+        record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
+      return false;
+    }
+    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
+    return memory.offset() <= bytes && memory.size() <= bytes - memory.offset();
+  }
+
   // The launch-time form, for every DeviceMemory argument. Null entries are
   // parameters that are not DeviceMemory.
   Status CheckLaunchMemory(const std::string& kernel_name, std::span<const DeviceMemoryBase* const> args) const {

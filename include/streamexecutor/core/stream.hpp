@@ -246,12 +246,14 @@ class Stream {
       return BadDimensions(kernel.name(), threads, blocks);
     }
     if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {
-      // One array of the DeviceMemory arguments (null for other parameters),
-      // checked against the executor's live allocations under one lock: a
-      // freed view, another executor's memory or a stale copy of a view is an
-      // error here instead of a fault inside the driver or the kernel.
-      const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
-      if (Status s = parent_->CheckLaunchMemory(kernel.name(), views); !s.ok()) [[unlikely]] return s;
+      // Every DeviceMemory argument against the executor's live allocations:
+      // a freed view, another executor's memory or a stale copy of a view is
+      // an error here instead of a fault inside the driver or the kernel.
+      // Inline compares on the way through; the message only on failure.
+      if (!(IsLiveArgument<Params>(args) && ...)) [[unlikely]] {
+        const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
+        return parent_->CheckLaunchMemory(kernel.name(), views);
+      }
     }
     if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
       std::uint64_t shared = 0;
@@ -265,6 +267,17 @@ class Stream {
       }
     }
     return Status();
+  }
+
+  template <typename P, typename A>
+  bool IsLiveArgument(const A& arg) const {
+    if constexpr (!is_device_memory_pointer_v<std::remove_cv_t<P>>) {
+      return true;
+    } else if constexpr (std::is_null_pointer_v<A>) {
+      return false;
+    } else {
+      return arg != nullptr && parent_->IsLiveView(*arg);
+    }
   }
 
   template <typename P, typename A>

@@ -197,12 +197,15 @@ STREAMEXECUTOR_EXPORT inline const DriverLoad& Driver() {
   return load;
 }
 
-// Makes `context` current for the scope of one backend call and gives the
-// caller's context back afterwards. The current context is asked of the
-// driver each time (cuCtxGetCurrent reads a thread-local in the driver, a few
-// instructions) rather than cached: a cache of our own goes stale as soon as
-// another library, or the CUDA runtime, switches contexts on this thread.
-// Where the caller's context is already ours, nothing is switched.
+// Makes `context` current for one backend call. The current context is asked
+// of the driver each time (cuCtxGetCurrent reads a thread-local inside the
+// driver) rather than cached: a cache of our own goes stale as soon as other
+// code (another library, the CUDA runtime) switches contexts on the thread.
+// - ours already current: nothing to do (the hot path: one query);
+// - another context current: switch, and give it back when the call returns;
+// - none current: switch and leave ours, as the CUDA runtime leaves the primary
+//   context current after its first call; there is nothing of the caller's to
+//   give back, and the next call then takes the hot path.
 class ContextScope {
  public:
   ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
@@ -221,7 +224,7 @@ class ContextScope {
       return;
     }
     previous_ = current;
-    restore_ = true;
+    restore_ = current != nullptr;
   }
   ~ContextScope() {
     if (restore_) api_->cuCtxSetCurrent(previous_);

@@ -89,12 +89,17 @@ struct Context {
   int retains = 0;
 };
 Context g_primary;
+// Another library's context: it may be made current, but the device's
+// allocations and modules are not in it.
+Context g_foreign;
 thread_local CUcontext tls_current = nullptr;
 
 // Calls that the real driver runs in the thread's current context fail
-// without one, as they do there, so that a backend call made with no (or the
-// wrong) context current shows up in the tests.
-CUresult NeedContext() { return tls_current == nullptr ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS; }
+// without the primary one current (none, or another library's), so that a
+// backend call made in the wrong context shows up in the tests.
+CUresult NeedContext() {
+  return tls_current == reinterpret_cast<CUcontext>(&g_primary) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
 
 std::mutex g_mutex;  // guards the registries below (not the launch record)
 std::set<CUdeviceptr> g_device_allocations;
@@ -190,7 +195,10 @@ CUresult Double_cuDevicePrimaryCtxRelease(CUdevice device) {
 }
 CUresult Double_cuCtxSetCurrent(CUcontext context) {
   if (CUresult r = Take(k_cuCtxSetCurrent)) return r;
-  if (context != nullptr && context != reinterpret_cast<CUcontext>(&g_primary)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (context != nullptr && context != reinterpret_cast<CUcontext>(&g_primary) &&
+      context != reinterpret_cast<CUcontext>(&g_foreign)) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   tls_current = context;
   return CUDA_SUCCESS;
 }
@@ -576,5 +584,7 @@ bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
 void se_counting_double_fail_next(const char* entry_point, int result) {
   if (const int index = IndexOf(entry_point); index >= 0) g_fail_next[index].store(result);
 }
+
+CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUcontext>(&g_foreign); }
 
 }  // extern "C"

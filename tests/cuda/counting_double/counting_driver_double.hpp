@@ -32,6 +32,9 @@ typedef long (*SeCountingDoubleCallsFn)(const char* entry_point);
 typedef bool (*SeCountingDoubleLastLaunchFn)(SeCountingDoubleLaunch* out);
 // Makes the next call of `entry_point` return `result` instead of working.
 typedef void (*SeCountingDoubleFailNextFn)(const char* entry_point, int result);
+// A context other than the device's primary one (as another library would
+// have current); context-bound calls fail in it.
+typedef CUcontext (*SeCountingDoubleForeignContextFn)();
 }
 
 namespace se_test {
@@ -41,8 +44,11 @@ struct CountingDoubleApi {
   SeCountingDoubleCallsFn calls = nullptr;
   SeCountingDoubleLastLaunchFn last_launch = nullptr;
   SeCountingDoubleFailNextFn fail_next = nullptr;
+  SeCountingDoubleForeignContextFn foreign_context = nullptr;
 
-  bool loaded() const { return calls != nullptr && last_launch != nullptr && fail_next != nullptr; }
+  bool loaded() const {
+    return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr;
+  }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
   static CountingDoubleApi Find() {
@@ -52,6 +58,8 @@ struct CountingDoubleApi {
     api.calls = reinterpret_cast<SeCountingDoubleCallsFn>(dlsym(library, "se_counting_double_calls"));
     api.last_launch = reinterpret_cast<SeCountingDoubleLastLaunchFn>(dlsym(library, "se_counting_double_last_launch"));
     api.fail_next = reinterpret_cast<SeCountingDoubleFailNextFn>(dlsym(library, "se_counting_double_fail_next"));
+    api.foreign_context =
+        reinterpret_cast<SeCountingDoubleForeignContextFn>(dlsym(library, "se_counting_double_foreign_context"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
