@@ -119,20 +119,20 @@ TEST_CASE("memory freed while queued work uses it stays valid until that work ra
   CHECK(out == in);
 }
 
-TEST_CASE("a wait targets the recording that was latest when it was enqueued", "[lifetime][event]") {
+// A busy stream (held by a gate), an idle one and a consumer whose waits are
+// set up by `enqueue`: the consumer must not run until the gate opens.
+template <typename Enqueue>
+void CheckConsumerWaitsForBusyStream(Enqueue&& enqueue) {
   auto* executor = TestExecutor();
   Gate gate;
   se::Stream busy(executor), idle(executor), consumer(executor);
   busy.Init();
   idle.Init();
   consumer.Init();
-  se::Event event(executor);
-  REQUIRE(event.Init());
-  std::atomic<bool> consumer_ran{false};
   gate.Close(busy);
-  busy.ThenRecordEvent(&event);
-  consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { consumer_ran = true; });
-  idle.ThenRecordEvent(&event);  // a later recording, complete at once
+  std::atomic<bool> consumer_ran{false};
+  enqueue(executor, busy, idle, consumer);
+  consumer.ThenDoHostCallback([&] { consumer_ran = true; });
   REQUIRE(idle.BlockHostUntilDone().ok());
   std::this_thread::sleep_for(50ms);
   CHECK_FALSE(consumer_ran.load());
@@ -142,28 +142,28 @@ TEST_CASE("a wait targets the recording that was latest when it was enqueued", "
   REQUIRE(busy.BlockHostUntilDone().ok());
 }
 
+TEST_CASE("a wait targets the recording that was latest when it was enqueued", "[lifetime][event]") {
+  std::optional<se::Event<TestBackend>> event;
+  CheckConsumerWaitsForBusyStream([&](auto* executor, auto& busy, auto& idle, auto& consumer) {
+    event.emplace(executor);
+    REQUIRE(event->Init());
+    busy.ThenRecordEvent(&*event);
+    consumer.ThenWaitFor(&*event);
+    idle.ThenRecordEvent(&*event);  // a later recording, complete at once
+  });
+}
+
 TEST_CASE("waits on a busy and an idle event both hold the stream", "[lifetime][event]") {
-  auto* executor = TestExecutor();
-  Gate gate;
-  se::Stream busy(executor), idle(executor), consumer(executor);
-  busy.Init();
-  idle.Init();
-  consumer.Init();
-  se::Event a(executor), b(executor);
-  REQUIRE(a.Init());
-  REQUIRE(b.Init());
-  gate.Close(busy);
-  busy.ThenRecordEvent(&a);
-  idle.ThenRecordEvent(&b);
-  std::atomic<bool> consumer_ran{false};
-  consumer.ThenWaitFor(&a).ThenWaitFor(&b).ThenDoHostCallback([&] { consumer_ran = true; });
-  REQUIRE(idle.BlockHostUntilDone().ok());
-  std::this_thread::sleep_for(50ms);
-  CHECK_FALSE(consumer_ran.load());
-  gate.Open();
-  REQUIRE(consumer.BlockHostUntilDone().ok());
-  CHECK(consumer_ran.load());
-  REQUIRE(busy.BlockHostUntilDone().ok());
+  std::optional<se::Event<TestBackend>> a, b;
+  CheckConsumerWaitsForBusyStream([&](auto* executor, auto& busy, auto& idle, auto& consumer) {
+    a.emplace(executor);
+    b.emplace(executor);
+    REQUIRE(a->Init());
+    REQUIRE(b->Init());
+    busy.ThenRecordEvent(&*a);
+    idle.ThenRecordEvent(&*b);
+    consumer.ThenWaitFor(&*a).ThenWaitFor(&*b);
+  });
 }
 
 TEST_CASE("an event destroyed with its recording still queued is safe", "[lifetime][event]") {
@@ -405,4 +405,38 @@ TEST_CASE("BlockHostUntilDone from a callback of the same stream is refused on e
   CHECK(inner.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(inner, "from a host callback of the same stream"));
   CHECK(outer.code() == se::ErrorCode::kFailedPrecondition);
+}
+
+namespace {
+struct ThrowingCopy {
+  ThrowingCopy() = default;
+  ThrowingCopy(const ThrowingCopy&) { throw std::runtime_error("no copies today"); }
+  ThrowingCopy& operator=(const ThrowingCopy&) = delete;
+  void operator()() const {}
+};
+}  // namespace
+
+TEST_CASE("a callable whose copy throws fails the call and leaves the queue usable", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  se::Stream stream(executor);
+  const ThrowingCopy callable;
+  se::Status status = stream.Init().ThenDoHostCallback(callable).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kInternal);
+  CHECK(Mentions(status, "no copies today"));
+  // Nothing was left half-enqueued (a locked ring, a barrier on a user event
+  // nobody completes): another stream works, and this one's destructor returns.
+  se::Stream other(executor);
+  bool ran = false;
+  CHECK(other.Init().ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone().ok());
+  CHECK(ran);
+}
+
+TEST_CASE("a callback may enqueue into its own stream, and the wait includes that work", "[lifetime]") {
+  se::Stream stream(TestExecutor());
+  std::atomic<int> ran{0};
+  stream.Init().ThenDoHostCallback([&] {
+    for (int i = 0; i < 100; ++i) stream.ThenDoHostCallback([&] { ++ran; });
+  });
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(ran == 100);
 }

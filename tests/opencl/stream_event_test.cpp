@@ -148,26 +148,3 @@ TEST_CASE("one event recorded and waited on from two threads at once", "[opencl]
   CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kComplete);
 }
 
-namespace {
-struct ThrowingCopy {
-  ThrowingCopy() = default;
-  ThrowingCopy(const ThrowingCopy&) { throw std::runtime_error("no copies today"); }
-  ThrowingCopy& operator=(const ThrowingCopy&) = delete;
-  void operator()() const {}
-};
-}  // namespace
-
-TEST_CASE("a callable whose copy throws fails the call, and the queue keeps draining", "[opencl][callback][errors]") {
-  auto* executor = OpenCLExecutor();
-  se::Stream stream(executor);
-  const ThrowingCopy callable;
-  se::Status status = stream.Init().ThenDoHostCallback(callable).BlockHostUntilDone();
-  CHECK(status.code() == se::ErrorCode::kInternal);
-  CHECK(Mentions(status, "no copies today"));
-  // Nothing was left in the queue waiting on a user event: another stream and
-  // this one's destructor both finish.
-  se::Stream other(executor);
-  bool ran = false;
-  CHECK(other.Init().ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone().ok());
-  CHECK(ran);
-}

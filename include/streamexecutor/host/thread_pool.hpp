@@ -477,16 +477,25 @@ inline Status HostStream::Synchronize() {
                      ordinal_);
   }
   Pool::PrepareCaller();
-  const std::uint64_t target = tail_.load(std::memory_order_acquire);
+  // Until the ring is empty, not only up to the tail seen on entry: a host
+  // callback of this stream may enqueue into it while we wait, and that work
+  // belongs before our return. (Other threads may not enqueue meanwhile: a
+  // Stream is used by one thread at a time, its callbacks counted.)
+  std::uint64_t target = tail_.load(std::memory_order_acquire);
   int spins = 0;
   std::uint64_t head = head_.load(std::memory_order_acquire);
-  while (head < target) {
-    if (pool_->TryDrainFromCaller(this) || pool_->HelpOnce()) {
-      spins = 0;
-    } else if (++spins > Pool::kSpinRounds) {
-      head_.wait(head, std::memory_order_acquire);
+  for (;;) {
+    while (head < target) {
+      if (pool_->TryDrainFromCaller(this) || pool_->HelpOnce()) {
+        spins = 0;
+      } else if (++spins > Pool::kSpinRounds) {
+        head_.wait(head, std::memory_order_acquire);
+      }
+      head = head_.load(std::memory_order_acquire);
     }
-    head = head_.load(std::memory_order_acquire);
+    const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+    if (tail == target) break;
+    target = tail;
   }
   return error();
 }
