@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -322,4 +323,26 @@ TEST_CASE("synchronous copies run on the executor's stream and wait for it", "[c
   CHECK(Double().calls("cuMemcpyHtoD") + Double().calls("cuMemcpyDtoH") + Double().calls("cuMemcpyDtoD") +
             Double().calls("cuMemsetD8") + Double().calls("cuMemsetD32") + Double().calls("cuCtxSynchronize") ==
         sync_copies);
+}
+
+TEST_CASE("after a callback failed, later launches and copies are skipped", "[cuda][double][errors]") {
+  // The double runs a host function as soon as it is queued (everything
+  // before it is done), so the failure is known when the next call comes.
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(4);
+  const std::vector<float> ones(4, 1.0f);
+  se::Stream stream(executor);
+  stream.Init().ThenDoHostCallback([] { throw std::runtime_error("callback failed"); });
+  const long launches = Double().calls("cuLaunchKernel");
+  const long copies = Double().calls("cuMemcpyHtoDAsync");
+  stream.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u).ThenMemcpyH2D<float>(ones, x.ptr());
+  const se::Status status = stream.BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kAborted);
+  CHECK(status.message().find("callback failed") != std::string::npos);
+  CHECK(Double().calls("cuLaunchKernel") == launches);
+  CHECK(Double().calls("cuMemcpyHtoDAsync") == copies);
 }

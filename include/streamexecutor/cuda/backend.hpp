@@ -267,6 +267,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
 
   static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -274,6 +275,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
                        "cuMemcpyHtoDAsync", bytes);
   }
   static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -282,6 +284,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
   static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
                                  std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -304,6 +307,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return Status();
   }
   static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -314,6 +318,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
   static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
                                 std::uint64_t bytes) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -323,6 +328,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
 
   template <typename Callback>
   static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -428,6 +434,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
   template <typename... Params>
   static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
                        const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     // The values the kernel receives, in a tuple on this stack frame; `params`
     // points into it. No allocation, no type erasure.
     auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);

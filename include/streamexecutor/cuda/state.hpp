@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <exception>
 #include <map>
 #include <memory>
@@ -35,9 +36,16 @@ struct StreamState {
   CUstream stream = nullptr;
   int ordinal = 0;
   streamexecutor::detail::StickyStatus error;
+  // Set with the first failure: launches, copies, fills and callbacks enqueued
+  // after it are skipped, as on every backend (one load on the launch path).
+  std::atomic<bool> failed{false};
 
-  void Fail(Status status) { error.Fail(std::move(status)); }
+  void Fail(Status status) {
+    error.Fail(std::move(status));
+    failed.store(true, std::memory_order_release);
+  }
   Status CurrentError() const { return error.Get(); }
+  bool Failed() const { return failed.load(std::memory_order_acquire); }
 };
 
 // A host callable queued with cuLaunchHostFunc. The driver passes one void*,
@@ -51,7 +59,7 @@ struct CallbackBox {
 
   static void CUDA_CB Run(void* user_data) {
     std::unique_ptr<CallbackBox> box(static_cast<CallbackBox*>(user_data));
-    if (!box->stream->CurrentError().ok()) return;  // an earlier callback failed: the stream is dead
+    if (box->stream->Failed()) return;  // an earlier callback failed: the stream is dead
     if (Status status = streamexecutor::detail::InvokeHostCallback(box->callable, "cuda", box->stream->ordinal);
         !status.ok()) {
       box->stream->Fail(std::move(status));
