@@ -1,7 +1,7 @@
 // Built twice, as two shared libraries with -fvisibility=hidden
 // (-DSE_LIBRARY_NAME=a / b): each includes the headers on its own, as two
 // plugins of one application would.
-#include <streamexecutor/host.hpp>
+#include <streamexecutor/streamexecutor.hpp>
 
 namespace se = streamexecutor;
 
@@ -11,6 +11,18 @@ namespace se = streamexecutor;
 
 extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(platform_address)() {
   return &se::Platform<se::host>::Get();
+}
+
+// Every other backend in the build: the address of its platform, or null.
+extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(other_platform_address)(int which) {
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+  if (which == 0) return &se::Platform<se::opencl>::Get();
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+  if (which == 1) return &se::Platform<se::cuda>::Get();
+#endif
+  (void)which;
+  return nullptr;
 }
 
 // Allocates through this library's view of the platform.

@@ -9,6 +9,8 @@ namespace se = streamexecutor;
 
 extern "C" void* platform_address_a();
 extern "C" void* platform_address_b();
+extern "C" void* other_platform_address_a(int which);
+extern "C" void* other_platform_address_b(int which);
 extern "C" bool allocate_a(se::DeviceMemory<int>* out);
 extern "C" bool free_b(se::DeviceMemory<int>* memory);
 
@@ -17,6 +19,14 @@ int main() {
     std::printf("FAIL: the two libraries see different Platform<host> instances (%p, %p)\n", platform_address_a(),
                 platform_address_b());
     return 1;
+  }
+  const char* names[] = {"opencl", "cuda"};
+  for (int which = 0; which < 2; ++which) {
+    if (other_platform_address_a(which) != other_platform_address_b(which)) {
+      std::printf("FAIL: the two libraries see different Platform<%s> instances\n", names[which]);
+      return 1;
+    }
+    if (other_platform_address_a(which) != nullptr) std::printf("one Platform<%s> across both\n", names[which]);
   }
   se::DeviceMemory<int> memory;
   if (!allocate_a(&memory)) {
