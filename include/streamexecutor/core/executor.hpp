@@ -2,15 +2,14 @@
 // kernel loading; streams, events and timers are created from it.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <type_traits>
-#include <deque>
-#include <vector>
 #include <unordered_set>
-#include <array>
+#include <vector>
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/kernel.hpp"
@@ -97,12 +96,9 @@ class StreamExecutor {
                          label_, memory->size(), memory->offset(), bytes);
       }
       // Retired before the driver frees, so that no check passes for memory
-      // on its way out; the record stays reserved if the list cannot grow.
+      // on its way out. Cannot throw: the list has room for every record.
       record->id.store(0, std::memory_order_release);
-      try {
-        free_records_.push_back(record);
-      } catch (...) {
-      }
+      free_records_.push_back(record);
     }
     Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
     *memory = DeviceMemoryBase();
@@ -129,14 +125,8 @@ class StreamExecutor {
   // The launch path's check: a few loads and compares, inline, no Status.
   // CheckLaunchMemory says why when it is false.
   bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
-    const detail::AllocationRecord* record = memory.allocation_record();
-    if (record == nullptr || record->owner != this ||
-        record->id.load(std::memory_order_acquire) != memory.allocation_id() ||
-        record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
-      return false;
-    }
-    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
-    return memory.offset() <= bytes && memory.size() <= bytes - memory.offset();
+    const detail::AllocationRecord* record = OwnRecord(memory);
+    return record != nullptr && FitsAllocation(memory, *record);
   }
 
   // The launch-time form, for every DeviceMemory argument. Null entries are
@@ -351,6 +341,8 @@ class StreamExecutor {
     try {
       std::lock_guard<std::mutex> lock(records_mutex_);
       if (free_records_.empty()) {
+        // Room for every record in the free list, so Deallocate never throws.
+        free_records_.reserve(records_.size() + 1);
         record = &records_.emplace_back();
         record->owner = this;
       } else {
@@ -370,7 +362,7 @@ class StreamExecutor {
   }
 
   // The record `memory` names if it is a live allocation of this executor.
-  detail::AllocationRecord* OwnRecord(const DeviceMemoryBase& memory) const {
+  detail::AllocationRecord* OwnRecord(const DeviceMemoryBase& memory) const noexcept {
     const detail::AllocationRecord* record = memory.allocation_record();
     if (record == nullptr || record->owner != this || memory.allocation_id() == DeviceMemoryBase::kNoAllocationId ||
         record->id.load(std::memory_order_acquire) != memory.allocation_id() ||
@@ -393,15 +385,18 @@ class StreamExecutor {
                   fmt::format("not live memory of this executor ({}: freed, or from another device)",
                               memory.opaque()));
     }
-    // offset + size never wraps: both come from views inside one allocation,
-    // but a hand-built view could hold anything, so compare without adding.
-    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
-    if (memory.offset() > bytes || memory.size() > bytes - memory.offset()) [[unlikely]] {
+    if (!FitsAllocation(memory, *record)) [[unlikely]] {
       return fail(ErrorCode::kOutOfRange,
                   fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
-                              memory.offset(), bytes));
+                              memory.offset(), record->bytes.load(std::memory_order_relaxed)));
     }
     return Status();
+  }
+  // Views made by GetSlice always fit; a hand-built one could hold anything,
+  // so compare without adding (offset + size could wrap).
+  static bool FitsAllocation(const DeviceMemoryBase& memory, const detail::AllocationRecord& record) noexcept {
+    const std::uint64_t bytes = record.bytes.load(std::memory_order_relaxed);
+    return memory.offset() <= bytes && memory.size() <= bytes - memory.offset();
   }
 
   static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {

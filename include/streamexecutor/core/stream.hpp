@@ -6,6 +6,7 @@
 // on CUDA) surface at BlockHostUntilDone.
 #pragma once
 
+#include <array>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -271,13 +272,8 @@ class Stream {
 
   template <typename P, typename A>
   bool IsLiveArgument(const A& arg) const {
-    if constexpr (!is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-      return true;
-    } else if constexpr (std::is_null_pointer_v<A>) {
-      return false;
-    } else {
-      return arg != nullptr && parent_->IsLiveView(*arg);
-    }
+    const DeviceMemoryBase* view = detail::MemoryView<P>(arg);  // null for non-memory parameters
+    return view == nullptr || parent_->IsLiveView(*view);
   }
 
   template <typename P, typename A>

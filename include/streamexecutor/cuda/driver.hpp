@@ -223,11 +223,10 @@ class ContextScope {
       context_ = context;
       return;
     }
-    previous_ = current;
-    restore_ = current != nullptr;
+    previous_ = current;  // null: nothing of the caller's to give back
   }
   ~ContextScope() {
-    if (restore_) api_->cuCtxSetCurrent(previous_);
+    if (previous_ != nullptr) api_->cuCtxSetCurrent(previous_);
   }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
@@ -240,8 +239,7 @@ class ContextScope {
 
  private:
   const DriverApi* api_;
-  CUcontext previous_ = nullptr;
-  bool restore_ = false;
+  CUcontext previous_ = nullptr;  // the caller's context, restored on exit
   CUresult failure_ = CUDA_SUCCESS;
   std::string_view call_;
   CUcontext context_ = nullptr;

@@ -341,20 +341,20 @@ struct STREAMEXECUTOR_EXPORT host {
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,
                   "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
     static_assert(std::is_trivially_destructible_v<Stored>);
-    // The layout the runner will carve the scratch with, checked against the
-    // scratch before anything is queued: alignment padding can push
-    // arguments that fit in sum past it.
-    const Stored stored(std::apply([](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
-    std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
-    const std::uint64_t shared =
-        host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(stored, offsets);
-    if (shared > kSharedMemoryPerBlock) [[unlikely]] {
-      return SharedTooLarge(stream, kernel_name, shared);
-    }
     Command* command = stream->Reserve();
     if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    const Stored* stored = ::new (static_cast<void*>(command->payload)) Stored(std::apply(
+        [](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
+    // Checked with the layout the runner will carve the scratch with: padding
+    // can push arguments that fit in sum past it. The slot is given back.
+    std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
+    const std::uint64_t shared =
+        host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
+    if (shared > kSharedMemoryPerBlock) [[unlikely]] {
+      stream->Cancel();
+      return SharedTooLarge(stream, kernel_name, shared);
+    }
     command->kind = Command::Kind::kLaunch;
-    ::new (static_cast<void*>(command->payload)) Stored(stored);
     command->launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
                                                  {threads.x, threads.y, threads.z}, shared, kernel_name};
     stream->Publish();
