@@ -252,12 +252,14 @@ def explicit_instantiations(tu, path, names):
 
 
 def template_params(cursor):
+    """(kind, name) per template parameter; names are our own, since the
+    kernel's (`int Scale`) may clash with the generated alias (`Scale`)."""
     params = []
     for child in cursor.get_children():
         if child.kind == K.TEMPLATE_TYPE_PARAMETER:
-            params.append(("typename", child.spelling or f"T{len(params)}"))
+            params.append(("typename", f"P{len(params)}"))
         elif child.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
-            params.append((child.type.get_canonical().spelling, child.spelling or f"V{len(params)}"))
+            params.append((child.type.get_canonical().spelling, f"P{len(params)}"))
         elif child.kind == K.TEMPLATE_TEMPLATE_PARAMETER:
             raise Error(f"{where(child)}: error: template template parameters are not supported")
     return params
@@ -304,7 +306,13 @@ def cuda_kernels(path, options):
                 if kind == ci.TemplateArgumentKind.TYPE:
                     targs.append(mapper.value(spec, spec.get_template_argument_type(i)))
                 elif kind == ci.TemplateArgumentKind.INTEGRAL:
-                    targs.append(str(spec.get_template_argument_value(i)))
+                    declared = template_params(templates[name])[i][0]
+                    if declared == "bool":  # int -> bool is not a converted constant expression
+                        targs.append("true" if spec.get_template_argument_value(i) else "false")
+                    elif declared.startswith("unsigned"):
+                        targs.append(f"{spec.get_template_argument_unsigned_value(i)}u")
+                    else:
+                        targs.append(str(spec.get_template_argument_value(i)))
                 else:
                     raise Error(f"{path}:{token.location.line}: error: template argument {i} of '{name}' is "
                                 "neither a type nor an integer")

@@ -1,0 +1,2 @@
+// A syntax error in a kernel's parameter list: libclang reports it.
+extern "C" __global__ void broken(float* x, ) {}  // error-line
