@@ -8,10 +8,6 @@
 
 namespace se = streamexecutor;
 
-namespace {
-void two_params(const se::host_detail::KernelContext&, float, const int*) {}
-}  // namespace
-
 TEST_CASE("every setter of the seed's table records code and kernel name", "[kernel_spec]") {
   se::MultiKernelLoaderSpec spec(2);
   spec.AddCudaPtxInMemory("ptx text", "k1")
@@ -58,15 +54,6 @@ TEST_CASE("on-disk code is read when asked for, with a clear error if missing", 
   auto missing = spec.cuda_ptx()->Contents();
   CHECK(missing.status().code() == se::ErrorCode::kNotFound);
   CHECK(missing.status().message().find("/nonexistent/kernel.ptx") != std::string::npos);
-}
-
-TEST_CASE("a host kernel entry spells its normalised parameter list", "[kernel_spec]") {
-  se::MultiKernelLoaderSpec spec(2);
-  spec.AddHostKernel<&two_params>("two_params");
-  REQUIRE(spec.host_kernel());
-  CHECK(spec.host_kernel()->entry.signature() == "(float, int*)");
-  CHECK(se::TypedKernel<float, se::DeviceMemory<int>*>::HostSignature() == "(float, int*)");
-  CHECK(se::TypedKernel<float, se::SharedDeviceMemory<int>>::HostSignature() == "(float, std::span<int>)");
 }
 
 TEST_CASE("TypedKernel describes its parameters for load-time checks", "[kernel_spec]") {

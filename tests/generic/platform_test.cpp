@@ -61,6 +61,6 @@ TEST_CASE("an unknown platform name lists the available ones", "[platform][error
   auto missing = se::MultiPlatformManager::PlatformWithName("tpu");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == se::ErrorCode::kNotFound);
-  CHECK(Mentions(missing.status(), "unknown platform name 'tpu'"));
+  CHECK(Mentions(missing.status(), "no platform named 'tpu'"));
   CHECK(Mentions(missing.status(), se::MultiPlatformManager::AvailablePlatformNames()));
 }

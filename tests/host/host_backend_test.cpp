@@ -25,6 +25,8 @@ void scale(const se::host::KernelContext& ctx, float factor, float* data) {
   data[ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x] *= factor;
 }
 
+void two_params(const se::host::KernelContext&, float, const int*) {}
+
 void throw_in_block_3(const se::host::KernelContext& ctx, int*) {
   if (ctx.blockIdx.x == 3) throw std::runtime_error("bad pixel at block 3");
 }
@@ -186,4 +188,13 @@ TEST_CASE("host memory is 64-byte aligned and unified", "[host]") {
   CHECK(executor->GetDeviceDescription().unified_memory);
   STATIC_REQUIRE(se::UnifiedMemoryBackend<se::host>);
   STATIC_REQUIRE_FALSE(se::PeerAccessBackend<se::host>);
+}
+
+TEST_CASE("a host kernel entry spells its normalised parameter list", "[kernel_spec]") {
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddHostKernel<&two_params>("two_params");
+  REQUIRE(spec.host_kernel());
+  CHECK(spec.host_kernel()->entry.signature() == "(float, int*)");
+  CHECK(se::host_detail::HostSignature<float, se::DeviceMemory<int>*>() == "(float, int*)");
+  CHECK(se::host_detail::HostSignature<float, se::SharedDeviceMemory<int>>() == "(float, std::span<int>)");
 }

@@ -21,12 +21,6 @@
 
 namespace streamexecutor {
 
-// Everything the loader needs to check a kernel against TypedKernel<Params...>.
-struct KernelSignature {
-  std::span<const KernelParamInfo> params;
-  std::string (*host_signature)();  // the host backend's parameter list for these Params
-};
-
 namespace detail {
 struct ConceptProbeCallback {
   void operator()() const {}
@@ -45,7 +39,7 @@ concept Backend =
     } && std::is_trivially_copyable_v<typename B::KernelHandle> &&
     requires(typename B::PlatformState& platform, typename B::ExecutorState& executor,
              typename B::StreamHandle& stream, typename B::EventHandle& event, typename B::KernelHandle& kernel,
-             const MultiKernelLoaderSpec& spec, const KernelSignature& signature, DeviceMemoryBase memory,
+             const MultiKernelLoaderSpec& spec, DeviceMemoryBase memory,
              const void* host_src, void* host_dst, std::uint64_t bytes, std::uint32_t pattern, int ordinal,
              const std::string* kernel_name, PackedArgs<> no_args) {
       // Platform: a failed init (no driver) is reported, and leaves zero devices.
@@ -83,7 +77,8 @@ concept Backend =
       { B::EventElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
       // Kernels.
       { B::SpecKernelName(spec) } -> std::convertible_to<std::string_view>;
-      { B::LoadKernel(executor, spec, signature, kernel) } -> std::same_as<Status>;
+      // Loads and checks the code against TypedKernel<Params...>'s parameters.
+      { B::template LoadKernel<>(executor, spec, kernel) } -> std::same_as<Status>;
       { B::ReleaseKernel(executor, kernel) } -> std::same_as<void>;
       { B::template Launch<>(stream, kernel, ThreadDim{}, BlockDim{}, no_args, kernel_name) } -> std::same_as<Status>;
     };

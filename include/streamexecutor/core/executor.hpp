@@ -229,11 +229,10 @@ class StreamExecutor {
       return MakeError(ErrorCode::kInvalidArgument,
                        "GetKernel on {}: MultiKernelLoaderSpec for kernel '{}' declares arity {}, but the TypedKernel "
                        "has {} parameter(s) {}",
-                       label_, name, spec.arity(), sizeof...(Params), TypedKernel<Params...>::HostSignature());
+                       label_, name, spec.arity(), sizeof...(Params), DeclaredParams<Params...>());
     }
-    const KernelSignature signature{TypedKernel<Params...>::ParamInfos(), &TypedKernel<Params...>::HostSignature};
     typename B::KernelHandle handle{};
-    STREAMEXECUTOR_RETURN_IF_ERROR(B::LoadKernel(state_, spec, signature, handle));
+    STREAMEXECUTOR_RETURN_IF_ERROR(B::template LoadKernel<Params...>(state_, spec, handle));
     const std::string* interned = nullptr;
     try {
       std::lock_guard<std::mutex> lock(records_mutex_);
@@ -247,6 +246,14 @@ class StreamExecutor {
     return Status();
   }
 
+  template <typename... Params>
+  static std::string DeclaredParams() {
+    std::string list = "(";
+    ((list += list.size() > 1 ? ", " : "", list += detail::TypeName<Params>()), ...);
+    return list + ")";
+  }
+
+ public:
   typename B::ExecutorState& native_state() { return state_; }
   const typename B::ExecutorState& native_state() const { return state_; }
 

@@ -16,7 +16,6 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
-#include "streamexecutor/host/kernel_abi.hpp"
 
 namespace streamexecutor {
 
@@ -102,10 +101,6 @@ class TypedKernel : public KernelBase {
   explicit TypedKernel(StreamExecutor<B>* executor) : KernelBase(executor) {}
 
   static constexpr std::span<const KernelParamInfo> ParamInfos() { return detail::kParamInfos<Params...>; }
-  // What a host-backend kernel for these parameters must take after its context.
-  static std::string HostSignature() {
-    return host_detail::abi::SignatureString<host_detail::abi::NormalizeT<host_detail::abi::HostParamT<Params>>...>();
-  }
 };
 
 }  // namespace streamexecutor

@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "streamexecutor/core/status.hpp"
-#include "streamexecutor/host/kernel_abi.hpp"
 
 namespace streamexecutor {
 
@@ -29,10 +28,30 @@ struct KernelLoaderSpec {
   StatusOr<std::string> Contents() const;
 };
 
+// A kernel compiled into this program, for a backend that runs kernels on the
+// CPU. The core only stores it: what the pointers are is the host backend's
+// business (host/kernel_abi.hpp makes them and casts them back), so the core
+// does not depend on any backend. `void (*)()` is the one function pointer
+// type every other converts to and back from without a warning.
+struct InProgramKernel {
+  void (*runner)() = nullptr;             // runs a range of blocks
+  void (*function)() = nullptr;           // the user's function, if not known at compile time
+  std::string (*signature)() = nullptr;   // its parameter list, for the load-time check
+};
+
 struct HostKernelLoaderSpec {
   std::string kernel_name;
-  host_detail::KernelEntry entry;
+  InProgramKernel entry;
 };
+
+namespace detail {
+// Defined by the host backend (host/kernel_abi.hpp); AddHostKernel needs
+// <streamexecutor/host.hpp> (or streamexecutor.hpp with the host backend).
+template <typename Callable>
+struct HostKernelMaker;
+template <auto Function>
+struct HostFunctionKernelMaker;
+}  // namespace detail
 
 class MultiKernelLoaderSpec {
  public:
@@ -74,14 +93,14 @@ class MultiKernelLoaderSpec {
   // host/kernel_abi.hpp for the parameter mapping).
   template <typename Callable>
   MultiKernelLoaderSpec& AddHostKernel(std::string_view kernel_name, Callable callable) {
-    host_ = HostKernelLoaderSpec{std::string(kernel_name), host_detail::MakeKernelEntry(callable)};
+    host_ = HostKernelLoaderSpec{std::string(kernel_name), detail::HostKernelMaker<Callable>::Make(callable)};
     return *this;
   }
   // Same, with the function known at compile time so its body inlines into the
   // per-thread loop.
   template <auto Function>
   MultiKernelLoaderSpec& AddHostKernel(std::string_view kernel_name) {
-    host_ = HostKernelLoaderSpec{std::string(kernel_name), host_detail::MakeKernelEntry<Function>()};
+    host_ = HostKernelLoaderSpec{std::string(kernel_name), detail::HostFunctionKernelMaker<Function>::Make()};
     return *this;
   }
 

@@ -37,10 +37,10 @@ class BasicMultiPlatformManager {
     };
     static_cast<void>((match.template operator()<Backends>() || ...));
     if (found) return *found;
-    const bool known = name == "host" || name == "opencl" || name == "cuda";
-    return MakeError(ErrorCode::kNotFound, "{} '{}'; available platforms: {}",
-                     known ? "this program was built without the platform" : "unknown platform name", name,
-                     AvailablePlatformNames());
+    return MakeError(ErrorCode::kNotFound,
+                     "no platform named '{}' in this program (unknown, or its backend was not compiled in); "
+                     "available platforms: {}",
+                     name, AvailablePlatformNames());
   }
 
   static std::string AvailablePlatformNames() {

@@ -421,11 +421,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
   static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
     return cuda_detail::SpecKernelName(spec);
   }
-  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
-                           const KernelSignature& signature, KernelHandle& kernel) {
+  template <typename... Params>
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, signature.params,
+    return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, detail::kParamInfos<Params...>,
                                    kernel.function);
   }
   // Modules belong to the executor's cache and outlive their kernels.

@@ -311,8 +311,8 @@ struct STREAMEXECUTOR_EXPORT host {
     return spec.host_kernel() ? std::string_view(spec.host_kernel()->kernel_name) : std::string_view("<no host kernel>");
   }
 
-  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
-                           const KernelSignature& signature, KernelHandle& kernel) {
+  template <typename... Params>
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {
     if (!spec.host_kernel()) {
       return MakeError(ErrorCode::kNotFound,
                        "GetKernel on host:{}: the MultiKernelLoaderSpec has no host kernel (add one with "
@@ -321,14 +321,14 @@ struct STREAMEXECUTOR_EXPORT host {
     }
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
     const std::string actual = entry.entry.signature();
-    const std::string expected = signature.host_signature();
+    const std::string expected = host_detail::HostSignature<Params...>();
     if (actual != expected) {
       return MakeError(ErrorCode::kInvalidArgument,
                        "GetKernel on host:{}: host kernel '{}' takes (const KernelContext&, ...) with parameters {} "
                        "but the TypedKernel needs {}",
                        executor.ordinal, entry.kernel_name, actual, expected);
     }
-    kernel = KernelHandle{entry.entry.runner, entry.entry.function};
+    kernel = KernelHandle{host_detail::EntryRunner(entry.entry), entry.entry.function};
     return Status();
   }
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}

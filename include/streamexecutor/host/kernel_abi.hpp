@@ -21,6 +21,8 @@
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/detail/type_name.hpp"
 
 namespace streamexecutor::host_detail {
@@ -240,20 +242,20 @@ constexpr bool CheckKernelShape() {
 
 }  // namespace abi
 
-// A host kernel as stored in a MultiKernelLoaderSpec: the runner instantiated
-// for the kernel's parameter list, and that list spelled out for the
-// load-time comparison with TypedKernel<...>.
-struct KernelEntry {
-  BlockRunner runner = nullptr;
-  AnyFunction function = nullptr;
-  std::string (*signature)() = nullptr;
-};
+// A host kernel as stored in a MultiKernelLoaderSpec (InProgramKernel): the
+// runner instantiated for the kernel's parameter list, and that list spelled
+// out for the load-time comparison with TypedKernel<...>.
+using KernelEntry = InProgramKernel;
+
+inline BlockRunner EntryRunner(const KernelEntry& entry) { return reinterpret_cast<BlockRunner>(entry.runner); }
 
 namespace abi {
 
 template <typename Invoker, typename... H>
 struct EntryFor {
-  static KernelEntry Make(AnyFunction fn) { return KernelEntry{&RunBlocks<Invoker, H...>, fn, &SignatureString<H...>}; }
+  static KernelEntry Make(AnyFunction fn) {
+    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>};
+  }
 };
 
 template <typename Invoker>
@@ -296,4 +298,24 @@ KernelEntry MakeKernelEntry(Callable callable) {
   }
 }
 
+// The parameter list a host kernel for TypedKernel<Params...> must take after
+// its context, as the load-time check spells it.
+template <typename... Params>
+std::string HostSignature() {
+  return abi::SignatureString<abi::NormalizeT<abi::HostParamT<Params>>...>();
+}
+
 }  // namespace streamexecutor::host_detail
+
+namespace streamexecutor::detail {
+
+template <typename Callable>
+struct HostKernelMaker {
+  static InProgramKernel Make(Callable callable) { return host_detail::MakeKernelEntry(callable); }
+};
+template <auto Function>
+struct HostFunctionKernelMaker {
+  static InProgramKernel Make() { return host_detail::MakeKernelEntry<Function>(); }
+};
+
+}  // namespace streamexecutor::detail

@@ -409,8 +409,12 @@ struct STREAMEXECUTOR_EXPORT opencl {
     return "<no OpenCL kernel>";
   }
 
-  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
-                           const KernelSignature& signature, KernelHandle& kernel) {
+  template <typename... Params>
+  static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {
+    return LoadCheckedKernel(executor, spec, detail::kParamInfos<Params...>, kernel);
+  }
+  static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                                  std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
     opencl_detail::Executor& e = *executor.impl;
     StatusOr<opencl_detail::ProgramSource> source = opencl_detail::PickSource(e, spec);
     if (!source.ok()) return source.status();

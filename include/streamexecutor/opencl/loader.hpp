@@ -105,7 +105,7 @@ inline std::string KernelNames(cl_program program) {
 
 // clCreateKernel plus the signature check; the caller owns the result.
 inline StatusOr<cl_kernel> CreateCheckedKernel(Executor& executor, cl_program program, const std::string& name,
-                                               const KernelSignature& signature) {
+                                               std::span<const KernelParamInfo> signature) {
   cl_int error = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program, name.c_str(), &error);
   if (error != CL_SUCCESS) {

@@ -226,7 +226,7 @@ inline std::string Suggest(const RealArg& arg) {
 }
 
 inline Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std::string_view device,
-                             const KernelSignature& signature) {
+                             std::span<const KernelParamInfo> signature) {
   const auto count = Info<cl_uint>(clGetKernelInfo, kernel, CL_KERNEL_NUM_ARGS);
   std::vector<RealArg> real(count);
   for (cl_uint i = 0; i < count; ++i) {
@@ -234,20 +234,20 @@ inline Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std
       return Status(s.code(), fmt::format("GetKernel on {}: kernel '{}': {}", device, kernel_name, s.message()));
     }
   }
-  if (count != signature.params.size()) {
+  if (count != signature.size()) {
     std::string actual, declared;
     for (const RealArg& arg : real) {
       actual += fmt::format("{}{}{}{}", actual.empty() ? "" : ", ", arg.spelled, arg.name.empty() ? "" : " ", arg.name);
     }
-    for (const KernelParamInfo& param : signature.params) {
+    for (const KernelParamInfo& param : signature) {
       declared += fmt::format("{}{}", declared.empty() ? "" : ", ", param.declared_type);
     }
     return MakeError(ErrorCode::kInvalidArgument,
                      "GetKernel on {}: kernel '{}' takes {} parameter(s) ({}) but the TypedKernel declares {} ({})",
-                     device, kernel_name, count, actual, signature.params.size(), declared);
+                     device, kernel_name, count, actual, signature.size(), declared);
   }
   for (cl_uint i = 0; i < count; ++i) {
-    const KernelParamInfo& param = signature.params[i];
+    const KernelParamInfo& param = signature[i];
     const RealArg& arg = real[i];
     const bool local = arg.pointer && arg.address == CL_KERNEL_ARG_ADDRESS_LOCAL;
     const bool global = arg.pointer && !local;

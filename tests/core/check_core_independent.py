@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""The core templates must not depend on any backend: each header under
+include/streamexecutor/core/ is preprocessed alone (the compiler's -M list of
+what it really includes) and may reach no file of a backend folder."""
+import pathlib
+import subprocess
+import sys
+
+BACKENDS = ("host", "opencl", "cuda")
+
+
+def main() -> int:
+    include = pathlib.Path(sys.argv[1]).resolve()
+    compiler = sys.argv[2:]
+    failures = []
+    headers = sorted((include / "streamexecutor" / "core").glob("*.hpp"))
+    if not headers:
+        print(f"no core headers under {include}", file=sys.stderr)
+        return 1
+    for header in headers:
+        result = subprocess.run(compiler + ["-std=c++20", f"-I{include}", "-M", "-x", "c++", str(header)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            failures.append(f"{header.name}: does not compile alone:\n{result.stderr}")
+            continue
+        deps = result.stdout.replace("\\\n", " ").split()
+        reached = sorted({d for d in deps
+                          for b in BACKENDS if f"/streamexecutor/{b}/" in d or d.endswith(f"/streamexecutor/{b}.hpp")})
+        if reached:
+            failures.append(f"{header.name} includes backend code: {', '.join(reached)}")
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    print(f"{len(headers)} core headers checked, {len(failures)} depend on a backend")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
