@@ -91,6 +91,20 @@ def main() -> int:
             return 1
         print("find_package(streamexecutor COMPONENTS tpu) fails: component 'tpu' is not in this installation")
 
+        # ---- The typed kernel header generator, installed with the CMake package ----
+        for installed in ("share/streamexecutor/se_kernel_header.py",
+                          "share/cmake/streamexecutor/streamexecutorKernelHeader.cmake"):
+            if not os.path.isfile(os.path.join(prefix, installed)):
+                print(f"install did not put {installed} in the package")
+                return 1
+        generator_consumer = os.path.join(source_root, "tests", "generator", "cmake_consumer")
+        kernels = os.path.join(source_root, "tests", "generator", "kernels.cl")
+        build = os.path.join(scratch, "cmake_kernel_header")
+        run(["cmake", "-S", generator_consumer, "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}", f"-DSE_KERNELS={kernels}"],
+            stdout=subprocess.DEVNULL)
+        run(["cmake", "--build", build], stdout=subprocess.DEVNULL)
+        check_runs(os.path.join(build, "consumer"), ["CMake-generated header: ok"])
+
         # ---- add_subdirectory() of the source tree (what FetchContent does) --------
         check_runs(cmake_consumer("cmake_subdirectory", f"-DSE_SOURCE_TREE={source_root}",
                                   "-DSE_COMPONENTS=" + ";".join(backends)), backends)

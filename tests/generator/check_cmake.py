@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""streamexecutor_kernel_header() from the source tree's cmake/ file: a CMake
+project generates a header from KERNELS, builds a consumer with it, runs it,
+then touches KERNELS and checks that the header is generated again.
+Usage: check_cmake.py SOURCE_ROOT CONSUMER_DIR KERNELS"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def main() -> int:
+    source_root, consumer_dir, kernels = sys.argv[1:4]
+    if not shutil.which("cmake"):
+        print("cmake is not installed")
+        return 1
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = os.path.join(scratch, "kernels.cl")
+        shutil.copy(kernels, copy)
+        build = os.path.join(scratch, "build")
+        subprocess.run(["cmake", "-S", consumer_dir, "-B", build, "-DSE_KERNELS=" + copy,
+                        "-DSE_KERNEL_HEADER_CMAKE=" + os.path.join(source_root, "cmake", "streamexecutorKernelHeader.cmake"),
+                        "-DSE_INCLUDE=" + os.path.join(source_root, "include")], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "--build", build], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([os.path.join(build, "consumer")], check=True)
+        header = os.path.join(build, "kernels.gpu.h")
+        before = os.stat(header).st_mtime_ns
+        with open(copy, "a", encoding="utf-8") as f:
+            f.write("\n__kernel void added_later(__global int* x) { x[0] = 1; }\n")
+        subprocess.run(["cmake", "--build", build], check=True, stdout=subprocess.DEVNULL)
+        with open(header, encoding="utf-8") as f:
+            regenerated = "AddedLater" in f.read()
+        if os.stat(header).st_mtime_ns == before or not regenerated:
+            print("editing the kernel file did not regenerate the header")
+            return 1
+        print("streamexecutor_kernel_header: generated, built, ran, regenerated after an edit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
