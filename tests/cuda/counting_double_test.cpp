@@ -346,3 +346,32 @@ TEST_CASE("after a callback failed, later launches and copies are skipped", "[cu
   CHECK(Double().calls("cuLaunchKernel") == launches);
   CHECK(Double().calls("cuMemcpyHtoDAsync") == copies);
 }
+
+TEST_CASE("a host callback that calls CUDA is refused before the driver sees it", "[cuda][double][errors]") {
+  // CUDA forbids CUDA calls inside a host function; on a GPU they may deadlock
+  // (a wait for the stream that runs the callback) or fail. The double counts
+  // and refuses any such call, so zero new ones proves none reached it.
+  auto* executor = Executor();
+  auto x = executor->AllocateOwnedArray<float>(4);
+  const std::vector<float> ones(4, 1.0f);
+  se::Stream stream(executor);
+  se::Stream other(executor);
+  REQUIRE(other.Init().ok());
+  se::Status wait_other, sync_copy;
+  const long before = Double().calls_from_host_functions();
+  stream.Init().ThenDoHostCallback([&] {
+    wait_other = other.BlockHostUntilDone();
+    sync_copy = executor->SynchronousMemcpyH2D<float>(ones, x.ptr());
+    stream.ThenMemcpyH2D<float>(ones, x.ptr());  // into its own stream
+  });
+  const se::Status status = stream.BlockHostUntilDone();
+  CHECK(Double().calls_from_host_functions() == before);
+  CHECK(wait_other.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(wait_other, "may not call the CUDA driver"));
+  CHECK(sync_copy.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(status, "host callback (ThenDoHostCallback) may not call the CUDA driver"));
+  // Outside the callback the driver is usable again.
+  se::Stream after(executor);
+  CHECK(after.Init().ThenMemcpyH2D<float>(ones, x.ptr()).BlockHostUntilDone().ok());
+}

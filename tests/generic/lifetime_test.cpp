@@ -230,6 +230,26 @@ TEST_CASE("an out-of-range slice says so when it is used", "[lifetime][errors]")
   CHECK(Mentions(launch, "GetSlice"));
 }
 
+TEST_CASE("a hand-built view whose offset plus size wraps is refused", "[lifetime][errors]") {
+  // offset + size overflows 64 bits: a check that adds them would pass it.
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(8);
+  const se::DeviceMemoryBase& real = memory.cref();
+  se::DeviceMemory<int> wrapping(se::DeviceMemoryBase(real.opaque(), ~std::uint64_t{0} - 3, 8,
+                                                      real.allocation_id(), real.allocation_record()));
+  std::vector<int> host(2);
+  se::Status sync = executor->SynchronousMemcpyH2D(host.data(), sizeof(int) * host.size(), &wrapping);
+  CHECK(sync.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(sync, "runs past its 32-byte allocation"));
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  se::Stream stream(executor);
+  se::Status launch =
+      stream.Init().ThenLaunch(se::ThreadDim(2), se::BlockDim(1), kernel, &wrapping, 1).BlockHostUntilDone();
+  CHECK(launch.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(launch, "runs past its 32-byte allocation"));
+}
+
 TEST_CASE("memset32 on a view that is not word-aligned is refused", "[lifetime][errors]") {
   auto* executor = TestExecutor();
   auto bytes = executor->AllocateOwnedArray<std::uint8_t>(64);

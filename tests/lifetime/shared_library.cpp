@@ -38,3 +38,24 @@ extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(free)(se::De
   auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
   return executor->Deallocate(memory).ok();
 }
+
+// A callback that waits for its own stream must be refused, not hang, even
+// when the worker running it was started by the other library: the worker's
+// thread-locals (which stream it drains, whether it is a worker) must be the
+// same variables in both libraries.
+extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(self_wait_refused)() {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Stream stream(executor);
+  se::Status inner;
+  const se::Status outer = stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); }).BlockHostUntilDone();
+  // The refusal also sticks to the stream, as every error from its own callback does.
+  return inner.code() == se::ErrorCode::kFailedPrecondition && outer.code() == inner.code();
+}
+
+// Runs one callback, so that this library's code starts the pool's workers.
+extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(run_callback)() {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Stream stream(executor);
+  bool ran = false;
+  return stream.Init().ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone().ok() && ran;
+}

@@ -13,6 +13,8 @@ extern "C" void* other_platform_address_a(int which);
 extern "C" void* other_platform_address_b(int which);
 extern "C" bool allocate_a(se::DeviceMemory<int>* out);
 extern "C" bool free_b(se::DeviceMemory<int>* memory);
+extern "C" bool run_callback_a();
+extern "C" bool self_wait_refused_b();
 
 int main() {
   if (platform_address_a() != platform_address_b()) {
@@ -35,6 +37,11 @@ int main() {
   }
   if (!free_b(&memory)) {
     std::printf("FAIL: library b could not free what library a allocated\n");
+    return 1;
+  }
+  // Workers started by library a's code, a self-wait from library b's.
+  if (!run_callback_a() || !self_wait_refused_b()) {
+    std::printf("FAIL: a callback of library b waiting for its own stream was not refused\n");
     return 1;
   }
   std::printf("one Platform<host> at %p across both libraries\n", platform_address_a());

@@ -8,6 +8,12 @@
 #include <span>
 #include <vector>
 
+// The headers' internal X-macros must not leak into consumers' code.
+#if defined(SE_CUDA_REQUIRED_ENTRY_POINTS) || defined(SE_CUDA_OPTIONAL_ENTRY_POINTS) || defined(SE_CUDA_DECLARE) || \
+    defined(SE_CUDA_RESOLVE) || defined(SE_CUDA_RESOLVE_OPTIONAL) || defined(SE_CL_ERROR)
+#error "an internal X-macro of the streamexecutor headers is still defined"
+#endif
+
 namespace se = streamexecutor;
 
 namespace {

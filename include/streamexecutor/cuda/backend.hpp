@@ -404,6 +404,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return Status();
   }
   static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+    if (cuda_detail::InHostFunction()) [[unlikely]] return cuda_detail::InHostFunctionError();
     STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
     float milliseconds = 0.0f;
     if (const CUresult r = start.api->cuEventElapsedTime(&milliseconds, start.event, stop.event); r != CUDA_SUCCESS) {
@@ -474,6 +475,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
   // ---- Peer access ---------------------------------------------------------------
 
   static bool CanEnablePeerAccess(ExecutorState& from, ExecutorState& to) {
+    if (cuda_detail::InHostFunction()) [[unlikely]] return false;
     int can = 0;
     return from.api->cuDeviceCanAccessPeer(&can, from.device, to.device) == CUDA_SUCCESS && can != 0;
   }

@@ -197,6 +197,24 @@ STREAMEXECUTOR_EXPORT inline const DriverLoad& Driver() {
   return load;
 }
 
+// True on a thread while it runs one of our CUDA host functions (callbacks).
+// The driver forbids CUDA calls there ("may return CUDA_ERROR_NOT_PERMITTED",
+// or deadlock when the call waits for the stream that is running the host
+// function), so every backend call checks it before touching the driver.
+// Exported, with the flag inside an inline function: one flag per thread for
+// the whole process, however many shared libraries include these headers.
+STREAMEXECUTOR_EXPORT inline bool& InHostFunction() noexcept {
+  static thread_local bool inside = false;
+  return inside;
+}
+
+[[gnu::cold]] inline Status InHostFunctionError() {
+  return Status(ErrorCode::kFailedPrecondition,
+                "cuda: a host callback (ThenDoHostCallback) may not call the CUDA driver: CUDA forbids CUDA calls "
+                "inside a host function (they may fail or deadlock); enqueue the follow-up work from the thread that "
+                "enqueued the callback, or wait on an Event it records");
+}
+
 // Makes `context` current for one backend call. The current context is asked
 // of the driver each time (cuCtxGetCurrent reads a thread-local inside the
 // driver) rather than cached: a cache of our own goes stale as soon as other
@@ -209,6 +227,11 @@ STREAMEXECUTOR_EXPORT inline const DriverLoad& Driver() {
 class ContextScope {
  public:
   ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
+    if (InHostFunction()) [[unlikely]] {
+      failure_ = CUDA_ERROR_NOT_PERMITTED;  // call_ stays empty: refused before the driver
+      context_ = context;
+      return;
+    }
     CUcontext current = nullptr;
     if (const CUresult r = api.cuCtxGetCurrent(&current); r != CUDA_SUCCESS) [[unlikely]] {
       failure_ = r;
@@ -234,6 +257,7 @@ class ContextScope {
   bool ok() const { return failure_ == CUDA_SUCCESS; }
   [[gnu::cold]] Status status() const {
     if (ok()) return Status();
+    if (call_.empty()) return InHostFunctionError();
     return api_->Error(failure_, call_, "making the primary context {} current", static_cast<const void*>(context_));
   }
 
@@ -244,6 +268,7 @@ class ContextScope {
   std::string_view call_;
   CUcontext context_ = nullptr;
 };
+
 
 }  // namespace streamexecutor::cuda_detail
 

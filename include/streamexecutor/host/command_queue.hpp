@@ -22,6 +22,7 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/host/kernel_abi.hpp"
@@ -235,7 +236,7 @@ class HostStream {
     return false;
   }
   // Marks the current thread as draining `stream` for its lifetime.
-  struct DrainFrame {
+  struct STREAMEXECUTOR_EXPORT DrainFrame {
     explicit DrainFrame(const HostStream* s) : stream(s), outer(top) { top = this; }
     ~DrainFrame() { top = outer; }
     DrainFrame(const DrainFrame&) = delete;

@@ -21,7 +21,7 @@
 
 namespace streamexecutor::host_detail {
 
-class Pool {
+class STREAMEXECUTOR_EXPORT Pool {
  public:
   // How long an idle worker polls before it sleeps, in polling rounds (~50 us).
   static constexpr int kSpinRounds = 2000;

@@ -67,8 +67,17 @@ std::atomic<long> g_calls[kEntryCount];
 std::atomic<int> g_fail_next[kEntryCount];  // CUresult to return once; 0: none
 
 // Counts the call; a nonzero result is an injected failure to return.
+// Set while a host function runs: the double holds callers to CUDA's rule that
+// a host function makes no CUDA call, counting and refusing any it makes.
+thread_local bool t_in_host_function = false;
+std::atomic<int> g_calls_from_host_functions{0};
+
 inline CUresult Take(EntryIndex entry) {
   g_calls[entry].fetch_add(1, std::memory_order_relaxed);
+  if (t_in_host_function) [[unlikely]] {
+    g_calls_from_host_functions.fetch_add(1, std::memory_order_relaxed);
+    return CUDA_ERROR_NOT_PERMITTED;
+  }
   if (g_fail_next[entry].load(std::memory_order_relaxed) == 0) [[likely]] return CUDA_SUCCESS;
   return static_cast<CUresult>(g_fail_next[entry].exchange(0));
 }
@@ -377,7 +386,9 @@ CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent s
 }
 CUresult Double_cuLaunchHostFunc(CUstream, CUhostFn function, void* user_data) {
   if (CUresult r = Take(k_cuLaunchHostFunc)) return r;
+  t_in_host_function = true;
   function(user_data);  // everything before it has completed already
+  t_in_host_function = false;
   return CUDA_SUCCESS;
 }
 
@@ -586,5 +597,7 @@ void se_counting_double_fail_next(const char* entry_point, int result) {
 }
 
 CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUcontext>(&g_foreign); }
+
+long se_counting_double_calls_from_host_functions() { return g_calls_from_host_functions.load(); }
 
 }  // extern "C"

@@ -35,6 +35,9 @@ typedef void (*SeCountingDoubleFailNextFn)(const char* entry_point, int result);
 // A context other than the device's primary one (as another library would
 // have current); context-bound calls fail in it.
 typedef CUcontext (*SeCountingDoubleForeignContextFn)();
+// Driver calls made from inside a host function (CUDA forbids them; the
+// double refuses each with CUDA_ERROR_NOT_PERMITTED).
+typedef long (*SeCountingDoubleCallsFromHostFunctionsFn)();
 }
 
 namespace se_test {
@@ -45,9 +48,11 @@ struct CountingDoubleApi {
   SeCountingDoubleLastLaunchFn last_launch = nullptr;
   SeCountingDoubleFailNextFn fail_next = nullptr;
   SeCountingDoubleForeignContextFn foreign_context = nullptr;
+  SeCountingDoubleCallsFromHostFunctionsFn calls_from_host_functions = nullptr;
 
   bool loaded() const {
-    return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr;
+    return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
+           calls_from_host_functions != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -60,6 +65,8 @@ struct CountingDoubleApi {
     api.fail_next = reinterpret_cast<SeCountingDoubleFailNextFn>(dlsym(library, "se_counting_double_fail_next"));
     api.foreign_context =
         reinterpret_cast<SeCountingDoubleForeignContextFn>(dlsym(library, "se_counting_double_foreign_context"));
+    api.calls_from_host_functions = reinterpret_cast<SeCountingDoubleCallsFromHostFunctionsFn>(
+        dlsym(library, "se_counting_double_calls_from_host_functions"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
