@@ -439,14 +439,12 @@ def emit(inputs, options, kernels, structs, code):
         lines.append("return loader;")
         return "".join(f"{indent}{line}\n" for line in lines)
 
-    aliases, seen = [], {}
+    seen = {}
     for kernel in list(plain) + [group[0] for group in templated.values()]:
         alias = camel(kernel.name)
-        if alias in seen and seen[alias] != kernel.name:
+        if seen.setdefault(alias, kernel.name) != kernel.name:
             raise Error(f"{where(kernel.origin)}: error: kernels '{seen[alias]}' and '{kernel.name}' would both be "
                         f"named {alias}")
-        seen[alias] = kernel.name
-        aliases.append(alias)
     out.append("namespace kernel {\n")
     for kernel in plain:
         out.append(f"using {camel(kernel.name)} = {SE}TypedKernel<{', '.join(kernel.params)}>;\n")
@@ -500,7 +498,7 @@ def main():
         f.write(header)
     if options.depfile:
         with open(options.depfile, "w", encoding="utf-8") as f:
-            files = [p.replace(" ", "\\ ") for p in list(options.inputs) + sorted(depends) if not p.startswith("/se_")]
+            files = [p.replace(" ", "\\ ") for p in list(options.inputs) + sorted(depends) if not p.startswith(os.path.dirname(PRELUDE))]
             f.write(f"{options.output}: {' '.join(files)}\n")
     return 0
 
