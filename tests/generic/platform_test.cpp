@@ -64,3 +64,27 @@ TEST_CASE("an unknown platform name lists the available ones", "[platform][error
   CHECK(Mentions(missing.status(), "no platform named 'tpu'"));
   CHECK(Mentions(missing.status(), se::MultiPlatformManager::AvailablePlatformNames()));
 }
+
+namespace {
+struct LibraryState {
+  explicit LibraryState(std::string device) : label(std::move(device)) {}
+  std::string label;
+};
+}  // namespace
+
+TEST_CASE("an executor keeps one extension state per kind for libraries", "[platform][extensions]") {
+  auto* executor = TestExecutor();
+  int made = 0;
+  auto make = [&]() -> se::StatusOr<std::unique_ptr<LibraryState>> {
+    ++made;
+    return std::make_unique<LibraryState>(executor->DeviceLabel());
+  };
+  auto first = executor->GetOrCreateExtension<LibraryState>(make);
+  REQUIRE(first.ok());
+  auto again = executor->GetOrCreateExtension<LibraryState>(make);
+  REQUIRE(again.ok());
+  CHECK(first.value() == again.value());
+  CHECK(made == 1);
+  CHECK(first.value()->label == executor->DeviceLabel());
+  CHECK(executor->FindExtension<LibraryState>() == first.value());
+}

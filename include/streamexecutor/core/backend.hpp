@@ -4,8 +4,11 @@
 // Stream, Event and Timer own the handles and call these functions directly,
 // so every call compiles to a direct call into the backend's driver code.
 //
-// Optional features (unified memory, pinned host memory, peer access) are
-// separate concepts that the core checks with `if constexpr`/`requires`.
+// What a backend provides is split into capabilities, one small concept each
+// (platform, memory, streams, events, kernels); Backend is the ones every
+// backend has. Optional features (unified memory, pinned host memory, peer
+// access) are further concepts that the core checks with `if constexpr` or
+// `requires`, so a missing one is a compile-time fact.
 #pragma once
 
 #include <concepts>
@@ -17,6 +20,7 @@
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 
 namespace streamexecutor {
@@ -27,61 +31,85 @@ struct ConceptProbeCallback {
 };
 }  // namespace detail
 
+// Each capability is a small concept; Backend is the conjunction of the ones
+// every backend has. A failed Backend<B> check names the capability missing.
+
+// Driver-wide state and one device.
 template <typename B>
-concept Backend =
+concept PlatformBackend =
     requires {
       { B::kName } -> std::convertible_to<std::string_view>;
       typename B::PlatformState;  // driver-wide state: loaded library, device list
       typename B::ExecutorState;  // one device: context, program/module cache
-      typename B::StreamHandle;   // in-order queue
-      typename B::EventHandle;
-      typename B::KernelHandle;   // loaded kernel, trivially copyable
-    } && std::is_trivially_copyable_v<typename B::KernelHandle> &&
-    requires(typename B::PlatformState& platform, typename B::ExecutorState& executor,
-             typename B::StreamHandle& stream, typename B::EventHandle& event, typename B::KernelHandle& kernel,
-             const MultiKernelLoaderSpec& spec, DeviceMemoryBase memory,
-             const void* host_src, void* host_dst, std::uint64_t bytes, std::uint32_t pattern, int ordinal,
-             const std::string* kernel_name, PackedArgs<> no_args) {
-      // Platform: a failed init (no driver) is reported, and leaves zero devices.
+    } &&
+    requires(typename B::PlatformState& platform, typename B::ExecutorState& executor, int ordinal) {
+      // A failed init (no driver) is reported, and leaves zero devices.
       { B::InitPlatform(platform) } -> std::same_as<Status>;
       { B::DeviceCount(platform) } -> std::same_as<int>;
-      // Executor (one device).
       { B::OpenExecutor(platform, ordinal, executor) } -> std::same_as<Status>;
       { B::CloseExecutor(executor) } -> std::same_as<void>;
       { B::Describe(executor) } -> std::same_as<DeviceDescription>;
-      // Memory.
+    };
+
+// Device memory: allocations the core registers and checks.
+template <typename B>
+concept MemoryBackend =
+    PlatformBackend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes, DeviceMemoryBase memory) {
       { B::Allocate(executor, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
       { B::Deallocate(executor, memory) } -> std::same_as<Status>;
-      { B::SyncMemcpyH2D(executor, memory, host_src, bytes) } -> std::same_as<Status>;
-      { B::SyncMemcpyD2H(executor, host_dst, memory, bytes) } -> std::same_as<Status>;
-      { B::SyncMemcpyD2D(executor, memory, memory, bytes) } -> std::same_as<Status>;
-      { B::SyncMemset32(executor, memory, pattern, bytes) } -> std::same_as<Status>;
-      { B::SyncMemset8(executor, memory, pattern, bytes) } -> std::same_as<Status>;
-      // Streams.
+    };
+
+// In-order queues, and the copies, fills and host calls they run. The
+// synchronous operations are the core's (submit, then synchronize).
+template <typename B>
+concept StreamBackend =
+    PlatformBackend<B> && requires { typename B::StreamHandle; } &&
+    requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, const op::MemcpyH2D& h2d,
+             const op::MemcpyD2H& d2h, const op::MemcpyD2D& d2d, const op::Memset8& fill8,
+             const op::Memset32& fill32, const op::HostCall<detail::ConceptProbeCallback>& host_call) {
       { B::CreateStream(executor, stream) } -> std::same_as<Status>;
       { B::DestroyStream(executor, stream) } -> std::same_as<void>;
       { B::StreamSynchronize(stream) } -> std::same_as<Status>;
-      { B::EnqueueMemcpyH2D(stream, memory, host_src, bytes) } -> std::same_as<Status>;
-      { B::EnqueueMemcpyD2H(stream, host_dst, memory, bytes) } -> std::same_as<Status>;
-      { B::EnqueueMemcpyD2D(stream, memory, memory, bytes) } -> std::same_as<Status>;
-      { B::EnqueueMemset32(stream, memory, pattern, bytes) } -> std::same_as<Status>;
-      { B::EnqueueMemset8(stream, memory, pattern, bytes) } -> std::same_as<Status>;
-      { B::EnqueueHostCallback(stream, detail::ConceptProbeCallback{}) } -> std::same_as<Status>;
-      // Events: a record is waited on by any stream of the same executor.
+      { B::Submit(stream, h2d) } -> std::same_as<Status>;
+      { B::Submit(stream, d2h) } -> std::same_as<Status>;
+      { B::Submit(stream, d2d) } -> std::same_as<Status>;
+      { B::Submit(stream, fill8) } -> std::same_as<Status>;
+      { B::Submit(stream, fill32) } -> std::same_as<Status>;
+      { B::Submit(stream, host_call) } -> std::same_as<Status>;
+    };
+
+// Events: a record is waited on by any stream of the same executor.
+template <typename B>
+concept EventBackend =
+    StreamBackend<B> && requires { typename B::EventHandle; } &&
+    requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, typename B::EventHandle& event,
+             const op::RecordEvent<typename B::EventHandle>& record,
+             const op::WaitEvent<typename B::EventHandle>& wait) {
       { B::CreateEvent(executor, event) } -> std::same_as<Status>;
       { B::DestroyEvent(executor, event) } -> std::same_as<void>;
-      { B::RecordEvent(stream, event) } -> std::same_as<Status>;
-      { B::StreamWaitEvent(stream, event) } -> std::same_as<Status>;
+      { B::Submit(stream, record) } -> std::same_as<Status>;
+      { B::Submit(stream, wait) } -> std::same_as<Status>;
       { B::EventQuery(event) } -> std::same_as<StatusOr<bool>>;
       { B::EventSynchronize(event) } -> std::same_as<Status>;
       { B::EventElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
-      // Kernels.
+    };
+
+// Kernels: loaded from a MultiKernelLoaderSpec, checked against the
+// TypedKernel's parameters, launched on a stream.
+template <typename B>
+concept KernelBackend =
+    StreamBackend<B> && requires { typename B::KernelHandle; } &&
+    std::is_trivially_copyable_v<typename B::KernelHandle> &&
+    requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, typename B::KernelHandle& kernel,
+             const MultiKernelLoaderSpec& spec, const op::Launch<typename B::KernelHandle>& launch) {
       { B::SpecKernelName(spec) } -> std::convertible_to<std::string_view>;
-      // Loads and checks the code against TypedKernel<Params...>'s parameters.
       { B::template LoadKernel<>(executor, spec, kernel) } -> std::same_as<Status>;
       { B::ReleaseKernel(executor, kernel) } -> std::same_as<void>;
-      { B::template Launch<>(stream, kernel, ThreadDim{}, BlockDim{}, no_args, kernel_name) } -> std::same_as<Status>;
+      { B::Submit(stream, launch) } -> std::same_as<Status>;
     };
+
+template <typename B>
+concept Backend = PlatformBackend<B> && MemoryBackend<B> && StreamBackend<B> && EventBackend<B> && KernelBackend<B>;
 
 // Memory that host code and device code can both dereference.
 template <typename B>

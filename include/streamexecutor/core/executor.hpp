@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/extensions.hpp"
 #include "streamexecutor/core/kernel.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/platform.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
 
@@ -23,7 +25,11 @@ class StreamExecutor {
  public:
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
-  ~StreamExecutor() { B::CloseExecutor(state_); }
+  ~StreamExecutor() {
+    extensions_.Clear();  // library state may hold driver objects of this device
+    DropSyncStream();
+    B::CloseExecutor(state_);
+  }
 
   Platform<B>* platform() const { return platform_; }
   int device_ordinal() const { return ordinal_; }
@@ -107,18 +113,18 @@ class StreamExecutor {
 
   // Checks that [view, view+bytes) is live memory of this executor. Used by
   // every copy and fill, so that freed or undersized memory is an error.
-  Status CheckDeviceRange(std::string_view op, std::string_view role, const DeviceMemoryBase& memory,
+  Status CheckDeviceRange(std::string_view caller, std::string_view role, const DeviceMemoryBase& memory,
                           std::uint64_t bytes) const {
     if (memory.IsNull()) {
-      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} is {}", op, label_, role,
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} is {}", caller, label_, role,
                        detail::DescribeNullMemory(memory));
     }
     if (bytes > memory.size()) {
-      return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", op,
+      return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", caller,
                        label_, bytes, role, memory.size());
     }
     return CheckLive(memory, [&](ErrorCode code, std::string_view why) {
-      return MakeError(code, "{} on {}: the {} DeviceMemory is {}", op, label_, role, why);
+      return MakeError(code, "{} on {}: the {} DeviceMemory is {}", caller, label_, role, why);
     });
   }
 
@@ -167,24 +173,18 @@ class StreamExecutor {
 
   // Byte forms, as in the seed.
   Status SynchronousMemcpyH2D(const void* host_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
-    constexpr std::string_view op = "SynchronousMemcpyH2D";
-    if (device_dst == nullptr) return NullArgument(op, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckHostPointer(op, host_src, size));
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
-    return B::SyncMemcpyH2D(state_, *device_dst, host_src, size);
+    constexpr std::string_view caller = "SynchronousMemcpyH2D";
+    if (device_dst == nullptr) return NullArgument(caller, "destination");
+    return RunSynchronously(caller, op::MemcpyH2D{*device_dst, host_src, size});
   }
   Status SynchronousMemcpyD2H(const DeviceMemoryBase& device_src, std::uint64_t size, void* host_dst) {
-    constexpr std::string_view op = "SynchronousMemcpyD2H";
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckHostPointer(op, host_dst, size));
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
-    return B::SyncMemcpyD2H(state_, host_dst, device_src, size);
+    constexpr std::string_view caller = "SynchronousMemcpyD2H";
+    return RunSynchronously(caller, op::MemcpyD2H{host_dst, device_src, size});
   }
   Status SynchronousMemcpyD2D(const DeviceMemoryBase& device_src, std::uint64_t size, DeviceMemoryBase* device_dst) {
-    constexpr std::string_view op = "SynchronousMemcpyD2D";
-    if (device_dst == nullptr) return NullArgument(op, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "source", device_src, size));
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *device_dst, size));
-    return B::SyncMemcpyD2D(state_, *device_dst, device_src, size);
+    constexpr std::string_view caller = "SynchronousMemcpyD2D";
+    if (device_dst == nullptr) return NullArgument(caller, "destination");
+    return RunSynchronously(caller, op::MemcpyD2D{*device_dst, device_src, size});
   }
   // The seed's overloaded spellings.
   Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
@@ -198,18 +198,15 @@ class StreamExecutor {
   }
 
   Status SynchronousMemZero(DeviceMemoryBase* location, std::uint64_t size) {
-    constexpr std::string_view op = "SynchronousMemZero";
-    if (location == nullptr) return NullArgument(op, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
-    return B::SyncMemset8(state_, *location, 0, size);
+    constexpr std::string_view caller = "SynchronousMemZero";
+    if (location == nullptr) return NullArgument(caller, "destination");
+    return RunSynchronously(caller, op::Memset8{*location, 0, size});
   }
   // Fills `size` bytes (a multiple of 4) with a 32-bit pattern.
   Status SynchronousMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
-    constexpr std::string_view op = "SynchronousMemset32";
-    if (location == nullptr) return NullArgument(op, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemset32(op, *location, size));
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckDeviceRange(op, "destination", *location, size));
-    return B::SyncMemset32(state_, *location, pattern, size);
+    constexpr std::string_view caller = "SynchronousMemset32";
+    if (location == nullptr) return NullArgument(caller, "destination");
+    return RunSynchronously(caller, op::Memset32{*location, pattern, size});
   }
 
   // ---- Kernels --------------------------------------------------------------
@@ -254,25 +251,41 @@ class StreamExecutor {
   }
 
  public:
+  // ---- Library state ----------------------------------------------------------
+
+  // State that a library built on the core keeps per device (a BLAS handle, an
+  // FFT plan cache), made by `make()` -> StatusOr<std::unique_ptr<State>> on
+  // first use and owned by this executor. `make` must not ask for another
+  // extension of this executor.
+  template <typename State, typename Make>
+  StatusOr<State*> GetOrCreateExtension(Make&& make) {
+    return extensions_.template GetOrCreate<State>(std::forward<Make>(make));
+  }
+  // The State if it was created, else null.
+  template <typename State>
+  State* FindExtension() const {
+    return extensions_.template Find<State>();
+  }
+
   typename B::ExecutorState& native_state() { return state_; }
   const typename B::ExecutorState& native_state() const { return state_; }
 
   // 32-bit fills write whole, aligned words on every backend (OpenCL and
   // CUDA require it; the host backend would otherwise store misaligned).
-  static Status CheckMemset32(std::string_view op, const DeviceMemoryBase& location, std::uint64_t size) {
+  static Status CheckMemset32(std::string_view caller, const DeviceMemoryBase& location, std::uint64_t size) {
     if (size % 4 != 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "{}: size {} is not a multiple of 4 bytes", op, size);
+      return MakeError(ErrorCode::kInvalidArgument, "{}: size {} is not a multiple of 4 bytes", caller, size);
     }
     if (location.offset() % 4 != 0) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "{}: the destination view starts at byte offset {}, which is not a multiple of 4", op,
+                       "{}: the destination view starts at byte offset {}, which is not a multiple of 4", caller,
                        location.offset());
     }
     return Status();
   }
-  Status CheckHostPointer(std::string_view op, const void* host, std::uint64_t size) const {
+  Status CheckHostPointer(std::string_view caller, const void* host, std::uint64_t size) const {
     if (host == nullptr && size != 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the host pointer is null for a {}-byte copy", op,
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the host pointer is null for a {}-byte copy", caller,
                        label_, size);
     }
     return Status();
@@ -281,22 +294,22 @@ class StreamExecutor {
   // byte form's check says why it is null (freed, out-of-range slice), so
   // those skip the comparison.
   template <typename T, typename Src, typename Dst>
-  Status CheckElementCounts(std::string_view op, const Src& source, const Dst& destination) const {
+  Status CheckElementCounts(std::string_view caller, const Src& source, const Dst& destination) const {
     if constexpr (std::is_base_of_v<DeviceMemoryBase, Src>) {
       if (source.IsNull()) return Status();
     }
     if constexpr (std::is_base_of_v<DeviceMemoryBase, Dst>) {
       if (destination.IsNull()) return Status();
     }
-    return CheckElementCounts<T>(op, Count(source), Count(destination));
+    return CheckElementCounts<T>(caller, Count(source), Count(destination));
   }
   template <typename T>
-  Status CheckElementCounts(std::string_view op, std::uint64_t source_count, std::uint64_t destination_count) const {
+  Status CheckElementCounts(std::string_view caller, std::uint64_t source_count, std::uint64_t destination_count) const {
     if (source_count > destination_count) {
       return MakeError(ErrorCode::kOutOfRange,
                        "{} on {}: the source holds {} elements of {} ({} bytes) but the destination only {} ({} "
                        "bytes)",
-                       op, label_, source_count, detail::TypeName<T>(), detail::SaturatingBytes<T>(source_count),
+                       caller, label_, source_count, detail::TypeName<T>(), detail::SaturatingBytes<T>(source_count),
                        destination_count, detail::SaturatingBytes<T>(destination_count));
     }
     return Status();
@@ -306,8 +319,37 @@ class StreamExecutor {
     if constexpr (std::is_base_of_v<DeviceMemoryBase, V>) return value.ElementCount();
     else return value;
   }
-  Status NullArgument(std::string_view op, std::string_view role) const {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, label_, role);
+  // Synchronous operations, for every backend: validated like their Then*
+  // forms, submitted to a stream the executor keeps for them, and waited for.
+  // One stream serialises them (callers on several threads take turns); a
+  // stream that failed is dropped so that one error never sticks to later calls.
+  template <typename Operation>
+  Status RunSynchronously(std::string_view caller, const Operation& operation) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    if (!sync_stream_open_) {
+      STREAMEXECUTOR_RETURN_IF_ERROR(B::CreateStream(state_, sync_stream_));
+      sync_stream_open_ = true;
+    }
+    Status status = B::Submit(sync_stream_, operation);
+    Status synced = B::StreamSynchronize(sync_stream_);
+    if (status.ok()) status = std::move(synced);
+    if (!status.ok()) [[unlikely]] DropSyncStreamLocked();
+    return status;
+  }
+  void DropSyncStream() {
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    DropSyncStreamLocked();
+  }
+  void DropSyncStreamLocked() {
+    if (!sync_stream_open_) return;
+    B::DestroyStream(state_, sync_stream_);
+    sync_stream_ = typename B::StreamHandle{};
+    sync_stream_open_ = false;
+  }
+
+  Status NullArgument(std::string_view caller, std::string_view role) const {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, label_, role);
   }
 
  private:
@@ -421,6 +463,10 @@ class StreamExecutor {
   DeviceDescription description_;
   // Allocation records (see detail::AllocationRecord): a deque, so that
   // records never move, and the free ones for reuse.
+  detail::ExtensionSlots extensions_;
+  std::mutex sync_mutex_;  // guards the synchronous operations' stream
+  typename B::StreamHandle sync_stream_{};
+  bool sync_stream_open_ = false;
   mutable std::mutex records_mutex_;
   std::deque<detail::AllocationRecord> records_;
   std::vector<detail::AllocationRecord*> free_records_;

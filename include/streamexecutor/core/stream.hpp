@@ -70,11 +70,9 @@ class Stream {
       if (!status_.ok()) return *this;
       if (Status s = CheckLaunch(thread_dims, block_dims, kernel, args...); !s.ok()) return Fail(std::move(s));
       const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
-      if (Status s = B::template Launch<Params...>(handle_, kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
-                               packed, &kernel.name());
-          !s.ok()) {
-        return Fail(std::move(s));
-      }
+      const op::Launch<typename B::KernelHandle, Params...> launch{
+          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, &kernel.name()};
+      if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
     }
     return *this;
   }
@@ -116,90 +114,73 @@ class Stream {
 
   // Byte forms (seed spellings): H2D, D2H, D2D.
   Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
-    constexpr std::string_view op = "ThenMemcpy (H2D)";
-    if (!Ready(op)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(op, "destination"));
-    if (Status s = CheckAll(parent_->CheckHostPointer(op, host_src, size),
-                            parent_->CheckDeviceRange(op, "destination", *gpu_dst, size));
-        !s.ok()) {
-      return Fail(std::move(s));
-    }
-    return Check(B::EnqueueMemcpyH2D(handle_, *gpu_dst, host_src, size));
+    constexpr std::string_view caller = "ThenMemcpy (H2D)";
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size});
   }
   Stream& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view op = "ThenMemcpy (D2H)";
-    if (!Ready(op)) return *this;
-    if (Status s = CheckAll(parent_->CheckHostPointer(op, host_dst, size),
-                            parent_->CheckDeviceRange(op, "source", gpu_src, size));
-        !s.ok()) {
-      return Fail(std::move(s));
-    }
-    return Check(B::EnqueueMemcpyD2H(handle_, host_dst, gpu_src, size));
+    constexpr std::string_view caller = "ThenMemcpy (D2H)";
+    if (!Ready(caller)) return *this;
+    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size});
   }
   Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view op = "ThenMemcpy (D2D)";
-    if (!Ready(op)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(op, "destination"));
-    if (Status s = CheckAll(parent_->CheckDeviceRange(op, "source", gpu_src, size),
-                            parent_->CheckDeviceRange(op, "destination", *gpu_dst, size));
-        !s.ok()) {
-      return Fail(std::move(s));
-    }
-    return Check(B::EnqueueMemcpyD2D(handle_, *gpu_dst, gpu_src, size));
+    constexpr std::string_view caller = "ThenMemcpy (D2D)";
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size});
   }
 
   Stream& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
-    constexpr std::string_view op = "ThenMemZero";
-    if (!Ready(op)) return *this;
-    if (location == nullptr) return Fail(Null(op, "destination"));
-    if (Status s = parent_->CheckDeviceRange(op, "destination", *location, size); !s.ok()) return Fail(std::move(s));
-    return Check(B::EnqueueMemset8(handle_, *location, 0, size));
+    constexpr std::string_view caller = "ThenMemZero";
+    if (!Ready(caller)) return *this;
+    if (location == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::Memset8{*location, 0, size});
   }
   Stream& ThenMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
-    constexpr std::string_view op = "ThenMemset32";
-    if (!Ready(op)) return *this;
-    if (location == nullptr) return Fail(Null(op, "destination"));
-    if (Status s = CheckAll(StreamExecutor<B>::CheckMemset32(op, *location, size),
-                            parent_->CheckDeviceRange(op, "destination", *location, size));
-        !s.ok()) {
-      return Fail(std::move(s));
-    }
-    return Check(B::EnqueueMemset32(handle_, *location, pattern, size));
+    constexpr std::string_view caller = "ThenMemset32";
+    if (!Ready(caller)) return *this;
+    if (location == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::Memset32{*location, pattern, size});
   }
 
   // ---- Ordering, events, timers, callbacks -----------------------------------
 
   Stream& ThenRecordEvent(Event<B>* event) {
-    constexpr std::string_view op = "ThenRecordEvent";
-    if (!Ready(op)) return *this;
-    if (event == nullptr) return Fail(Null(op, "event"));
-    if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
-    if (event->parent() != parent_) return Fail(OtherExecutor(op, "event", event->parent()->DeviceLabel()));
-    if (Status s = B::RecordEvent(handle_, event->native_handle()); !s.ok()) return Fail(std::move(s));
+    constexpr std::string_view caller = "ThenRecordEvent";
+    if (!Ready(caller)) return *this;
+    if (event == nullptr) return Fail(Null(caller, "event"));
+    if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
+    if (event->parent() != parent_) return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    if (Status s = B::Submit(handle_, op::RecordEvent<typename B::EventHandle>{&event->native_handle()}); !s.ok()) {
+      return Fail(std::move(s));
+    }
     event->recorded_.store(true, std::memory_order_release);
     return *this;
   }
   // Later work on this stream waits until `event`'s latest recording has run.
   Stream& ThenWaitFor(Event<B>* event) {
-    constexpr std::string_view op = "ThenWaitFor(Event)";
-    if (!Ready(op)) return *this;
-    if (event == nullptr) return Fail(Null(op, "event"));
-    if (Status s = event->CheckInitialized(op); !s.ok()) return Fail(std::move(s));
-    if (event->parent() != parent_) return Fail(OtherExecutor(op, "event", event->parent()->DeviceLabel()));
-    return Check(B::StreamWaitEvent(handle_, event->native_handle()));
+    constexpr std::string_view caller = "ThenWaitFor(Event)";
+    if (!Ready(caller)) return *this;
+    if (event == nullptr) return Fail(Null(caller, "event"));
+    if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
+    if (event->parent() != parent_) return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}));
   }
   // Later work on this stream waits until everything enqueued on `other` so far has run.
   Stream& ThenWaitFor(Stream* other) {
-    constexpr std::string_view op = "ThenWaitFor(Stream)";
-    if (!Ready(op)) return *this;
-    if (other == nullptr) return Fail(Null(op, "stream"));
+    constexpr std::string_view caller = "ThenWaitFor(Stream)";
+    if (!Ready(caller)) return *this;
+    if (other == nullptr) return Fail(Null(caller, "stream"));
     if (other == this) return *this;
     if (!other->initialized_) {
-      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{}: the other stream is not initialized", op));
+      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{}: the other stream is not initialized", caller));
     }
-    if (other->parent_ != parent_) return Fail(OtherExecutor(op, "stream", other->Label()));
-    if (Status s = B::RecordEvent(other->handle_, join_event_); !s.ok()) return Fail(std::move(s));
-    return Check(B::StreamWaitEvent(handle_, join_event_));
+    if (other->parent_ != parent_) return Fail(OtherExecutor(caller, "stream", other->Label()));
+    if (Status s = B::Submit(other->handle_, op::RecordEvent<typename B::EventHandle>{&join_event_}); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&join_event_}));
   }
 
   Stream& ThenStartTimer(Timer<B>* timer) {
@@ -217,7 +198,7 @@ class Stream {
   Stream& ThenDoHostCallback(Callback&& callback) {
     static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
     if (!Ready("ThenDoHostCallback")) return *this;
-    return Check(B::EnqueueHostCallback(handle_, std::forward<Callback>(callback)));
+    return Check(B::Submit(handle_, op::HostCall<Callback>{std::forward<Callback>(callback)}));
   }
 
   // Blocks until all enqueued work has finished; returns the first error.
@@ -301,29 +282,35 @@ class Stream {
                      d.max_grid_dims.z);
   }
 
-  bool Ready(std::string_view op) {
+  // Validates a copy or fill and hands it to the backend.
+  template <typename Operation>
+  Stream& Then(std::string_view caller, const Operation& operation) {
+    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]] return Fail(std::move(s));
+    return Check(B::Submit(handle_, operation));
+  }
+
+  bool Ready(std::string_view caller) {
     if (!status_.ok()) return false;
     if (!initialized_) {
-      Fail(NotInitialized(op));
+      Fail(NotInitialized(caller));
       return false;
     }
     return true;
   }
   // Messages name the device; a stream built on a null executor has none.
   std::string_view Label() const { return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>"; }
-  Status OtherExecutor(std::string_view op, std::string_view what, std::string_view other) const {
+  Status OtherExecutor(std::string_view caller, std::string_view what, std::string_view other) const {
     return MakeError(ErrorCode::kUnimplemented,
                      "{} on {}: the {} belongs to {}; a stream can only use events and streams of its own executor",
-                     op, Label(), what, other);
+                     caller, Label(), what, other);
   }
-  Status NotInitialized(std::string_view op) const {
-    return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", op,
+  Status NotInitialized(std::string_view caller) const {
+    return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", caller,
                      Label());
   }
-  Status Null(std::string_view op, std::string_view what) const {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", op, Label(), what);
+  Status Null(std::string_view caller, std::string_view what) const {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, Label(), what);
   }
-  static Status CheckAll(Status first, Status second) { return first.ok() ? std::move(second) : std::move(first); }
 
   Stream& Check(Status status) {
     if (!status.ok()) [[unlikely]] return Fail(std::move(status));

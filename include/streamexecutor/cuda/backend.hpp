@@ -36,7 +36,6 @@ struct STREAMEXECUTOR_EXPORT cuda {
     CUcontext context = nullptr;  // primary context, retained while open
     int ordinal = 0;
     cuda_detail::ModuleCache* modules = nullptr;
-    CUstream sync_stream = nullptr;  // for the Synchronous* operations
   };
   using StreamHandle = cuda_detail::StreamState*;
   struct EventHandle {
@@ -74,16 +73,6 @@ struct STREAMEXECUTOR_EXPORT cuda {
       return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
     }
     executor.modules = new cuda_detail::ModuleCache();
-    // The executor's own stream for the Synchronous* operations: they are
-    // queued there and waited for, so that they are complete (not merely
-    // staged, as a pageable cuMemcpyHtoD may leave them) before any later
-    // stream work, and never wait for unrelated streams.
-    const cuda_detail::ContextScope context_scope(api, executor.context);
-    if (!context_scope.ok()) return context_scope.status();
-    if (const CUresult r = api.cuStreamCreate(&executor.sync_stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
-      executor.sync_stream = nullptr;
-      return api.Error(r, "cuStreamCreate", "for the synchronous operations of cuda:{}", ordinal);
-    }
     return Status();
   }
   static void CloseExecutor(ExecutorState& executor) {
@@ -91,7 +80,6 @@ struct STREAMEXECUTOR_EXPORT cuda {
     if (executor.modules != nullptr) {
       if (executor.context != nullptr) {
         if (const cuda_detail::ContextScope context_scope(*executor.api, executor.context); context_scope.ok()) {
-          if (executor.sync_stream != nullptr) executor.api->cuStreamDestroy(executor.sync_stream);
           for (auto& [key, loaded] : executor.modules->modules) executor.api->cuModuleUnload(loaded);
         }
       }
@@ -179,56 +167,6 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(memory.opaque())) + memory.offset();
   }
 
-  static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
-    if (bytes == 0) return Status();
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
-        executor, executor.api->cuMemcpyHtoDAsync(Address(dst), src, bytes, executor.sync_stream), "cuMemcpyHtoDAsync",
-        bytes));
-    return FinishSync(executor, bytes);
-  }
-  static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
-    if (bytes == 0) return Status();
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
-        executor, executor.api->cuMemcpyDtoHAsync(dst, Address(src), bytes, executor.sync_stream), "cuMemcpyDtoHAsync",
-        bytes));
-    return FinishSync(executor, bytes);
-  }
-  static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
-                              std::uint64_t bytes) {
-    if (bytes == 0) return Status();
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor,
-                                         executor.api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes,
-                                                                         executor.sync_stream),
-                                         "cuMemcpyDtoDAsync", bytes));
-    return FinishSync(executor, bytes);
-  }
-  static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
-    if (bytes == 0) return Status();
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(executor,
-                                         executor.api->cuMemsetD8Async(Address(dst),
-                                                                       static_cast<unsigned char>(value & 0xff), bytes,
-                                                                       executor.sync_stream),
-                                         "cuMemsetD8Async", bytes));
-    return FinishSync(executor, bytes);
-  }
-  static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
-                             std::uint64_t bytes) {
-    if (bytes == 0) return Status();
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(Check(
-        executor, executor.api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, executor.sync_stream),
-        "cuMemsetD32Async", bytes));
-    return FinishSync(executor, bytes);
-  }
 
   // ---- Streams -----------------------------------------------------------------
 
@@ -266,7 +204,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return stream->CurrentError();
   }
 
-  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyH2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const void* src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -274,7 +216,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return CheckStream(stream, stream->api->cuMemcpyHtoDAsync(Address(dst), src, bytes, stream->stream),
                        "cuMemcpyHtoDAsync", bytes);
   }
-  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2H& operation) {
+    void* dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -282,8 +228,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
     return CheckStream(stream, stream->api->cuMemcpyDtoHAsync(dst, Address(src), bytes, stream->stream),
                        "cuMemcpyDtoHAsync", bytes);
   }
-  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
-                                 std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -306,7 +255,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
     }
     return Status();
   }
-  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset8& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t value = operation.value;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -316,8 +269,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
                                                     stream->stream),
                        "cuMemsetD8Async", bytes);
   }
-  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
-                                std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset32& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t pattern = operation.pattern;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -327,7 +283,9 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
 
   template <typename Callback>
-  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+  static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
+    Callback&& callback = static_cast<Callback&&>(operation.callable);
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
@@ -371,7 +329,9 @@ struct STREAMEXECUTOR_EXPORT cuda {
     }
     event.event = nullptr;
   }
-  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuEventRecord(event.event, stream->stream); r != CUDA_SUCCESS) {
@@ -379,7 +339,9 @@ struct STREAMEXECUTOR_EXPORT cuda {
     }
     return Status();
   }
-  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::WaitEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuStreamWaitEvent(stream->stream, event.event, 0); r != CUDA_SUCCESS) {
@@ -433,8 +395,13 @@ struct STREAMEXECUTOR_EXPORT cuda {
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
 
   template <typename... Params>
-  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
-                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+    const KernelHandle& kernel = operation.kernel;
+    const ThreadDim& threads = operation.threads;
+    const BlockDim& blocks = operation.blocks;
+    const PackedArgs<Params...>& args = operation.args;
+    const std::string* kernel_name = operation.kernel_name;
+
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     // The values the kernel receives, in a tuple on this stack frame; `params`
     // points into it. No allocation, no type erasure.
@@ -506,13 +473,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     }
   }
   static void* ToOpaque(CUdeviceptr ptr) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)); }
-  static Status FinishSync(const ExecutorState& executor, std::uint64_t bytes) {
-    return Check(executor, executor.api->cuStreamSynchronize(executor.sync_stream), "cuStreamSynchronize", bytes);
-  }
-  static Status Check(const ExecutorState& executor, CUresult r, std::string_view call, std::uint64_t bytes) {
-    if (r == CUDA_SUCCESS) [[likely]] return Status();
-    return executor.api->Error(r, call, "({} bytes on cuda:{})", bytes, executor.ordinal);
-  }
+
   static Status CheckStream(StreamHandle stream, CUresult r, std::string_view call, std::uint64_t bytes) {
     if (r == CUDA_SUCCESS) [[likely]] return Status();
     return stream->api->Error(r, call, "({} bytes on a stream of cuda:{})", bytes, stream->ordinal);

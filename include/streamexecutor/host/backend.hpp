@@ -142,27 +142,6 @@ struct STREAMEXECUTOR_EXPORT host {
     return static_cast<std::byte*>(memory.opaque()) + memory.offset();
   }
 
-  static Status SyncMemcpyH2D(ExecutorState&, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
-    if (bytes) std::memcpy(Address(dst), src, bytes);
-    return Status();
-  }
-  static Status SyncMemcpyD2H(ExecutorState&, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
-    if (bytes) std::memcpy(dst, Address(src), bytes);
-    return Status();
-  }
-  static Status SyncMemcpyD2D(ExecutorState&, DeviceMemoryBase dst, DeviceMemoryBase src, std::uint64_t bytes) {
-    if (bytes) std::memmove(Address(dst), Address(src), bytes);
-    return Status();
-  }
-  static Status SyncMemset8(ExecutorState&, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
-    std::memset(Address(dst), static_cast<int>(value & 0xff), bytes);
-    return Status();
-  }
-  static Status SyncMemset32(ExecutorState&, DeviceMemoryBase dst, std::uint32_t pattern, std::uint64_t bytes) {
-    auto* words = static_cast<std::uint32_t*>(Address(dst));
-    std::fill(words, words + bytes / 4, pattern);
-    return Status();
-  }
 
   // ---- Streams -----------------------------------------------------------------
 
@@ -187,21 +166,39 @@ struct STREAMEXECUTOR_EXPORT host {
   }
   static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
 
-  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyH2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const void* src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     return EnqueueCopy(stream, Address(dst), src, bytes);
   }
-  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2H& operation) {
+    void* dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     return EnqueueCopy(stream, dst, Address(src), bytes);
   }
-  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
-                                 std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     return EnqueueCopy(stream, Address(dst), Address(src), bytes);
   }
-  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset8& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t value = operation.value;
+    const std::uint64_t bytes = operation.bytes;
+
     return EnqueueFill(stream, Address(dst), value, bytes, true);
   }
-  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
-                                std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset32& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t pattern = operation.pattern;
+    const std::uint64_t bytes = operation.bytes;
+
     return EnqueueFill(stream, Address(dst), pattern, bytes, false);
   }
 
@@ -209,7 +206,9 @@ struct STREAMEXECUTOR_EXPORT host {
   // heap. If constructing the callable (or its box) throws, the slot is given
   // back unpublished and the stream stays usable.
   template <typename Callback>
-  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+  static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
+    Callback&& callback = static_cast<Callback&&>(operation.callable);
+
     using F = std::decay_t<Callback>;
     using Command = host_detail::Command;
     Command* command = stream->Reserve();
@@ -252,7 +251,9 @@ struct STREAMEXECUTOR_EXPORT host {
   // Queued records and waits hold their own references to the recordings
   // they target, so the event can go at once.
   static void DestroyEvent(ExecutorState&, EventHandle& event) { delete std::exchange(event, nullptr); }
-  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     using Command = host_detail::Command;
     auto* token = new (std::nothrow) host_detail::CompletionToken();
     if (token == nullptr) {
@@ -272,7 +273,9 @@ struct STREAMEXECUTOR_EXPORT host {
     stream->Publish();
     return Status();
   }
-  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::WaitEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     host_detail::CompletionToken* token = event->AcquireLatest();
     if (token == nullptr) return Status();  // never recorded: no-op, as on CUDA
     if (token->done()) {
@@ -334,8 +337,13 @@ struct STREAMEXECUTOR_EXPORT host {
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
 
   template <typename... Params>
-  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
-                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+    const KernelHandle& kernel = operation.kernel;
+    const ThreadDim& threads = operation.threads;
+    const BlockDim& blocks = operation.blocks;
+    const PackedArgs<Params...>& args = operation.args;
+    const std::string* kernel_name = operation.kernel_name;
+
     using Stored = std::tuple<host_detail::abi::StoredT<host_detail::abi::HostParamT<Params>>...>;
     using Command = host_detail::Command;
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,

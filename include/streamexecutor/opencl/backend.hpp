@@ -182,26 +182,6 @@ struct STREAMEXECUTOR_EXPORT opencl {
     return Status();
   }
 
-  static Status SyncMemcpyH2D(ExecutorState& executor, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
-    return opencl_detail::Write(executor.impl->sync_queue, CL_TRUE, dst, src, bytes, executor.impl->label);
-  }
-  static Status SyncMemcpyD2H(ExecutorState& executor, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
-    return opencl_detail::Read(executor.impl->sync_queue, CL_TRUE, dst, src, bytes, executor.impl->label);
-  }
-  static Status SyncMemcpyD2D(ExecutorState& executor, DeviceMemoryBase dst, DeviceMemoryBase src,
-                              std::uint64_t bytes) {
-    return opencl_detail::Finish(executor.impl->sync_queue, opencl_detail::Copy(executor.impl->sync_queue, dst, src, bytes, executor.impl->label),
-                  executor.impl->label);
-  }
-  static Status SyncMemset8(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
-    return opencl_detail::Finish(executor.impl->sync_queue, opencl_detail::Fill8(executor.impl->sync_queue, dst, value, bytes, executor.impl->label),
-                  executor.impl->label);
-  }
-  static Status SyncMemset32(ExecutorState& executor, DeviceMemoryBase dst, std::uint32_t pattern,
-                             std::uint64_t bytes) {
-    return opencl_detail::Finish(executor.impl->sync_queue,
-                  opencl_detail::Fill32(executor.impl->sync_queue, dst, pattern, bytes, executor.impl->label), executor.impl->label);
-  }
 
   // ---- Streams -----------------------------------------------------------------
 
@@ -235,7 +215,11 @@ struct STREAMEXECUTOR_EXPORT opencl {
   // Every enqueue has one slow path (StreamState::Diverted): after a failure
   // the command is skipped, behind a pending host callback it is held
   // (held.hpp); otherwise it goes straight to the queue.
-  static Status EnqueueMemcpyH2D(StreamHandle& stream, DeviceMemoryBase dst, const void* src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyH2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const void* src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kWrite, dst, {}, src, nullptr, bytes, 0},
                                                     "ThenMemcpy (H2D)")) {
@@ -244,7 +228,11 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return opencl_detail::Write(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
-  static Status EnqueueMemcpyD2H(StreamHandle& stream, void* dst, DeviceMemoryBase src, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2H& operation) {
+    void* dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kRead, {}, src, nullptr, dst, bytes, 0},
                                                     "ThenMemcpy (D2H)")) {
@@ -253,8 +241,11 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return opencl_detail::Read(stream->queue, CL_FALSE, dst, src, bytes, stream->executor->label);
   }
-  static Status EnqueueMemcpyD2D(StreamHandle& stream, DeviceMemoryBase dst, DeviceMemoryBase src,
-                                 std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::MemcpyD2D& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const DeviceMemoryBase& src = operation.src;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kCopy, dst, src, nullptr, nullptr, bytes, 0},
                                                     "ThenMemcpy (D2D)")) {
@@ -263,7 +254,11 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return opencl_detail::Copy(stream->queue, dst, src, bytes, stream->executor->label);
   }
-  static Status EnqueueMemset8(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t value, std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset8& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t value = operation.value;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(
               *stream, {opencl_detail::HeldTransfer::Kind::kFill8, dst, {}, nullptr, nullptr, bytes, value}, "ThenMemZero")) {
@@ -272,8 +267,11 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return opencl_detail::Fill8(stream->queue, dst, value, bytes, stream->executor->label);
   }
-  static Status EnqueueMemset32(StreamHandle& stream, DeviceMemoryBase dst, std::uint32_t pattern,
-                                std::uint64_t bytes) {
+  static Status Submit(StreamHandle& stream, const op::Memset32& operation) {
+    const DeviceMemoryBase& dst = operation.dst;
+    const std::uint32_t pattern = operation.pattern;
+    const std::uint64_t bytes = operation.bytes;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(
               *stream, {opencl_detail::HeldTransfer::Kind::kFill32, dst, {}, nullptr, nullptr, bytes, pattern}, "ThenMemset32")) {
@@ -293,7 +291,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
   // queued, the user event is completed anyway (without running the callback)
   // so that the queue never waits forever.
   template <typename Callback>
-  static Status EnqueueHostCallback(StreamHandle& stream, Callback&& callback) {
+  static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
+    Callback&& callback = static_cast<Callback&&>(operation.callable);
+
     using F = std::decay_t<Callback>;
     opencl_detail::CallbackJob job;
     try {
@@ -334,7 +334,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
   static void DestroyEvent(ExecutorState&, EventHandle& event) {
     if (event.state) std::exchange(event.state, nullptr)->Release();
   }
-  static Status RecordEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertRecord(*stream, *event.state)) return *held;
     }
@@ -348,7 +350,9 @@ struct STREAMEXECUTOR_EXPORT opencl {
     event.state->Replace(marker);
     return Status();
   }
-  static Status StreamWaitEvent(StreamHandle& stream, EventHandle& event) {
+  static Status Submit(StreamHandle& stream, const op::WaitEvent<EventHandle>& operation) {
+    EventHandle& event = *operation.event;
+
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return Status();  // never recorded: nothing to wait for
     if (stream->Diverted()) [[unlikely]] {
@@ -457,8 +461,13 @@ struct STREAMEXECUTOR_EXPORT opencl {
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
   // clEnqueueNDRangeKernel (launch.hpp).
   template <typename... Params>
-  static Status Launch(StreamHandle& stream, const KernelHandle& kernel, const ThreadDim& threads,
-                       const BlockDim& blocks, const PackedArgs<Params...>& args, const std::string* kernel_name) {
+  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+    const KernelHandle& kernel = operation.kernel;
+    const ThreadDim& threads = operation.threads;
+    const BlockDim& blocks = operation.blocks;
+    const PackedArgs<Params...>& args = operation.args;
+    const std::string* kernel_name = operation.kernel_name;
+
     if (stream->Diverted()) [[unlikely]] {
       return opencl_detail::DivertedLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
     }

@@ -1,0 +1,113 @@
+// Stream operations as plain values: what a Then* call asks for, before any
+// backend sees it. A Stream (and the executor's synchronous calls) builds one,
+// checks it with the Validate of its kind, and hands it to the backend's
+// Submit overload for that kind. One Validate per kind is the single place
+// where a copy or a fill is checked, whoever submits it.
+//
+// Operations hold views and pointers, never ownership: they are built on the
+// caller's stack and consumed by Submit in the same call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/core/status.hpp"
+
+namespace streamexecutor::op {
+
+struct MemcpyH2D {
+  DeviceMemoryBase dst;
+  const void* src;
+  std::uint64_t bytes;
+};
+struct MemcpyD2H {
+  void* dst;
+  DeviceMemoryBase src;
+  std::uint64_t bytes;
+};
+struct MemcpyD2D {
+  DeviceMemoryBase dst;
+  DeviceMemoryBase src;
+  std::uint64_t bytes;
+};
+// Every byte of the range set to `value`.
+struct Memset8 {
+  DeviceMemoryBase dst;
+  std::uint8_t value;
+  std::uint64_t bytes;
+};
+// Whole 32-bit words: `bytes` and the view's offset are multiples of 4.
+struct Memset32 {
+  DeviceMemoryBase dst;
+  std::uint32_t pattern;
+  std::uint64_t bytes;
+};
+
+// A host callable, run in stream order. Held as the caller passed it (F is
+// deduced like a forwarding reference): Submit copies an lvalue and moves an
+// rvalue into the backend's own storage.
+template <typename F>
+struct HostCall {
+  F&& callable;
+};
+
+// Event recording and waiting, on the backend's native event.
+template <typename EventHandle>
+struct RecordEvent {
+  EventHandle* event;
+};
+template <typename EventHandle>
+struct WaitEvent {
+  EventHandle* event;
+};
+
+// A kernel launch: the loaded kernel, the grid, and the arguments already
+// packed as the backend receives them (see PackedArgs).
+template <typename KernelHandle, typename... Params>
+struct Launch {
+  const KernelHandle& kernel;
+  const ThreadDim& threads;
+  const BlockDim& blocks;
+  const PackedArgs<Params...>& args;
+  const std::string* kernel_name;  // interned by the executor: outlives the launch
+};
+
+// ---- Validation ------------------------------------------------------------
+// `Executor` is the StreamExecutor<B> the operation will run on; `caller`
+// names the public call in messages ("ThenMemcpy (H2D)", "SynchronousMemZero").
+
+namespace detail {
+inline Status FirstError(Status first, Status second) { return first.ok() ? std::move(second) : std::move(first); }
+}  // namespace detail
+
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const MemcpyH2D& copy) {
+  return detail::FirstError(executor.CheckHostPointer(caller, copy.src, copy.bytes),
+                            executor.CheckDeviceRange(caller, "destination", copy.dst, copy.bytes));
+}
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const MemcpyD2H& copy) {
+  return detail::FirstError(executor.CheckHostPointer(caller, copy.dst, copy.bytes),
+                            executor.CheckDeviceRange(caller, "source", copy.src, copy.bytes));
+}
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const MemcpyD2D& copy) {
+  return detail::FirstError(executor.CheckDeviceRange(caller, "source", copy.src, copy.bytes),
+                            executor.CheckDeviceRange(caller, "destination", copy.dst, copy.bytes));
+}
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const Memset8& fill) {
+  return executor.CheckDeviceRange(caller, "destination", fill.dst, fill.bytes);
+}
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const Memset32& fill) {
+  return detail::FirstError(Executor::CheckMemset32(caller, fill.dst, fill.bytes),
+                            executor.CheckDeviceRange(caller, "destination", fill.dst, fill.bytes));
+}
+
+}  // namespace streamexecutor::op
