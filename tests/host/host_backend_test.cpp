@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <streamexecutor/host.hpp>
 
@@ -188,6 +189,21 @@ TEST_CASE("host memory is 64-byte aligned and unified", "[host]") {
   CHECK(executor->GetDeviceDescription().unified_memory);
   STATIC_REQUIRE(se::UnifiedMemoryBackend<se::host>);
   STATIC_REQUIRE_FALSE(se::PeerAccessBackend<se::host>);
+}
+
+TEST_CASE("synchronous copies and fills run on the calling thread", "[host]") {
+  // The capability the core's synchronous path asks for: no worker hand-off.
+  STATIC_REQUIRE(se::InlineExecutionBackend<se::host, se::op::MemcpyH2D>);
+  STATIC_REQUIRE(se::InlineExecutionBackend<se::host, se::op::MemcpyD2H>);
+  STATIC_REQUIRE(se::InlineExecutionBackend<se::host, se::op::MemcpyD2D>);
+  STATIC_REQUIRE(se::InlineExecutionBackend<se::host, se::op::Memset8>);
+  STATIC_REQUIRE(se::InlineExecutionBackend<se::host, se::op::Memset32>);
+  auto* executor = Executor();
+  auto memory = executor->AllocateOwnedArray<std::uint32_t>(4);
+  REQUIRE(executor->SynchronousMemset32(memory.ptr(), 0xabcdef01u, 16).ok());
+  std::vector<std::uint32_t> host(4);
+  REQUIRE(executor->SynchronousMemcpyD2H<std::uint32_t>(memory.cref(), host).ok());
+  CHECK(host == std::vector<std::uint32_t>(4, 0xabcdef01u));
 }
 
 TEST_CASE("a host kernel entry spells its normalised parameter list", "[kernel_spec]") {

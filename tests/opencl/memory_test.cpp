@@ -60,6 +60,8 @@ TEST_CASE("a 32-bit fill at an offset that is not a multiple of 4 is refused", "
 
 TEST_CASE("pinned host memory is mapped ALLOC_HOST_PTR memory usable for copies", "[opencl][memory][pinned]") {
   STATIC_REQUIRE(se::PinnedMemoryBackend<se::opencl>);
+  // Synchronous copies go through the core's executor stream, not inline.
+  STATIC_REQUIRE_FALSE(se::InlineExecutionBackend<se::opencl, se::op::MemcpyH2D>);
   auto* executor = OpenCLExecutor();
   auto& state = executor->native_state();
   se::StatusOr<void*> pinned = se::opencl::HostAllocate(state, 1024 * sizeof(float));

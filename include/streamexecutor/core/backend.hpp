@@ -111,6 +111,13 @@ concept KernelBackend =
 template <typename B>
 concept Backend = PlatformBackend<B> && MemoryBackend<B> && StreamBackend<B> && EventBackend<B> && KernelBackend<B>;
 
+// A backend that can run an operation on the calling thread (its memory is
+// host memory): the core's synchronous calls then skip the stream round trip.
+template <typename B, typename Operation>
+concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorState& executor, const Operation& operation) {
+  { B::ExecuteInline(executor, operation) } -> std::same_as<Status>;
+};
+
 // Memory that host code and device code can both dereference.
 template <typename B>
 concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes) {

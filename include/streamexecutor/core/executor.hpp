@@ -320,22 +320,28 @@ class StreamExecutor {
     else return value;
   }
   // Synchronous operations, for every backend: validated like their Then*
-  // forms, submitted to a stream the executor keeps for them, and waited for.
-  // One stream serialises them (callers on several threads take turns); a
-  // stream that failed is dropped so that one error never sticks to later calls.
+  // forms, then run on the calling thread where the backend can do that
+  // (InlineExecutionBackend: host memory), else submitted to a stream the
+  // executor keeps for them and waited for. One stream serialises them
+  // (callers on several threads take turns); a stream that failed is dropped
+  // so that one error never sticks to later calls.
   template <typename Operation>
   Status RunSynchronously(std::string_view caller, const Operation& operation) {
     STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
-    std::lock_guard<std::mutex> lock(sync_mutex_);
-    if (!sync_stream_open_) {
-      STREAMEXECUTOR_RETURN_IF_ERROR(B::CreateStream(state_, sync_stream_));
-      sync_stream_open_ = true;
+    if constexpr (InlineExecutionBackend<B, Operation>) {
+      return B::ExecuteInline(state_, operation);
+    } else {
+      std::lock_guard<std::mutex> lock(sync_mutex_);
+      if (!sync_stream_open_) {
+        STREAMEXECUTOR_RETURN_IF_ERROR(B::CreateStream(state_, sync_stream_));
+        sync_stream_open_ = true;
+      }
+      Status status = B::Submit(sync_stream_, operation);
+      Status synced = B::StreamSynchronize(sync_stream_);
+      if (status.ok()) status = std::move(synced);
+      if (!status.ok()) [[unlikely]] DropSyncStreamLocked();
+      return status;
     }
-    Status status = B::Submit(sync_stream_, operation);
-    Status synced = B::StreamSynchronize(sync_stream_);
-    if (status.ok()) status = std::move(synced);
-    if (!status.ok()) [[unlikely]] DropSyncStreamLocked();
-    return status;
   }
   void DropSyncStream() {
     std::lock_guard<std::mutex> lock(sync_mutex_);

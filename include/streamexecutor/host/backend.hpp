@@ -143,6 +143,30 @@ struct STREAMEXECUTOR_EXPORT host {
   }
 
 
+  // Synchronous operations run on the calling thread: the "device" memory is
+  // host memory, so a stream round trip would only add a worker hand-off.
+  static Status ExecuteInline(ExecutorState&, const op::MemcpyH2D& copy) {
+    if (copy.bytes != 0) std::memcpy(Address(copy.dst), copy.src, copy.bytes);
+    return Status();
+  }
+  static Status ExecuteInline(ExecutorState&, const op::MemcpyD2H& copy) {
+    if (copy.bytes != 0) std::memcpy(copy.dst, Address(copy.src), copy.bytes);
+    return Status();
+  }
+  static Status ExecuteInline(ExecutorState&, const op::MemcpyD2D& copy) {
+    if (copy.bytes != 0) std::memmove(Address(copy.dst), Address(copy.src), copy.bytes);
+    return Status();
+  }
+  static Status ExecuteInline(ExecutorState&, const op::Memset8& fill) {
+    if (fill.bytes != 0) std::memset(Address(fill.dst), fill.value, fill.bytes);
+    return Status();
+  }
+  static Status ExecuteInline(ExecutorState&, const op::Memset32& fill) {
+    auto* words = static_cast<std::uint32_t*>(Address(fill.dst));
+    std::fill(words, words + fill.bytes / 4, fill.pattern);
+    return Status();
+  }
+
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
