@@ -22,7 +22,7 @@ TEST_CASE("an event orders work across streams", "[event]") {
   CHECK(written.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
 }
 
-TEST_CASE("PollForStatus is pending until the recording runs", "[event]") {
+TEST_CASE("PollForStatus is pending until the recording runs", "[event][async-callbacks]") {
   auto* executor = TestExecutor();
   se::Event event(executor);
   REQUIRE(event.Init());
@@ -76,7 +76,7 @@ TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   CHECK(timer.Nanoseconds() == 0);
 }
 
-TEST_CASE("an event may be destroyed while another stream still has to wait on it", "[event]") {
+TEST_CASE("an event may be destroyed while another stream still has to wait on it", "[event][async-callbacks]") {
   auto* executor = TestExecutor();
   std::atomic<bool> release{false};
   bool after_wait = false;

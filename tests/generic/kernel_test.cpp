@@ -8,7 +8,7 @@
 
 namespace tk = test_kernels;
 
-TEST_CASE("saxpy runs over many blocks", "[kernel]") {
+TEST_CASE("saxpy runs over many blocks", "[kernel][kernel-results]") {
   auto* executor = TestExecutor();
   tk::SaxpyKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::SaxpySpec(), &kernel).ok());
@@ -34,7 +34,7 @@ TEST_CASE("saxpy runs over many blocks", "[kernel]") {
   CHECK(y[n - 1] == 2.0f * static_cast<float>(n - 1) + 1.0f);
 }
 
-TEST_CASE("three-dimensional grids and blocks reach the kernel", "[kernel]") {
+TEST_CASE("three-dimensional grids and blocks reach the kernel", "[kernel][kernel-results]") {
   auto* executor = TestExecutor();
   tk::CoordinatesKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::CoordinatesSpec(), &kernel).ok());
@@ -59,7 +59,7 @@ TEST_CASE("three-dimensional grids and blocks reach the kernel", "[kernel]") {
             }
 }
 
-TEST_CASE("shared memory is sized at launch, per block", "[kernel]") {
+TEST_CASE("shared memory is sized at launch, per block", "[kernel][kernel-results]") {
   auto* executor = TestExecutor();
   tk::ReverseKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::ReverseSpec(), &kernel).ok());
@@ -81,7 +81,7 @@ TEST_CASE("shared memory is sized at launch, per block", "[kernel]") {
   }
 }
 
-TEST_CASE("a slice passed to a kernel starts at its offset", "[kernel]") {
+TEST_CASE("a slice passed to a kernel starts at its offset", "[kernel][kernel-results]") {
   auto* executor = TestExecutor();
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
@@ -101,7 +101,7 @@ TEST_CASE("a slice passed to a kernel starts at its offset", "[kernel]") {
   CHECK(data[48] == 0);
 }
 
-TEST_CASE("launches queue up and run in order", "[kernel]") {
+TEST_CASE("launches queue up and run in order", "[kernel][kernel-results]") {
   auto* executor = TestExecutor();
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());

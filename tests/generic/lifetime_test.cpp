@@ -94,7 +94,7 @@ TEST_CASE("a stale ScopedDeviceMemory's Reset does not free a newer allocation",
   CHECK(out == ones);
 }
 
-TEST_CASE("memory freed while queued work uses it stays valid until that work ran", "[lifetime]") {
+TEST_CASE("memory freed while queued work uses it stays valid until that work ran", "[lifetime][async-callbacks]") {
   auto* executor = TestExecutor();
   constexpr int kCount = 1 << 16;
   std::vector<int> in(kCount), out(kCount, 0);
@@ -142,7 +142,7 @@ void CheckConsumerWaitsForBusyStream(Enqueue&& enqueue) {
   REQUIRE(busy.BlockHostUntilDone().ok());
 }
 
-TEST_CASE("a wait targets the recording that was latest when it was enqueued", "[lifetime][event]") {
+TEST_CASE("a wait targets the recording that was latest when it was enqueued", "[lifetime][event][async-callbacks]") {
   std::optional<se::Event<TestBackend>> event;
   CheckConsumerWaitsForBusyStream([&](auto* executor, auto& busy, auto& idle, auto& consumer) {
     event.emplace(executor);
@@ -153,7 +153,7 @@ TEST_CASE("a wait targets the recording that was latest when it was enqueued", "
   });
 }
 
-TEST_CASE("waits on a busy and an idle event both hold the stream", "[lifetime][event]") {
+TEST_CASE("waits on a busy and an idle event both hold the stream", "[lifetime][event][async-callbacks]") {
   std::optional<se::Event<TestBackend>> a, b;
   CheckConsumerWaitsForBusyStream([&](auto* executor, auto& busy, auto& idle, auto& consumer) {
     a.emplace(executor);
@@ -166,7 +166,7 @@ TEST_CASE("waits on a busy and an idle event both hold the stream", "[lifetime][
   });
 }
 
-TEST_CASE("an event destroyed with its recording still queued is safe", "[lifetime][event]") {
+TEST_CASE("an event destroyed with its recording still queued is safe", "[lifetime][event][async-callbacks]") {
   auto* executor = TestExecutor();
   Gate gate;
   se::Stream stream(executor);
@@ -181,7 +181,7 @@ TEST_CASE("an event destroyed with its recording still queued is safe", "[lifeti
   CHECK(stream.BlockHostUntilDone().ok());
 }
 
-TEST_CASE("a TypedKernel destroyed while its launch is queued", "[lifetime][kernel]") {
+TEST_CASE("a TypedKernel destroyed while its launch is queued", "[lifetime][kernel][async-callbacks]") {
   auto* executor = TestExecutor();
   auto data = executor->AllocateOwnedArray<int>(8);
   REQUIRE(executor->SynchronousMemZero(data.ptr(), 8 * sizeof(int)).ok());
@@ -291,12 +291,18 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
   b.Init();
   se::Event event(second);
   REQUIRE(event.Init());
-  se::Status wait_event = se::Stream(first).Init().ThenWaitFor(&event).BlockHostUntilDone();
-  CHECK(wait_event.code() == se::ErrorCode::kUnimplemented);
-  CHECK(Mentions(wait_event, "belongs to"));
-  se::Stream waiter(first);
-  se::Status wait_stream = waiter.Init().ThenWaitFor(&b).BlockHostUntilDone();
-  CHECK(wait_stream.code() == se::ErrorCode::kUnimplemented);
+  // Recording is always the event's own executor's business.
+  se::Status record = se::Stream(first).Init().ThenRecordEvent(&event).BlockHostUntilDone();
+  CHECK(record.code() == se::ErrorCode::kUnimplemented);
+  CHECK(Mentions(record, "records only events of its own executor"));
+  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
+    se::Status wait_event = se::Stream(first).Init().ThenWaitFor(&event).BlockHostUntilDone();
+    CHECK(wait_event.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(wait_event, "belongs to"));
+    se::Stream waiter(first);
+    se::Status wait_stream = waiter.Init().ThenWaitFor(&b).BlockHostUntilDone();
+    CHECK(wait_stream.code() == se::ErrorCode::kUnimplemented);
+  }
 
   auto foreign = second->AllocateOwnedArray<int>(4);
   tk::AddKernel kernel(first);
@@ -306,6 +312,63 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
       launcher.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, foreign.ptr(), 1).BlockHostUntilDone();
   CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(launch, "not live memory of this executor"));
+}
+
+TEST_CASE("waits across executors of one platform order the work", "[lifetime][cross-executor]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
+    SUCCEED("this backend refuses waits across executors (checked by the test above)");
+    return;
+  }
+  if (platform.VisibleDeviceCount() < 2) {
+    SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
+    return;
+  }
+  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
+  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> step{0};
+    int seen_by_event_waiter = -1, seen_by_stream_waiter = -1;
+    se::Stream producer(second), event_waiter(first), stream_waiter(first);
+    se::Event produced(second);
+    REQUIRE(produced.Init());
+    Gate gate;
+    producer.Init();
+    gate.Close(producer);  // the producer is busy until the gate opens
+    producer.ThenDoHostCallback([&] { step = 1; }).ThenRecordEvent(&produced);
+    event_waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { seen_by_event_waiter = step.load(); });
+    stream_waiter.Init().ThenWaitFor(&producer).ThenDoHostCallback([&] { seen_by_stream_waiter = step.load(); });
+    std::this_thread::sleep_for(2ms);
+    gate.Open();
+    REQUIRE(event_waiter.BlockHostUntilDone().ok());
+    REQUIRE(stream_waiter.BlockHostUntilDone().ok());
+    REQUIRE(producer.BlockHostUntilDone().ok());
+    CHECK(seen_by_event_waiter == 1);
+    CHECK(seen_by_stream_waiter == 1);
+  }
+}
+
+TEST_CASE("a wait across executors is released when the other stream fails", "[lifetime][cross-executor]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
+    SUCCEED("this backend refuses waits across executors");
+    return;
+  }
+  if (platform.VisibleDeviceCount() < 2) {
+    SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
+    return;
+  }
+  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
+  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  se::Stream producer(second), waiter(first);
+  se::Event produced(second);
+  REQUIRE(produced.Init());
+  producer.Init().ThenDoHostCallback([] { throw std::runtime_error("producer failed"); }).ThenRecordEvent(&produced);
+  bool ran = false;
+  const se::Status waited = waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone();
+  CHECK(waited.ok());  // the failure is the producer's, not the waiter's
+  CHECK(ran);
+  CHECK(producer.BlockHostUntilDone().code() == se::ErrorCode::kAborted);
 }
 
 TEST_CASE("unified memory is registered with its executor like any allocation", "[lifetime][memory]") {
@@ -364,7 +427,7 @@ TEST_CASE("work enqueued after a callback failed is skipped", "[lifetime][errors
   CHECK(out == zeros);
 }
 
-TEST_CASE("work queued behind a failing callback is skipped, records still complete", "[lifetime][errors]") {
+TEST_CASE("work queued behind a failing callback is skipped, records still complete", "[lifetime][errors][async-callbacks]") {
   auto* executor = TestExecutor();
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
@@ -401,7 +464,7 @@ TEST_CASE("work queued behind a failing callback is skipped, records still compl
   CHECK(out == zeros);  // neither the copy nor the launch ran
 }
 
-TEST_CASE("a timer around work queued behind a callback", "[lifetime][timer]") {
+TEST_CASE("a timer around work queued behind a callback", "[lifetime][timer][async-callbacks]") {
   auto* executor = TestExecutor();
   auto memory = executor->AllocateOwnedArray<int>(1 << 16);
   Gate gate;
@@ -423,7 +486,8 @@ TEST_CASE("BlockHostUntilDone from a callback of the same stream is refused on e
   stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); });
   se::Status outer = stream.BlockHostUntilDone();
   CHECK(inner.code() == se::ErrorCode::kFailedPrecondition);
-  CHECK(Mentions(inner, "from a host callback of the same stream"));
+  CHECK(Mentions(inner, kCallbacksMayCallTheBackend ? "from a host callback of the same stream"
+                                                    : "may not call the CUDA driver"));
   CHECK(outer.code() == se::ErrorCode::kFailedPrecondition);
 }
 
@@ -457,6 +521,13 @@ TEST_CASE("a callback may enqueue into its own stream, and the wait includes tha
   stream.Init().ThenDoHostCallback([&] {
     for (int i = 0; i < 100; ++i) stream.ThenDoHostCallback([&] { ++ran; });
   });
-  REQUIRE(stream.BlockHostUntilDone().ok());
-  CHECK(ran == 100);
+  const se::Status status = stream.BlockHostUntilDone();
+  if constexpr (kCallbacksMayCallTheBackend) {
+    REQUIRE(status.ok());
+    CHECK(ran == 100);
+  } else {
+    CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(status, "may not call the CUDA driver"));
+    CHECK(ran == 0);
+  }
 }

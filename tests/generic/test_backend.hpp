@@ -15,6 +15,11 @@ inline se::StreamExecutor<TestBackend>* TestExecutor() {
   return se::Platform<TestBackend>::Get().ExecutorForDevice(0).ValueOrDie();
 }
 
+// Whether a host callback may call the backend (enqueue into its own stream):
+// CUDA forbids CUDA calls inside a host function, so our CUDA callbacks refuse
+// them with FAILED_PRECONDITION (docs/api.md, "Differences between backends").
+inline constexpr bool kCallbacksMayCallTheBackend = TestBackend::kName != std::string_view("cuda");
+
 // Substring check for Status messages.
 inline bool Mentions(const se::Status& status, std::string_view text) {
   return status.message().find(text) != std::string::npos;

@@ -118,6 +118,12 @@ concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorStat
   { B::ExecuteInline(executor, operation) } -> std::same_as<Status>;
 };
 
+// Streams that wait on events and streams of other executors of the same
+// platform (OpenCL: a user event of the waiting context, completed by the
+// driver when the foreign event completes).
+template <typename B>
+concept CrossExecutorWaitBackend = Backend<B> && requires { requires B::kWaitsAcrossExecutors; };
+
 // Memory that host code and device code can both dereference.
 template <typename B>
 concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes) {

@@ -164,7 +164,9 @@ class Stream {
     if (!Ready(caller)) return *this;
     if (event == nullptr) return Fail(Null(caller, "event"));
     if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
-    if (event->parent() != parent_) return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    if (event->parent() != parent_ && !CrossExecutorWaitBackend<B>) {
+      return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    }
     return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}));
   }
   // Later work on this stream waits until everything enqueued on `other` so far has run.
@@ -176,7 +178,9 @@ class Stream {
     if (!other->initialized_) {
       return Fail(MakeError(ErrorCode::kFailedPrecondition, "{}: the other stream is not initialized", caller));
     }
-    if (other->parent_ != parent_) return Fail(OtherExecutor(caller, "stream", other->Label()));
+    if (other->parent_ != parent_ && !CrossExecutorWaitBackend<B>) {
+      return Fail(OtherExecutor(caller, "stream", other->Label()));
+    }
     if (Status s = B::Submit(other->handle_, op::RecordEvent<typename B::EventHandle>{&join_event_}); !s.ok()) {
       return Fail(std::move(s));
     }
@@ -300,9 +304,10 @@ class Stream {
   // Messages name the device; a stream built on a null executor has none.
   std::string_view Label() const { return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>"; }
   Status OtherExecutor(std::string_view caller, std::string_view what, std::string_view other) const {
-    return MakeError(ErrorCode::kUnimplemented,
-                     "{} on {}: the {} belongs to {}; a stream can only use events and streams of its own executor",
-                     caller, Label(), what, other);
+    const bool waits = caller.starts_with("ThenWaitFor");
+    return MakeError(ErrorCode::kUnimplemented, "{} on {}: the {} belongs to {}; {}", caller, Label(), what, other,
+                     waits ? "on this backend a stream waits only on events and streams of its own executor"
+                           : "a stream records only events of its own executor");
   }
   Status NotInitialized(std::string_view caller) const {
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", caller,

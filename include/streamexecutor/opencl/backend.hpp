@@ -26,6 +26,8 @@ namespace streamexecutor {
 // Exported so that Platform<opencl> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT opencl {
   static constexpr std::string_view kName = "opencl";
+  // Streams wait on events and streams of the platform's other devices.
+  static constexpr bool kWaitsAcrossExecutors = true;
 
   struct PlatformState {
     std::vector<opencl_detail::DeviceEntry> devices;  // every device of every platform, flattened
@@ -355,10 +357,25 @@ struct STREAMEXECUTOR_EXPORT opencl {
 
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return Status();  // never recorded: nothing to wait for
-    if (stream->Diverted()) [[unlikely]] {
-      if (auto held = opencl_detail::DivertWait(*stream, latest.event)) return *held;
+    // An event of another executor (ThenWaitFor across devices) lives in
+    // another context: wait on a stand-in of ours instead.
+    cl_context context = nullptr;
+    if (const cl_int error = clGetEventInfo(latest.event, CL_EVENT_CONTEXT, sizeof(context), &context, nullptr);
+        error != CL_SUCCESS) {
+      return opencl_detail::ClError("clGetEventInfo(CL_EVENT_CONTEXT)", error, "waiting for an event on {}",
+                                    stream->executor->label);
     }
-    const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &latest.event, nullptr);
+    opencl_detail::EventRef bridge(nullptr);
+    if (context != stream->executor->context) [[unlikely]] {
+      StatusOr<cl_event> stand_in = opencl_detail::BridgeFromOtherContext(*stream->executor, latest.event);
+      if (!stand_in.ok()) return stand_in.status();
+      bridge.event = stand_in.value();
+    }
+    cl_event wait_on = bridge.event != nullptr ? bridge.event : latest.event;
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertWait(*stream, wait_on)) return *held;
+    }
+    const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &wait_on, nullptr);
     if (error != CL_SUCCESS) {
       return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}", stream->executor->label);
     }

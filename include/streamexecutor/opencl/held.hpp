@@ -177,6 +177,28 @@ inline void CL_CALLBACK CompleteStandIn(cl_event, cl_int, void* user_data) {
   clReleaseEvent(stand_in);
 }
 
+// A recording of another executor (another cl_context) cannot sit in this
+// context's wait lists; a user event of this context stands in for it and the
+// driver completes it from the foreign event's completion callback, so no
+// thread of ours waits. Completed even when the foreign work failed, as held
+// records are: a waiter never hangs on another stream's error. The caller
+// owns the returned event.
+inline StatusOr<cl_event> BridgeFromOtherContext(const Executor& executor, cl_event foreign) {
+  cl_int error = CL_SUCCESS;
+  cl_event bridge = clCreateUserEvent(executor.context, &error);
+  if (error != CL_SUCCESS) {
+    return ClError("clCreateUserEvent", error, "standing in for an event of another device on {}", executor.label);
+  }
+  clRetainEvent(bridge);  // the callback's reference
+  error = clSetEventCallback(foreign, CL_COMPLETE, &CompleteStandIn, bridge);
+  if (error != CL_SUCCESS) {
+    clReleaseEvent(bridge);
+    clReleaseEvent(bridge);
+    return ClError("clSetEventCallback", error, "waiting on {} for an event of another device", executor.label);
+  }
+  return bridge;
+}
+
 inline bool RunHeldRecord(StreamState& stream, void* payload) {
   const std::unique_ptr<HeldRecord> r(static_cast<HeldRecord*>(payload));
   cl_event marker = nullptr;
