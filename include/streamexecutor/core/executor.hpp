@@ -323,8 +323,8 @@ class StreamExecutor {
   // forms, then run on the calling thread where the backend can do that
   // (InlineExecutionBackend: host memory), else submitted to a stream the
   // executor keeps for them and waited for. One stream serialises them
-  // (callers on several threads take turns); a stream that failed is dropped
-  // so that one error never sticks to later calls.
+  // (callers on several threads take turns); a stream whose synchronization
+  // failed is dropped so that one error never sticks to later calls.
   template <typename Operation>
   Status RunSynchronously(std::string_view caller, const Operation& operation) {
     STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
@@ -336,11 +336,12 @@ class StreamExecutor {
         STREAMEXECUTOR_RETURN_IF_ERROR(B::CreateStream(state_, sync_stream_));
         sync_stream_open_ = true;
       }
-      Status status = B::Submit(sync_stream_, operation);
+      // A refused submission queued nothing and leaves the stream as it was;
+      // a failure seen when synchronizing may stick to it, so it is dropped.
+      STREAMEXECUTOR_RETURN_IF_ERROR(B::Submit(sync_stream_, operation));
       Status synced = B::StreamSynchronize(sync_stream_);
-      if (status.ok()) status = std::move(synced);
-      if (!status.ok()) [[unlikely]] DropSyncStreamLocked();
-      return status;
+      if (!synced.ok()) [[unlikely]] DropSyncStreamLocked();
+      return synced;
     }
   }
   void DropSyncStream() {
