@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -314,18 +315,28 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
   CHECK(Mentions(launch, "not live memory of this executor"));
 }
 
-TEST_CASE("waits across executors of one platform order the work", "[lifetime][cross-executor]") {
+namespace {
+// Devices 0 and 1 where the backend waits across executors, else nothing
+// (the refusal itself is checked by the test above).
+std::optional<std::pair<se::StreamExecutor<TestBackend>*, se::StreamExecutor<TestBackend>*>>
+TwoExecutorsThatWaitOnEachOther() {
   auto& platform = se::Platform<TestBackend>::Get();
   if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
-    SUCCEED("this backend refuses waits across executors (checked by the test above)");
-    return;
+    SUCCEED("this backend refuses waits across executors");
+    return std::nullopt;
   }
   if (platform.VisibleDeviceCount() < 2) {
     SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
-    return;
+    return std::nullopt;
   }
-  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
-  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  return std::pair{platform.ExecutorForDevice(0).ValueOrDie(), platform.ExecutorForDevice(1).ValueOrDie()};
+}
+}  // namespace
+
+TEST_CASE("waits across executors of one platform order the work", "[lifetime][cross-executor]") {
+  const auto executors = TwoExecutorsThatWaitOnEachOther();
+  if (!executors) return;
+  auto [first, second] = *executors;
   for (int round = 0; round < 20; ++round) {
     std::atomic<int> step{0};
     int seen_by_event_waiter = -1, seen_by_stream_waiter = -1;
@@ -349,17 +360,9 @@ TEST_CASE("waits across executors of one platform order the work", "[lifetime][c
 }
 
 TEST_CASE("a wait across executors is released when the other stream fails", "[lifetime][cross-executor]") {
-  auto& platform = se::Platform<TestBackend>::Get();
-  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
-    SUCCEED("this backend refuses waits across executors");
-    return;
-  }
-  if (platform.VisibleDeviceCount() < 2) {
-    SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
-    return;
-  }
-  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
-  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  const auto executors = TwoExecutorsThatWaitOnEachOther();
+  if (!executors) return;
+  auto [first, second] = *executors;
   se::Stream producer(second), waiter(first);
   se::Event produced(second);
   REQUIRE(produced.Init());
