@@ -124,6 +124,28 @@ concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorStat
 template <typename B>
 concept CrossExecutorWaitBackend = Backend<B> && requires { requires B::kWaitsAcrossExecutors; };
 
+// Waits between backends (Stream<A>::ThenWaitFor(Event<B>*)): the waiting
+// stream A queues a wait that an op::ForeignRelease lifts, and B's event
+// fires that release when its latest recording completes. Both sides use
+// the drivers' own mechanisms (host completion tokens, OpenCL user events
+// and event callbacks, CUDA stream memory operations and host functions):
+// no thread of ours waits.
+//
+// NotifyWhenComplete: on success `release` fires exactly once, when the
+// recording that is the event's latest at the call completes (also when
+// its stream failed, so that a waiter never hangs on another stream's
+// error), or at once if the event was never recorded. On failure it has
+// not fired and never will.
+template <typename B>
+concept ForeignWaitBackend = Backend<B> && requires(typename B::StreamHandle& stream, const op::WaitForeign& wait) {
+  { B::Submit(stream, wait) } -> std::same_as<Status>;
+};
+template <typename B>
+concept EventNotifyBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event, op::ForeignRelease release) {
+      { B::NotifyWhenComplete(executor, event, release) } -> std::same_as<Status>;
+    };
+
 // Memory that host code and device code can both dereference.
 template <typename B>
 concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes) {

@@ -66,6 +66,23 @@ struct WaitEvent {
   EventHandle* event;
 };
 
+// Lets a stream of one backend go on past a wait that another backend's
+// event releases (Stream<A>::ThenWaitFor(Event<B>*)). `fire(context)` is
+// called exactly once, from any thread (a driver's callback thread
+// included), and calls nothing but the waiting backend's own release.
+struct ForeignRelease {
+  void (*fire)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+  void operator()() const noexcept { fire(context); }
+};
+
+// A wait on something outside the stream's driver: Submit queues it and
+// fills `*release`, which the caller must fire exactly once (the waiting
+// stream hangs until it does). Nothing is queued when Submit fails.
+struct WaitForeign {
+  ForeignRelease* release;
+};
+
 // A kernel launch: the loaded kernel, the grid, and the arguments already
 // packed as the backend receives them (see PackedArgs).
 template <typename KernelHandle, typename... Params>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -53,6 +54,7 @@ class Stream {
   }
 
   bool ok() const { return status_.ok(); }
+  bool initialized() const { return initialized_; }
   const Status& status() const { return status_; }
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::StreamHandle& native_handle() { return handle_; }
@@ -187,6 +189,45 @@ class Stream {
     return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&join_event_}));
   }
 
+  // Waits on another backend's event or stream (a host stream on an OpenCL
+  // event, an OpenCL stream on a CUDA stream, ...). The waiting backend
+  // queues a wait on its own driver's object; the other backend's driver
+  // lifts it when the event completes (ForeignWaitBackend and
+  // EventNotifyBackend in core/backend.hpp). Released even if the other
+  // stream failed: its error stays on that stream.
+  template <Backend Other>
+    requires(!std::same_as<Other, B>)
+  Stream& ThenWaitFor(Event<Other>* event) {
+    constexpr std::string_view caller = "ThenWaitFor(Event of another backend)";
+    if (!Ready(caller)) return *this;
+    if (event == nullptr) return Fail(Null(caller, "event"));
+    if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
+    return WaitForeign(caller, *event->parent(), event->native_handle());
+  }
+  template <Backend Other>
+    requires(!std::same_as<Other, B>)
+  Stream& ThenWaitFor(Stream<Other>* other) {
+    constexpr std::string_view caller = "ThenWaitFor(Stream of another backend)";
+    if (!Ready(caller)) return *this;
+    if (other == nullptr) return Fail(Null(caller, "stream"));
+    if (!other->initialized()) {
+      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the other stream is not initialized", caller,
+                            Label()));
+    }
+    // A marker of the other stream's own backend, recorded whatever that
+    // stream's status (its earlier work may still run). Destroying it right
+    // after is safe on every backend: queued records and notifications hold
+    // what they need.
+    Event<Other> marker(other->parent());
+    if (!marker.Init()) return Fail(marker.init_status());
+    if (Status s = Other::Submit(other->native_handle(),
+                                 op::RecordEvent<typename Other::EventHandle>{&marker.native_handle()});
+        !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return WaitForeign(caller, *other->parent(), marker.native_handle());
+  }
+
   Stream& ThenStartTimer(Timer<B>* timer) {
     if (timer == nullptr) return Ready("ThenStartTimer") ? Fail(Null("ThenStartTimer", "timer")) : *this;
     return ThenRecordEvent(&timer->start_);
@@ -284,6 +325,25 @@ class Stream {
                      name, Label(), t.x, t.y, t.z, b.x, b.y, b.z, d.max_threads_per_block,
                      d.max_block_dims.x, d.max_block_dims.y, d.max_block_dims.z, d.max_grid_dims.x, d.max_grid_dims.y,
                      d.max_grid_dims.z);
+  }
+
+  template <Backend Other>
+  Stream& WaitForeign(std::string_view caller, StreamExecutor<Other>& other_executor,
+                      typename Other::EventHandle& event) {
+    if constexpr (ForeignWaitBackend<B> && EventNotifyBackend<Other>) {
+      op::ForeignRelease release;
+      if (Status s = B::Submit(handle_, op::WaitForeign{&release}); !s.ok()) return Fail(std::move(s));
+      if (Status s = Other::NotifyWhenComplete(other_executor.native_state(), event, release); !s.ok()) {
+        release();  // the wait is queued: lift it rather than hang the stream
+        return Fail(std::move(s));
+      }
+      return *this;
+    } else {
+      return Fail(MakeError(ErrorCode::kUnimplemented, "{} on {}: a {} stream cannot wait on {} ({})", caller, Label(),
+                            B::kName, other_executor.DeviceLabel(),
+                            ForeignWaitBackend<B> ? "its events cannot notify another backend"
+                                                  : "this backend cannot wait on another backend"));
+    }
   }
 
   // Validates a copy or fill and hands it to the backend.

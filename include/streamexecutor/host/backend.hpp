@@ -317,6 +317,48 @@ struct STREAMEXECUTOR_EXPORT host {
     stream->Publish();
     return Status();
   }
+  // Another backend's event lifts this wait: the stream parks on a fresh
+  // token, exactly as on a host event, and the release completes it.
+  static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
+    using Command = host_detail::Command;
+    auto* token = new (std::nothrow) host_detail::CompletionToken();
+    if (token == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "ThenWaitFor (another backend) on host:{}: out of memory",
+                       stream->ordinal());
+    }
+    Command* command = stream->Reserve();
+    if (command == nullptr) {
+      token->Release();
+      return RingFull(stream, "ThenWaitFor");
+    }
+    token->Retain();  // the release's reference
+    command->kind = Command::Kind::kWaitEvent;
+    command->event = host_detail::EventCommand{token};
+    stream->Publish();
+    *operation.release = op::ForeignRelease{&CompleteForeignWait, token};
+    return Status();
+  }
+  // The release fires from the token of the latest recording, on the worker
+  // that runs the record command (it runs on failed streams too).
+  static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
+    host_detail::CompletionToken* token = event->AcquireLatest();
+    if (token == nullptr) {  // never recorded: complete
+      release();
+      return Status();
+    }
+    bool pending = false;
+    try {
+      pending = token->AddNotification(release);
+    } catch (const std::bad_alloc&) {
+      token->Release();
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "ThenWaitFor on an event of host:{}: out of memory to register the waiter", executor.ordinal);
+    }
+    token->Release();
+    if (!pending) release();
+    return Status();
+  }
+
   static StatusOr<bool> EventQuery(EventHandle& event) { return event->IsComplete(); }
   static Status EventSynchronize(EventHandle& event) {
     event->Synchronize();
@@ -394,6 +436,12 @@ struct STREAMEXECUTOR_EXPORT host {
   }
 
  private:
+  static void CompleteForeignWait(void* context) noexcept {
+    auto* token = static_cast<host_detail::CompletionToken*>(context);
+    host_detail::Pool::CompleteFromOutside(token);
+    token->Release();
+  }
+
   template <typename P>
   static auto ToStored(const PackedArgT<P>& packed) {
     using H = host_detail::abi::HostParamT<P>;
@@ -457,5 +505,6 @@ struct STREAMEXECUTOR_EXPORT host {
 static_assert(Backend<host>);
 static_assert(UnifiedMemoryBackend<host>);
 static_assert(PinnedMemoryBackend<host>);
+static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 
 }  // namespace streamexecutor

@@ -21,6 +21,7 @@
 #include <cstdlib>
 
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/spin_lock.hpp"
@@ -55,7 +56,10 @@ class CompletionToken {
     while (!done_.load(std::memory_order_acquire)) done_.wait(false, std::memory_order_acquire);
   }
 
-  // Marks the recording complete and returns the streams parked on it.
+  ~CompletionToken() { FireNotifications(); }  // every recording completes; this only guards against hangs
+
+  // Marks the recording complete, lifts the other backends' waits on it and
+  // returns the streams parked on it.
   HostStream* Complete() {
     HostStream* waiters;
     {
@@ -65,17 +69,36 @@ class CompletionToken {
       waiters = std::exchange(waiters_, nullptr);
     }
     done_.notify_all();
+    FireNotifications();
     return waiters;
   }
   // Parks `stream` until the recording completes; false if it already has.
   bool AddWaiter(HostStream* stream);
+  // Fires `release` when the recording completes. False if it already has
+  // (the caller fires it); throws std::bad_alloc when out of memory.
+  bool AddNotification(streamexecutor::op::ForeignRelease release) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done()) return false;
+    notifications_.push_back(release);
+    return true;
+  }
 
  private:
+  void FireNotifications() {
+    std::vector<streamexecutor::op::ForeignRelease> pending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending.swap(notifications_);
+    }
+    for (const auto& release : pending) release();
+  }
+
   std::atomic<int> references_{1};
   std::atomic<bool> done_{false};
   std::atomic<std::int64_t> timestamp_ns_{0};
   std::mutex mutex_;
   HostStream* waiters_ = nullptr;  // intrusive list through HostStream::next_waiter_
+  std::vector<streamexecutor::op::ForeignRelease> notifications_;  // other backends' waits
 };
 
 // The Event's side: which recording is the latest. A never-recorded event is

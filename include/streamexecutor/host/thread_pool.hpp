@@ -66,6 +66,13 @@ class STREAMEXECUTOR_EXPORT Pool {
     Wake();
   }
 
+  // Completes a recording from outside the pool (another backend's driver
+  // thread lifting a ThenWaitFor on it) and resumes the streams parked on it.
+  static void CompleteFromOutside(CompletionToken* token) {
+    HostStream* waiters = token->Complete();
+    if (waiters != nullptr) waiters->pool_->ResumeWaiters(waiters);
+  }
+
   // Lets a thread that waits for a stream work on whatever launch is running.
   bool HelpOnce() { return HelpJobs(); }
 

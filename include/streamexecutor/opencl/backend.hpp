@@ -381,6 +381,39 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return Status();
   }
+  // Waits between backends (ForeignWaitBackend, EventNotifyBackend): a user
+  // event of this context gates the queue, and the other backend's release
+  // completes it; our events notify through clSetEventCallback.
+  static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
+    cl_int error = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(stream->executor->context, &error);
+    if (error != CL_SUCCESS) {
+      return opencl_detail::ClError("clCreateUserEvent", error, "waiting on another backend on {}",
+                                    stream->executor->label);
+    }
+    if (stream->Diverted()) [[unlikely]] {
+      if (auto held = opencl_detail::DivertWait(*stream, gate)) {
+        if (!held->ok()) {
+          clReleaseEvent(gate);
+          return *held;
+        }
+        *operation.release = op::ForeignRelease{&opencl_detail::OpenGate, gate};
+        return Status();
+      }
+    }
+    error = clEnqueueBarrierWithWaitList(stream->queue, 1, &gate, nullptr);
+    if (error != CL_SUCCESS) {
+      clReleaseEvent(gate);
+      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting on another backend on {}",
+                                    stream->executor->label);
+    }
+    *operation.release = op::ForeignRelease{&opencl_detail::OpenGate, gate};
+    return Status();
+  }
+  static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
+    return opencl_detail::NotifyForeign(*executor.impl, *event.state, release);
+  }
+
   static StatusOr<bool> EventQuery(EventHandle& event) {
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return true;
@@ -495,5 +528,6 @@ struct STREAMEXECUTOR_EXPORT opencl {
 static_assert(Backend<opencl>);
 static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
+static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 
 }  // namespace streamexecutor

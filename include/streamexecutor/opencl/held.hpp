@@ -199,6 +199,37 @@ inline StatusOr<cl_event> BridgeFromOtherContext(const Executor& executor, cl_ev
   return bridge;
 }
 
+// ---- Waits between backends -----------------------------------------------------
+// A stream of this backend waiting on another backend's event waits on a user
+// event of its context (the gate); the other backend's release completes it.
+inline void OpenGate(void* gate) noexcept {
+  clSetUserEventStatus(static_cast<cl_event>(gate), CL_COMPLETE);
+  clReleaseEvent(static_cast<cl_event>(gate));
+}
+inline void CL_CALLBACK FireRelease(cl_event, cl_int, void* user_data) {
+  const std::unique_ptr<op::ForeignRelease> release(static_cast<op::ForeignRelease*>(user_data));
+  (*release)();
+}
+// And an event of ours lifts another backend's wait from the driver's
+// completion callback (which also runs when the recording stream failed).
+inline Status NotifyForeign(const Executor& executor, EventState& event, op::ForeignRelease release) {
+  const EventRef latest(event.Acquire());
+  if (!latest.event) {  // never recorded: complete
+    release();
+    return Status();
+  }
+  auto* box = new (std::nothrow) op::ForeignRelease(release);
+  if (box == nullptr) {
+    return MakeError(ErrorCode::kResourceExhausted, "ThenWaitFor on an event of {}: out of memory to register the waiter",
+                     executor.label);
+  }
+  if (const cl_int error = clSetEventCallback(latest.event, CL_COMPLETE, &FireRelease, box); error != CL_SUCCESS) {
+    delete box;
+    return ClError("clSetEventCallback", error, "letting another backend wait on an event of {}", executor.label);
+  }
+  return Status();
+}
+
 inline bool RunHeldRecord(StreamState& stream, void* payload) {
   const std::unique_ptr<HeldRecord> r(static_cast<HeldRecord*>(payload));
   cl_event marker = nullptr;
