@@ -17,6 +17,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/state.hpp"
 
@@ -36,6 +37,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     CUcontext context = nullptr;  // primary context, retained while open
     int ordinal = 0;
     cuda_detail::ModuleCache* modules = nullptr;
+    cuda_detail::WaitRings* wait_rings = nullptr;  // for waits on other backends
   };
   using StreamHandle = cuda_detail::StreamState*;
   struct EventHandle {
@@ -73,6 +75,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
       return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
     }
     executor.modules = new cuda_detail::ModuleCache();
+    executor.wait_rings = new cuda_detail::WaitRings();
     return Status();
   }
   static void CloseExecutor(ExecutorState& executor) {
@@ -81,10 +84,12 @@ struct STREAMEXECUTOR_EXPORT cuda {
       if (executor.context != nullptr) {
         if (const cuda_detail::ContextScope context_scope(*executor.api, executor.context); context_scope.ok()) {
           for (auto& [key, loaded] : executor.modules->modules) executor.api->cuModuleUnload(loaded);
+          if (executor.wait_rings != nullptr) executor.wait_rings->FreeAll(*executor.api);
         }
       }
       delete std::exchange(executor.modules, nullptr);
     }
+    delete std::exchange(executor.wait_rings, nullptr);
     if (executor.context != nullptr) {
       executor.api->cuDevicePrimaryCtxRelease(executor.device);
       executor.context = nullptr;
@@ -177,6 +182,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     state->api = executor.api;
     state->context = executor.context;
     state->ordinal = executor.ordinal;
+    state->wait_rings = executor.wait_rings;
     // Non-blocking: no implicit synchronisation with the legacy default stream,
     // so independent streams really overlap.
     if (const CUresult r = executor.api->cuStreamCreate(&state->stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
@@ -189,8 +195,11 @@ struct STREAMEXECUTOR_EXPORT cuda {
     if (stream == nullptr) return;
     if (const cuda_detail::ContextScope context_scope(*stream->api, stream->context); context_scope.ok()) {
       // Callbacks still queued own boxes that point at the state: drain first.
-      stream->api->cuStreamSynchronize(stream->stream);
+      const CUresult synced = stream->api->cuStreamSynchronize(stream->stream);
       stream->api->cuStreamDestroy(stream->stream);
+      // Synchronized, so its waits have passed; after an error the ring is
+      // kept out of use rather than risk a wait still reading it.
+      if (stream->wait_ring != nullptr && synced == CUDA_SUCCESS) stream->wait_rings->Give(stream->wait_ring);
     }
     delete std::exchange(stream, nullptr);
   }
@@ -349,6 +358,29 @@ struct STREAMEXECUTOR_EXPORT cuda {
     }
     return Status();
   }
+  // Waits between backends (foreign_wait.hpp): stream memory operations on
+  // a word of pinned host memory the other backend's release stores to;
+  // our events notify from a host function behind a wait on the event.
+  static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (stream->wait_ring == nullptr) {
+      StatusOr<cuda_detail::WaitRing*> ring = stream->wait_rings->Take(*stream->api, stream->ordinal);
+      if (!ring.ok()) return ring.status();
+      stream->wait_ring = ring.value();
+    }
+    StatusOr<op::ForeignRelease> release =
+        cuda_detail::QueueForeignWait(*stream->api, stream->stream, *stream->wait_ring, stream->ordinal);
+    if (!release.ok()) return release.status();
+    *operation.release = release.value();
+    return Status();
+  }
+  static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
+    const cuda_detail::ContextScope context_scope(*event.api, event.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    return cuda_detail::NotifyForeign(*event.api, event.event, executor.ordinal, release);
+  }
+
   static StatusOr<bool> EventQuery(EventHandle& event) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
@@ -484,6 +516,7 @@ static_assert(Backend<cuda>);
 static_assert(UnifiedMemoryBackend<cuda>);
 static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
+static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 
 }  // namespace streamexecutor
 

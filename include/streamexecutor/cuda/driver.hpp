@@ -41,6 +41,7 @@ namespace streamexecutor::cuda_detail {
   X(cuMemFreeHost, 2000)                 \
   X(cuMemHostRegister, 6050)             \
   X(cuMemHostUnregister, 4000)           \
+  X(cuMemHostGetDevicePointer, 3020)     \
   X(cuMemcpyHtoD, 3020)                  \
   X(cuMemcpyDtoH, 3020)                  \
   X(cuMemcpyDtoD, 3020)                  \
@@ -74,7 +75,9 @@ namespace streamexecutor::cuda_detail {
 // Newer than the oldest driver we accept: null where the driver lacks them.
 #define SE_CUDA_OPTIONAL_ENTRY_POINTS(X) \
   X(cuFuncGetParamInfo, 12040)           \
-  X(cuLaunchKernelEx, 11060)
+  X(cuLaunchKernelEx, 11060)             \
+  X(cuStreamWaitValue32, 11070)          \
+  X(cuStreamWriteValue32, 11070)
 
 struct DriverApi {
 #define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

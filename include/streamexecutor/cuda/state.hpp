@@ -30,11 +30,18 @@ struct ModuleCache {
 // One stream. The first failure of a host callback is kept here, because the
 // driver has no way to fail a stream from the host; StreamSynchronize reports
 // it.
+struct WaitRing;
+struct WaitRings;
+
 struct StreamState {
   const DriverApi* api = nullptr;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   int ordinal = 0;
+  // Waits on other backends (foreign_wait.hpp): the executor's rings, and
+  // this stream's, taken on its first such wait.
+  WaitRings* wait_rings = nullptr;
+  WaitRing* wait_ring = nullptr;
   streamexecutor::detail::StickyStatus error;
   // Set with the first failure: launches, copies, fills and callbacks enqueued
   // after it are skipped, as on every backend (one load on the launch path).

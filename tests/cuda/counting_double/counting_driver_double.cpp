@@ -276,6 +276,27 @@ CUresult Double_cuMemHostUnregister(void* ptr) {
 
 void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
 
+// Pinned memory is mapped at its host address, as under unified addressing.
+CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsigned) {
+  if (CUresult r = Take(k_cuMemHostGetDevicePointer)) return r;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_host_allocations.count(host) == 0) return CUDA_ERROR_INVALID_VALUE;
+  *device = reinterpret_cast<CUdeviceptr>(host);
+  return CUDA_SUCCESS;
+}
+// Stream memory operations. Stream order is not modelled (every call has
+// completed when it returns), so a wait passes at once; the write stores.
+CUresult Double_cuStreamWaitValue32(CUstream, CUdeviceptr address, cuuint32_t, unsigned) {
+  if (CUresult r = Take(k_cuStreamWaitValue32)) return r;
+  return address % 4 == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult Double_cuStreamWriteValue32(CUstream, CUdeviceptr address, cuuint32_t value, unsigned) {
+  if (CUresult r = Take(k_cuStreamWriteValue32)) return r;
+  if (address % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::atomic_ref<cuuint32_t>(*static_cast<cuuint32_t*>(Host(address))).store(value, std::memory_order_release);
+  return CUDA_SUCCESS;
+}
+
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
   if (CUresult r = NeedContext()) return r;
