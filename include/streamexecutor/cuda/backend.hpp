@@ -190,7 +190,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     if (const cuda_detail::ContextScope context_scope(*stream->api, stream->context); context_scope.ok()) {
       // Callbacks still queued own boxes that point at the state: drain first.
       stream->api->cuStreamSynchronize(stream->stream);
-      stream->api->cuStreamDestroy(stream->stream);
+      if (!stream->adopted) stream->api->cuStreamDestroy(stream->stream);
     }
     delete std::exchange(stream, nullptr);
   }
@@ -488,3 +488,4 @@ static_assert(PeerAccessBackend<cuda>);
 }  // namespace streamexecutor
 
 #include "streamexecutor/cuda/describe.hpp"
+#include "streamexecutor/cuda/interop.hpp"

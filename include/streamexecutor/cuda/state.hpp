@@ -35,6 +35,7 @@ struct StreamState {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   int ordinal = 0;
+  bool adopted = false;  // Stream::InitAdopted: the CUstream is its creator's to destroy
   streamexecutor::detail::StickyStatus error;
   // Set with the first failure: launches, copies, fills and callbacks enqueued
   // after it are skipped, as on every backend (one load on the launch path).

@@ -459,3 +459,6 @@ static_assert(UnifiedMemoryBackend<host>);
 static_assert(PinnedMemoryBackend<host>);
 
 }  // namespace streamexecutor
+
+// Native objects and adoption (Interop<host>), wherever the backend is.
+#include "streamexecutor/host/interop.hpp"

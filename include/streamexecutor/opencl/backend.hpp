@@ -497,3 +497,6 @@ static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 
 }  // namespace streamexecutor
+
+// Native objects and adoption (Interop<opencl>), wherever the backend is.
+#include "streamexecutor/opencl/interop.hpp"
