@@ -150,20 +150,22 @@ TEST_CASE("several kernels of one PTX file share one module", "[cuda][gpu]") {
 TEST_CASE("pinned host memory and managed memory", "[cuda][gpu]") {
   auto* gpu = Gpu();
   auto& state = gpu->native_state();
-  se::StatusOr<void*> pinned = se::cuda::HostAllocate(state, 1 << 20);
-  REQUIRE(pinned.ok());
-  auto* words = static_cast<int*>(pinned.value());
-  std::fill(words, words + 1024, 7);
+  se::PinnedHostMemory<int> words = gpu->HostAllocate<int>(1 << 18);
+  REQUIRE(words.ok());
+  std::fill(words.span().begin(), words.span().end(), 7);
   auto device = gpu->AllocateOwnedArray<int>(1024);
-  REQUIRE(gpu->SynchronousMemcpyH2D(words, 1024 * sizeof(int), device.ptr()).ok());
-  std::fill(words, words + 1024, 0);
-  REQUIRE(gpu->SynchronousMemcpyD2H(device.cref(), 1024 * sizeof(int), words).ok());
+  se::Stream stream(gpu);
+  REQUIRE(stream.Init().ThenMemcpy(device.ptr(), words.data(), 1024 * sizeof(int)).BlockHostUntilDone().ok());
+  std::fill(words.span().begin(), words.span().end(), 0);
+  REQUIRE(gpu->SynchronousMemcpyD2H(device.cref(), 1024 * sizeof(int), words.data()).ok());
   CHECK(words[1023] == 7);
-  CHECK(se::cuda::HostDeallocate(state, pinned.value()).ok());
+  REQUIRE(words.Reset().ok());
 
   std::vector<int> registered(4096, 1);
-  CHECK(se::cuda::HostRegister(state, registered.data(), registered.size() * sizeof(int)).ok());
-  CHECK(se::cuda::HostUnregister(state, registered.data()).ok());
+  REQUIRE(gpu->HostMemoryRegister(registered.data(), registered.size() * sizeof(int)).ok());
+  REQUIRE(stream.ThenMemcpy(registered.data(), device.cref(), 1024 * sizeof(int)).BlockHostUntilDone().ok());
+  CHECK(registered[0] == 7);
+  CHECK(gpu->HostMemoryUnregister(registered.data()).ok());
 
   se::StatusOr<se::DeviceMemoryBase> managed = se::cuda::AllocateUnified(state, 64);
   REQUIRE(managed.ok());

@@ -28,6 +28,34 @@ void scale(const se::host::KernelContext& ctx, float factor, float* data, std::s
 using ScaleKernel =
     se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t>;
 
+// Pinned memory, native handles and adoption (core/pinned_memory.hpp, core/interop.hpp).
+template <typename B>
+se::Status ExerciseInterop(se::StreamExecutor<B>* executor, se::Stream<B>& stream, se::Event<B>& event,
+                           const ScaleKernel& kernel, se::DeviceMemory<float>& raw) {
+  se::PinnedHostMemory<float> pinned = executor->template HostAllocate<float>(16);
+  if (!pinned.ok()) return pinned.status();
+  stream.ThenMemcpyD2H(raw, pinned.span());
+  std::vector<float> registered(16);
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->HostMemoryRegister(registered.data(), registered.size() * sizeof(float)));
+  STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->HostMemoryUnregister(registered.data()));
+  void* bytes = executor->HostMemoryAllocate(64);
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->HostMemoryDeallocate(bytes));
+  (void)se::NativeContext(*executor);
+  (void)se::NativeQueue(stream);
+  (void)se::NativeEvent(event);
+  if constexpr (se::NativeKernelBackend<B>) (void)se::NativeKernel(*executor, kernel);
+  if constexpr (se::StreamAdoptionBackend<B>) {
+    se::Stream<B> adopted(executor);
+    STREAMEXECUTOR_RETURN_IF_ERROR(adopted.InitAdopted(se::NativeQueue(stream)).BlockHostUntilDone());
+  }
+  se::StatusOr<typename se::Interop<B>::NativeMemory> native = se::NativeMemory(*executor, raw);
+  if (!native.ok()) return native.status();
+  se::StatusOr<se::DeviceMemory<float>> adopted = executor->template AdoptDeviceMemory<float>(native.value(), 4);
+  // ALREADY_EXISTS is the expected answer: raw is the executor's own memory.
+  return adopted.status().code() == se::ErrorCode::kAlreadyExists ? se::Status() : adopted.status();
+}
+
 template <typename B>
 se::Status Exercise(se::StreamExecutor<B>* executor) {
   se::MultiKernelLoaderSpec spec(4);
@@ -70,6 +98,7 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   const std::uint64_t ns = timer.Nanoseconds() + timer.Microseconds();
   (void)ns;
   (void)event.PollForStatus();
+  STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseInterop(executor, stream, event, kernel, raw));
   return executor->Deallocate(&raw);
 }
 

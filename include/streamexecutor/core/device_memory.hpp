@@ -32,6 +32,8 @@ struct AllocationRecord {
   std::atomic<std::uint64_t> id{0};            // 0 while the record is free
   std::atomic<void*> opaque{nullptr};          // the backend handle
   std::atomic<std::uint64_t> bytes{0};
+  // Registered by AdoptDeviceMemory: not ours to free (core/interop.hpp).
+  std::atomic<bool> adopted{false};
 };
 }  // namespace detail
 

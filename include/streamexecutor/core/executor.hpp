@@ -13,21 +13,27 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/extensions.hpp"
+#include "streamexecutor/core/interop.hpp"
 #include "streamexecutor/core/kernel.hpp"
 #include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/core/pinned_memory.hpp"
 #include "streamexecutor/core/platform.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
 
 namespace streamexecutor {
 
+// Pinned host memory (core/pinned_memory.hpp) and adoption of memory allocated
+// elsewhere (core/interop.hpp) are calls of the executor kept in base classes.
 template <Backend B>
-class StreamExecutor {
+class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::AdoptionApi<B> {
  public:
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
   ~StreamExecutor() {
     extensions_.Clear();  // library state may hold driver objects of this device
     DropSyncStream();
+    this->ForgetAllAdopted();
+    this->ReleaseAllHostMemory();
     B::CloseExecutor(state_);
   }
 
@@ -86,26 +92,7 @@ class StreamExecutor {
       return MakeError(ErrorCode::kInvalidArgument, "Deallocate on {}: the DeviceMemory is {}", label_,
                        memory == nullptr ? "a null pointer" : detail::DescribeNullMemory(*memory));
     }
-    {
-      std::lock_guard<std::mutex> lock(records_mutex_);
-      detail::AllocationRecord* record = OwnRecord(*memory);
-      if (record == nullptr) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "Deallocate on {}: {} was not allocated by this executor or was already freed", label_,
-                         memory->opaque());
-      }
-      const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
-      if (memory->offset() != 0 || memory->size() != bytes) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "Deallocate on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; "
-                         "free the whole allocation",
-                         label_, memory->size(), memory->offset(), bytes);
-      }
-      // Retired before the driver frees, so that no check passes for memory
-      // on its way out. Cannot throw: the list has room for every record.
-      record->id.store(0, std::memory_order_release);
-      free_records_.push_back(record);
-    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(RetireRecord("Deallocate", *memory, false));
     Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
     *memory = DeviceMemoryBase();
     return status;
@@ -361,6 +348,7 @@ class StreamExecutor {
 
  private:
   friend class Platform<B>;
+  friend class detail::AdoptionApi<B>;
 
   StreamExecutor(Platform<B>* platform, int ordinal) : platform_(platform), ordinal_(ordinal) {}
 
@@ -393,9 +381,27 @@ class StreamExecutor {
       return B::Allocate(state_, bytes);
     }();
     if (!memory.ok()) return memory.status();
+    StatusOr<DeviceMemoryBase> registered = RegisterAllocation(memory.value().opaque(), bytes, false);
+    if (!registered.ok()) B::Deallocate(state_, memory.value()).IgnoreError();
+    return registered;
+  }
+
+  // Gives memory a record and a fresh id: what makes views of it live.
+  // Adopted memory (core/interop.hpp) is refused if a live record already
+  // names the same handle, so that one buffer never has two owners here.
+  StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes, bool adopted) {
     detail::AllocationRecord* record = nullptr;
     try {
       std::lock_guard<std::mutex> lock(records_mutex_);
+      if (adopted) {
+        for (const detail::AllocationRecord& live : records_) {
+          if (live.id.load(std::memory_order_acquire) != 0 && live.opaque.load(std::memory_order_relaxed) == opaque) {
+            return MakeError(ErrorCode::kAlreadyExists, "AdoptDeviceMemory on {}: {} is already registered with "
+                             "this executor ({} it)", label_, opaque, live.adopted.load(std::memory_order_relaxed)
+                             ? "an earlier AdoptDeviceMemory registered" : "it allocated");
+          }
+        }
+      }
       if (free_records_.empty()) {
         // Room for every record in the free list, so Deallocate never throws.
         free_records_.reserve(records_.size() + 1);
@@ -406,15 +412,57 @@ class StreamExecutor {
         free_records_.pop_back();
       }
     } catch (...) {
-      B::Deallocate(state_, memory.value()).IgnoreError();
-      return MakeError(ErrorCode::kResourceExhausted, "allocation on {}: out of host memory to track {} bytes",
-                       label_, bytes);
+      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes",
+                       adopted ? "AdoptDeviceMemory" : "allocation", label_, bytes);
     }
     const std::uint64_t id = detail::NextAllocationId();
-    record->opaque.store(memory.value().opaque(), std::memory_order_relaxed);
+    record->opaque.store(opaque, std::memory_order_relaxed);
     record->bytes.store(bytes, std::memory_order_relaxed);
-    record->id.store(id, std::memory_order_release);  // publishes opaque and bytes
-    return DeviceMemoryBase(memory.value().opaque(), bytes, 0, id, record);
+    record->adopted.store(adopted, std::memory_order_relaxed);
+    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and adopted
+    return DeviceMemoryBase(opaque, bytes, 0, id, record);
+  }
+
+  // Unregisters the whole allocation `memory` views, if it is live, whole,
+  // and allocated (Deallocate) or adopted (ForgetDeviceMemory) as `adopted` says.
+  Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, bool adopted) {
+    std::lock_guard<std::mutex> lock(records_mutex_);
+    detail::AllocationRecord* record = OwnRecord(memory);
+    if (record == nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
+                       caller, label_, memory.opaque(), adopted ? "adopted by" : "allocated by",
+                       adopted ? "forgotten" : "freed");
+    }
+    if (record->adopted.load(std::memory_order_relaxed) != adopted) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was {}", caller, label_, memory.opaque(),
+                       adopted ? "allocated by this executor, not adopted: Deallocate it"
+                               : "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; "
+                                 "ForgetDeviceMemory unregisters it");
+    }
+    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
+    if (memory.offset() != 0 || memory.size() != bytes) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{} on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; pass the "
+                       "whole allocation",
+                       caller, label_, memory.size(), memory.offset(), bytes);
+    }
+    // Retired before the driver frees, so that no check passes for memory
+    // on its way out. Cannot throw: the list has room for every record.
+    record->id.store(0, std::memory_order_release);
+    free_records_.push_back(record);
+    return Status();
+  }
+  // Retires every adopted record (the executor's destructor) and returns
+  // their memory, for the backend to forget.
+  std::vector<DeviceMemoryBase> RetireAllAdopted() {
+    std::vector<DeviceMemoryBase> left;
+    std::lock_guard<std::mutex> lock(records_mutex_);
+    for (detail::AllocationRecord& record : records_) {
+      if (record.id.load(std::memory_order_acquire) == 0 || !record.adopted.load(std::memory_order_relaxed)) continue;
+      left.emplace_back(record.opaque.load(std::memory_order_relaxed), record.bytes.load(std::memory_order_relaxed));
+      record.id.store(0, std::memory_order_release);
+    }
+    return left;
   }
 
   // The record `memory` names if it is a live allocation of this executor.

@@ -45,6 +45,21 @@ class Stream {
     initialized_ = true;
     return *this;
   }
+  // Like Init, on a queue that other code created (core/interop.hpp): the
+  // queue must belong to the executor's device and stays the caller's, who
+  // destroys it after this Stream is gone (the destructor still waits for
+  // the work enqueued through it, as for any stream).
+  template <StreamAdoptionBackend Backend = B>
+  Stream& InitAdopted(typename Interop<Backend>::NativeQueue queue) {
+    if (parent_ == nullptr || initialized_) return Init();  // the same errors as Init
+    if (Status s = Interop<B>::AdoptStream(parent_->native_state(), queue, handle_); !s.ok()) return Fail(std::move(s));
+    if (Status s = B::CreateEvent(parent_->native_state(), join_event_); !s.ok()) {
+      B::DestroyStream(parent_->native_state(), handle_);
+      return Fail(std::move(s));
+    }
+    initialized_ = true;
+    return *this;
+  }
   Stream& InitWithTimer(Timer<B>* timer) {
     Init();
     if (ok() && (timer == nullptr || !timer->Init())) {

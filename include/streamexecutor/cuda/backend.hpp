@@ -196,7 +196,7 @@ struct STREAMEXECUTOR_EXPORT cuda {
     if (const cuda_detail::ContextScope context_scope(*stream->api, stream->context); context_scope.ok()) {
       // Callbacks still queued own boxes that point at the state: drain first.
       const CUresult synced = stream->api->cuStreamSynchronize(stream->stream);
-      stream->api->cuStreamDestroy(stream->stream);
+      if (!stream->adopted) stream->api->cuStreamDestroy(stream->stream);
       // Synchronized, so its waits have passed; after an error the ring is
       // kept out of use rather than risk a wait still reading it.
       if (stream->wait_ring != nullptr && synced == CUDA_SUCCESS) stream->wait_rings->Give(stream->wait_ring);
@@ -521,3 +521,4 @@ static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 }  // namespace streamexecutor
 
 #include "streamexecutor/cuda/describe.hpp"
+#include "streamexecutor/cuda/interop.hpp"

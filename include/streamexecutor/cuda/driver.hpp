@@ -57,6 +57,9 @@ namespace streamexecutor::cuda_detail {
   X(cuStreamDestroy, 4000)               \
   X(cuStreamSynchronize, 2000)           \
   X(cuStreamWaitEvent, 3020)             \
+  X(cuStreamGetCtx, 9020)                \
+  X(cuPointerGetAttribute, 4000)         \
+  X(cuMemGetAddressRange, 3020)          \
   X(cuEventCreate, 2000)                 \
   X(cuEventDestroy, 4000)                \
   X(cuEventRecord, 2000)                 \

@@ -508,3 +508,6 @@ static_assert(PinnedMemoryBackend<host>);
 static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 
 }  // namespace streamexecutor
+
+// Native objects and adoption (Interop<host>), wherever the backend is.
+#include "streamexecutor/host/interop.hpp"

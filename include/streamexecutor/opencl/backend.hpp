@@ -531,3 +531,6 @@ static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 
 }  // namespace streamexecutor
+
+// Native objects and adoption (Interop<opencl>), wherever the backend is.
+#include "streamexecutor/opencl/interop.hpp"

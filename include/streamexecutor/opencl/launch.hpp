@@ -39,8 +39,11 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
   Executor& e = *kernel.executor;
   cl_mem parent = Buffer(view);
   if (e.slices == SliceScheme::kSvmPointer) {
+    // Only SVM storage may be passed as a pointer: an adopted buffer may use
+    // ordinary host memory (CL_MEM_USE_HOST_PTR), or none, and takes the
+    // sub-buffer route below.
     void* base = Info<void*>(clGetMemObjectInfo, parent, CL_MEM_HOST_PTR);
-    if (base != nullptr) {
+    if (base != nullptr && Info<cl_bool>(clGetMemObjectInfo, parent, CL_MEM_USES_SVM_POINTER) == CL_TRUE) {
       const cl_int error = clSetKernelArgSVMPointer(kernel.kernel, index, static_cast<std::byte*>(base) + view.offset());
       return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArgSVMPointer", error, index, name, e);
     }
@@ -61,7 +64,8 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
     } else {
       const cl_buffer_region region{view.offset(), view.size()};
       cl_int error = CL_SUCCESS;
-      sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
+      // Access flags inherited: an adopted read-only buffer gives read-only slices.
+      sub = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
       if (error != CL_SUCCESS) {
         return ClError("clCreateSubBuffer", error, "for argument {} of kernel '{}' on {} ({} bytes at offset {})",
                        index, name ? *name : std::string("?"), e.label, view.size(), view.offset());

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -111,11 +112,17 @@ CUresult NeedContext() {
 }
 
 std::mutex g_mutex;  // guards the registries below (not the launch record)
-std::set<CUdeviceptr> g_device_allocations;
+struct DeviceAllocation {
+  std::size_t bytes;
+  CUcontext context;
+};
+std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
 std::set<void*> g_host_allocations;
 std::set<void*> g_registered;
 
-struct Stream {};
+struct Stream {
+  CUcontext context;  // current when it was created
+};
 struct Event {
   bool recorded = false;
   std::chrono::steady_clock::time_point when;
@@ -226,7 +233,7 @@ CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes) {
   if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   *ptr = reinterpret_cast<CUdeviceptr>(memory);
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_device_allocations.insert(*ptr);
+  g_device_allocations.emplace(*ptr, DeviceAllocation{bytes, tls_current});
   return CUDA_SUCCESS;
 }
 CUresult Double_cuMemAlloc(CUdeviceptr* ptr, std::size_t bytes) {
@@ -366,7 +373,7 @@ CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t co
 CUresult Double_cuStreamCreate(CUstream* stream, unsigned) {
   if (CUresult r = Take(k_cuStreamCreate)) return r;
   if (CUresult r = NeedContext()) return r;
-  *stream = reinterpret_cast<CUstream>(new Stream());
+  *stream = reinterpret_cast<CUstream>(new Stream{tls_current});
   return CUDA_SUCCESS;
 }
 CUresult Double_cuStreamDestroy(CUstream stream) {
@@ -522,6 +529,11 @@ CUresult Double_cuCtxEnablePeerAccess(CUcontext, unsigned) {
   return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
 
+// The interop entry points, defined in interop_entry_points.hpp (included at the end).
+CUresult Double_cuStreamGetCtx(CUstream stream, CUcontext* context);
+CUresult Double_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
+CUresult Double_cuMemGetAddressRange(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr);
+
 struct ProcEntry {
   const char* name;
   void* function;
@@ -622,3 +634,5 @@ CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUconte
 long se_counting_double_calls_from_host_functions() { return g_calls_from_host_functions.load(); }
 
 }  // extern "C"
+
+#include "interop_entry_points.hpp"

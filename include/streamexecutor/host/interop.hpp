@@ -1,0 +1,48 @@
+// se::host's native objects (core/interop.hpp): the worker pool that runs
+// every host executor's work, a stream's command queue, an event, and a
+// view's address. Host memory adopted as DeviceMemory is any memory the
+// process can address; host memory needs no pinning, so registration only
+// records the range (the executor still checks it like on other backends).
+// There is no native device or kernel object: the device is the CPU, a
+// kernel is the C++ function the spec names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "streamexecutor/core/interop.hpp"
+#include "streamexecutor/host/backend.hpp"
+
+namespace streamexecutor {
+
+template <>
+struct Interop<host> {
+  using NativeContext = host_detail::Pool*;
+  using NativeQueue = host_detail::HostStream*;
+  using NativeEvent = host_detail::HostEvent*;
+  using NativeMemory = void*;
+
+  static host_detail::Pool* Context(const host::ExecutorState& executor) { return executor.pool; }
+  static host_detail::HostStream* Queue(const host::StreamHandle& stream) { return stream; }
+  static host_detail::HostEvent* EventOf(const host::EventHandle& event) { return event; }
+  static void* Memory(const DeviceMemoryBase& memory) { return host::Address(memory); }
+
+  // The caller keeps the memory allocated until it is forgotten and the
+  // work queued on it has run (ForgetMemory cannot defer anything: the
+  // memory is not ours to free).
+  static StatusOr<DeviceMemoryBase> AdoptMemory(host::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
+    if (ptr == nullptr) {
+      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on host:{}: the pointer is null",
+                       executor.ordinal);
+    }
+    return DeviceMemoryBase(ptr, bytes);
+  }
+  static Status ForgetMemory(host::ExecutorState&, DeviceMemoryBase) { return Status(); }
+
+  static Status HostRegister(host::ExecutorState&, void*, std::uint64_t) { return Status(); }
+  static Status HostUnregister(host::ExecutorState&, void*) { return Status(); }
+};
+
+static_assert(MemoryAdoptionBackend<host> && HostRegistrationBackend<host> && NativeExecutorBackend<host>);
+
+}  // namespace streamexecutor
