@@ -168,13 +168,15 @@ class CommandBuffer {
   // event's native handle.
   CommandBuffer& ThenRecordEvent(Event<B>* event) {
     constexpr std::string_view caller = "ThenRecordEvent";
-    if (!CheckEvent(caller, event, /*foreign_ok=*/false)) return *this;
-    return Check(B::Record(handle_, op::RecordEvent<typename B::EventHandle>{&event->native_handle()}));
+    typename B::EventHandle* handle = CheckedEvent(caller, event, /*foreign_ok=*/false);
+    if (handle == nullptr) return *this;
+    return Check(B::Record(handle_, op::RecordEvent<typename B::EventHandle>{handle}));
   }
   CommandBuffer& ThenWaitFor(Event<B>* event) {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
-    if (!CheckEvent(caller, event, CrossExecutorWaitBackend<B>)) return *this;
-    return Check(B::Record(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}));
+    typename B::EventHandle* handle = CheckedEvent(caller, event, CrossExecutorWaitBackend<B>);
+    if (handle == nullptr) return *this;
+    return Check(B::Record(handle_, op::WaitEvent<typename B::EventHandle>{handle}));
   }
 
   // Turns the recording into the backend's native object. Called by the
@@ -182,6 +184,8 @@ class CommandBuffer {
   Status Finalize() {
     if (!initialized_) return Fail(NotInitialized("CommandBuffer::Finalize")).status_;
     if (!status_.ok() || finalized_) return status_;
+    // The native object may take the memory's driver handles: never freed ones.
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemory("CommandBuffer::Finalize"));
     if (Status s = B::FinalizeCommandBuffer(handle_); !s.ok()) return Fail(std::move(s)).status_;
     finalized_ = true;
     return status_;
@@ -200,10 +204,8 @@ class CommandBuffer {
                        "executor",
                        stream_executor->DeviceLabel(), Label());
     }
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemory("ThenSubmit"));
     if (!finalized_) STREAMEXECUTOR_RETURN_IF_ERROR(Finalize());
-    for (const UsedMemory& used : used_) {
-      if (!parent_->IsLiveView(used.view)) [[unlikely]] return NotLive(used);
-    }
     return B::SubmitCommandBuffer(stream, handle_);
   }
 
@@ -236,34 +238,42 @@ class CommandBuffer {
     return true;
   }
 
-  bool CheckEvent(std::string_view caller, Event<B>* event, bool foreign_ok) {
-    if (!Ready(caller)) return false;
+  // The event's native handle, or null (and the buffer failed) when it may
+  // not be used here.
+  typename B::EventHandle* CheckedEvent(std::string_view caller, Event<B>* event, bool foreign_ok) {
+    if (!Ready(caller)) return nullptr;
     if (event == nullptr) {
       Fail(Null(caller, "event"));
-      return false;
+      return nullptr;
     }
     if (Status s = event->CheckInitialized(caller); !s.ok()) {
       Fail(std::move(s));
-      return false;
+      return nullptr;
     }
     if (event->parent() != parent_ && !foreign_ok) {
       Fail(MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; a command buffer {}", caller,
                      Label(), event->parent()->DeviceLabel(),
                      caller == "ThenRecordEvent" ? "records only events of its own executor"
                                                  : "on this backend waits only on events of its own executor"));
-      return false;
+      return nullptr;
     }
-    return true;
+    return &event->native_handle();
   }
 
-  [[gnu::cold]] Status NotLive(const UsedMemory& used) const {
+  Status CheckMemory(std::string_view caller) const {
+    for (const UsedMemory& used : used_) {
+      if (!parent_->IsLiveView(used.view)) [[unlikely]] return NotLive(caller, used);
+    }
+    return Status();
+  }
+  [[gnu::cold]] Status NotLive(std::string_view caller, const UsedMemory& used) const {
     const std::string what = used.argument < 0
                                  ? fmt::format("operation {} ({})", used.command, used.caller)
                                  : fmt::format("operation {} ({}, argument {})", used.command, used.caller,
                                                used.argument);
-    const Status live = parent_->CheckDeviceRange("ThenSubmit", "recorded", used.view, 0);
+    const Status live = parent_->CheckDeviceRange(caller, "recorded", used.view, 0);
     return MakeError(live.ok() ? ErrorCode::kFailedPrecondition : live.code(),
-                     "ThenSubmit of a command buffer on {}: {} uses memory that is no longer valid: {}", Label(), what,
+                     "{} of a command buffer on {}: {} uses memory that is no longer valid: {}", caller, Label(), what,
                      live.message());
   }
 
