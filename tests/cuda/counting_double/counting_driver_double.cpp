@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -500,6 +501,9 @@ CUresult Double_cuCtxEnablePeerAccess(CUcontext, unsigned) {
   if (CUresult r = Take(k_cuCtxEnablePeerAccess)) return r;
   return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
+
+// CUDA graphs: cuGraphCreate ... cuGraphLaunch (a file of its own).
+#include "graph_double.inc"
 
 struct ProcEntry {
   const char* name;
