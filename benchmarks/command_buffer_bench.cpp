@@ -1,11 +1,13 @@
 // Pair: 100 empty launches submitted as one recorded CommandBuffer against
 // the same 100 launches through Stream::ThenLaunch, each side timed from the
 // first enqueue to BlockHostUntilDone, on the host backend and on OpenCL.
-//   submit_100/<backend>/{buffer,launches}
+//   submit_100/<backend>/{buffer,launches}   enqueue + BlockHostUntilDone
+//   enqueue_100/<backend>/{buffer,launches}  the enqueue alone (the wait is outside the timed region)
 // The buffer side skips, per launch, the argument checks and packing (done
 // once at record time); on OpenCL with cl_khr_command_buffer it is also one
 // driver call instead of 100 clSetKernelArg + clEnqueueNDRangeKernel.
 // After the run, the ratio launches/buffer per backend is printed.
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -59,6 +61,22 @@ void Register(const std::string& backend, Fixture<B>& f) {
       if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
     }
   })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("enqueue_100", backend, "buffer").c_str(), [&f](benchmark::State& state) {
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      f.stream.ThenSubmit(&f.buffer);
+      state.SetIterationTime(bench::Seconds(start));
+      if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
+    }
+  })->UseManualTime();
+  benchmark::RegisterBenchmark(Name("enqueue_100", backend, "launches").c_str(), [&f](benchmark::State& state) {
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kLaunches; ++i) f.stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), f.kernel, f.memory.ptr());
+      state.SetIterationTime(bench::Seconds(start));
+      if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
+    }
+  })->UseManualTime();
 }
 
 // Prints launches/buffer for each backend as the runs come in.
