@@ -1,6 +1,7 @@
 // The core templates plus the CUDA backend (driver API, loaded at run time).
 #pragma once
 
+#include "streamexecutor/core/command_buffer.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"

@@ -1,6 +1,7 @@
 // The core templates plus the host (CPU) backend.
 #pragma once
 
+#include "streamexecutor/core/command_buffer.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"

@@ -8,6 +8,7 @@
 #define STREAMEXECUTOR_WITH_HOST 1
 #endif
 
+#include "streamexecutor/core/command_buffer.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"

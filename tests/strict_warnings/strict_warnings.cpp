@@ -93,6 +93,18 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
       .ThenDoHostCallback([&host] { host[0] = 0.0f; })
       .ThenStopTimer(&timer);
   other.ThenWaitFor(&event);
+  se::CommandBuffer<B> buffer(executor);
+  buffer.Init()
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64), count)
+      .ThenMemcpy(&raw, host.data(), 4)
+      .template ThenMemcpyD2H<float>(data.cref(), std::span<float>(host))
+      .ThenMemcpyD2D(&raw, slice)
+      .ThenMemZero(&raw, 8)
+      .ThenRecordEvent(&event)
+      .ThenWaitFor(&event)
+      .ThenDoHostCallback([&host] { host[1] = 0.0f; });
+  STREAMEXECUTOR_RETURN_IF_ERROR(buffer.Finalize());
+  stream.ThenSubmit(&buffer);
   STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
   STREAMEXECUTOR_RETURN_IF_ERROR(event.Synchronize());
   const std::uint64_t ns = timer.Nanoseconds() + timer.Microseconds();

@@ -167,4 +167,35 @@ concept PeerAccessBackend = Backend<B> && requires(typename B::ExecutorState& a,
   { B::EnablePeerAccess(a, b) } -> std::same_as<Status>;
 };
 
+// Command buffers: copies, fills, host calls, event records and waits and
+// launches recorded once into a native object (a CUDA graph, an OpenCL
+// cl_command_buffer_khr, the host's packed command array), finalized, then
+// submitted to any stream of the executor any number of times. Record takes
+// what it needs out of the operation (the operation itself lives on the
+// caller's stack); the core validates each operation before recording it and
+// checks its memory again at every submission (core/command_buffer.hpp).
+template <typename B>
+concept CommandBufferBackend =
+    Backend<B> && requires { typename B::CommandBufferHandle; } &&
+    requires(typename B::ExecutorState& executor, typename B::CommandBufferHandle& buffer,
+             typename B::StreamHandle& stream, const op::MemcpyH2D& h2d, const op::MemcpyD2H& d2h,
+             const op::MemcpyD2D& d2d, const op::Memset8& fill8, const op::Memset32& fill32,
+             const op::HostCall<detail::ConceptProbeCallback>& host_call,
+             const op::RecordEvent<typename B::EventHandle>& record,
+             const op::WaitEvent<typename B::EventHandle>& wait, const op::Launch<typename B::KernelHandle>& launch) {
+      { B::CreateCommandBuffer(executor, buffer) } -> std::same_as<Status>;
+      { B::DestroyCommandBuffer(executor, buffer) } -> std::same_as<void>;
+      { B::Record(buffer, h2d) } -> std::same_as<Status>;
+      { B::Record(buffer, d2h) } -> std::same_as<Status>;
+      { B::Record(buffer, d2d) } -> std::same_as<Status>;
+      { B::Record(buffer, fill8) } -> std::same_as<Status>;
+      { B::Record(buffer, fill32) } -> std::same_as<Status>;
+      { B::Record(buffer, host_call) } -> std::same_as<Status>;
+      { B::Record(buffer, record) } -> std::same_as<Status>;
+      { B::Record(buffer, wait) } -> std::same_as<Status>;
+      { B::Record(buffer, launch) } -> std::same_as<Status>;
+      { B::FinalizeCommandBuffer(buffer) } -> std::same_as<Status>;
+      { B::SubmitCommandBuffer(stream, buffer) } -> std::same_as<Status>;
+    };
+
 }  // namespace streamexecutor

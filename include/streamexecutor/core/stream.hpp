@@ -14,6 +14,7 @@
 
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/launch_check.hpp"
 
 namespace streamexecutor {
 
@@ -272,74 +273,22 @@ class Stream {
     return status_;
   }
 
+  // Runs the work recorded in `buffer` (a CommandBuffer<B>, core/command_buffer.hpp)
+  // in stream order; a buffer may be submitted any number of times.
+  template <typename Buffer>
+  Stream& ThenSubmit(Buffer* buffer) {
+    constexpr std::string_view caller = "ThenSubmit";
+    if (!Ready(caller)) return *this;
+    if (buffer == nullptr) return Fail(Null(caller, "command buffer"));
+    return Check(buffer->SubmitOn(parent_, handle_));
+  }
+
  private:
   template <typename... Params, typename... Args>
   Status CheckLaunch(const ThreadDim& threads, const BlockDim& blocks, const TypedKernel<Params...>& kernel,
                      const Args&... args) const {
     if (!initialized_) return NotInitialized("ThenLaunch");
-    if (!kernel.IsLoaded() || kernel.executor() != parent_) [[unlikely]] {
-      return KernelNotUsable(kernel);
-    }
-    const DeviceDescription& device = parent_->GetDeviceDescription();
-    if (threads.Count() == 0 || blocks.Count() == 0 || threads.Count() > device.max_threads_per_block ||
-        threads.x > device.max_block_dims.x || threads.y > device.max_block_dims.y ||
-        threads.z > device.max_block_dims.z || blocks.x > device.max_grid_dims.x ||
-        blocks.y > device.max_grid_dims.y || blocks.z > device.max_grid_dims.z) [[unlikely]] {
-      return BadDimensions(kernel.name(), threads, blocks);
-    }
-    if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {
-      // Every DeviceMemory argument against the executor's live allocations:
-      // a freed view, another executor's memory or a stale copy of a view is
-      // an error here instead of a fault inside the driver or the kernel.
-      // Inline compares on the way through; the message only on failure.
-      if (!(IsLiveArgument<Params>(args) && ...)) [[unlikely]] {
-        const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
-        return parent_->CheckLaunchMemory(kernel.name(), views);
-      }
-    }
-    if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
-      std::uint64_t shared = 0;
-      bool wrapped = false;
-      ((wrapped |= __builtin_add_overflow(shared, SharedBytes<Params>(args), &shared)), ...);
-      if (wrapped || shared > device.shared_memory_per_block) {
-        return MakeError(ErrorCode::kResourceExhausted,
-                         "ThenLaunch of kernel '{}' on {}: {} bytes of shared memory requested, the device allows {}",
-                         kernel.name(), Label(), wrapped ? ~std::uint64_t{0} : shared,
-                         device.shared_memory_per_block);
-      }
-    }
-    return Status();
-  }
-
-  template <typename P, typename A>
-  bool IsLiveArgument(const A& arg) const {
-    const DeviceMemoryBase* view = detail::MemoryView<P>(arg);  // null for non-memory parameters
-    return view == nullptr || parent_->IsLiveView(*view);
-  }
-
-  template <typename P, typename A>
-  static std::uint64_t SharedBytes(const A& arg) {
-    if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) return arg.size();
-    else return 0;
-  }
-
-  Status KernelNotUsable(const KernelBase& kernel) const {
-    if (!kernel.IsLoaded()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "ThenLaunch on {}: the kernel is not loaded (GetKernel failed or was not called)",
-                       Label());
-    }
-    return MakeError(ErrorCode::kInvalidArgument, "ThenLaunch on {}: kernel '{}' was loaded for another StreamExecutor",
-                     Label(), kernel.name());
-  }
-  Status BadDimensions(const std::string& name, const ThreadDim& t, const BlockDim& b) const {
-    const DeviceDescription& d = parent_->GetDeviceDescription();
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "ThenLaunch of kernel '{}' on {}: threads {}x{}x{} per block, blocks {}x{}x{}: every dimension must "
-                     "be at least 1, at most {} threads per block ({}x{}x{}) and a grid of at most {}x{}x{} blocks",
-                     name, Label(), t.x, t.y, t.z, b.x, b.y, b.z, d.max_threads_per_block,
-                     d.max_block_dims.x, d.max_block_dims.y, d.max_block_dims.z, d.max_grid_dims.x, d.max_grid_dims.y,
-                     d.max_grid_dims.z);
+    return detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
   }
 
   template <Backend Other>

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/cuda/command_buffer.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/loader.hpp"
@@ -435,40 +436,86 @@ struct STREAMEXECUTOR_EXPORT cuda {
     const std::string* kernel_name = operation.kernel_name;
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    // The values the kernel receives, in a tuple on this stack frame; `params`
-    // points into it. No allocation, no type erasure.
-    auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
-    constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsShared<Params>() ? 0 : 1));
-    std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
-    std::uint64_t shared_bytes = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      std::size_t next = 0;
-      (
-          [&] {
-            if constexpr (IsShared<std::tuple_element_t<I, std::tuple<Params...>>>()) {
-              shared_bytes += std::get<I>(values);
-            } else {
-              params[next++] = &std::get<I>(values);
-            }
-          }(),
-          ...);
-      (void)next;
-    }(std::index_sequence_for<Params...>{});
-    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    const CUresult r = stream->api->cuLaunchKernel(
-        kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
-        static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
-        static_cast<unsigned>(threads.z), static_cast<unsigned>(shared_bytes), stream->stream,
-        kDeviceParams == 0 ? nullptr : params.data(), nullptr);
-    if (r != CUDA_SUCCESS) [[unlikely]] {
-      return stream->api->Error(r, "cuLaunchKernel",
-                                "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
-                                "bytes of dynamic shared memory",
-                                kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
-                                blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+    return WithKernelParams<Params...>(args, [&](void** params, std::uint64_t shared_bytes) -> Status {
+      const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+      if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+      const CUresult r = stream->api->cuLaunchKernel(
+          kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
+          static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
+          static_cast<unsigned>(threads.z), static_cast<unsigned>(shared_bytes), stream->stream,
+          params, nullptr);
+      if (r != CUDA_SUCCESS) [[unlikely]] {
+        return stream->api->Error(r, "cuLaunchKernel",
+                                  "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                                  "bytes of dynamic shared memory",
+                                  kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
+                                  blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+      }
+      return Status();
+    });
+  }
+
+  // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------
+  // A CUDA graph: one node per operation, each after the previous one.
+
+  using CommandBufferHandle = cuda_detail::RecordedGraph*;
+  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
+    buffer = new (std::nothrow) cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal);
+    if (buffer == nullptr) return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on cuda:{}: out of memory", executor.ordinal);
+    if (Status s = buffer->Create(); !s.ok()) {
+      std::exchange(buffer, nullptr)->Release();
+      return s;
     }
     return Status();
+  }
+  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
+    if (buffer) std::exchange(buffer, nullptr)->Release();
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) {
+    return buffer->AddCopy(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr, copy.bytes);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) {
+    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST, 0, copy.dst, copy.bytes);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) {
+    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_DEVICE, Address(copy.dst),
+                           nullptr, copy.bytes);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) {
+    return buffer->AddFill(Address(fill.dst), fill.value & 0xff, 1, fill.bytes);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) {
+    return buffer->AddFill(Address(fill.dst), fill.pattern, 4, fill.bytes / 4);
+  }
+  template <typename Callback>
+  static Status Record(CommandBufferHandle& buffer, const op::HostCall<Callback>& call) {
+    return buffer->AddHostCall(static_cast<Callback&&>(call.callable));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::RecordEvent<EventHandle>& record) {
+    return buffer->AddEvent(true, record.event->event);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::WaitEvent<EventHandle>& wait) {
+    return buffer->AddEvent(false, wait.event->event);
+  }
+  template <typename... Params>
+  static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
+    return WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) -> Status {
+      CUDA_KERNEL_NODE_PARAMS node_params{};
+      node_params.func = launch.kernel.function;
+      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
+      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
+      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
+      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
+      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
+      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
+      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+      node_params.kernelParams = params;  // copied by the driver
+      return buffer->AddKernel(node_params);
+    });
+  }
+  static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
+  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
+    return buffer->SubmitTo(*stream);
   }
 
   // ---- Peer access ---------------------------------------------------------------
@@ -488,6 +535,30 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
 
  private:
+  // The values a kernel receives, in a tuple on this stack frame, and the
+  // void* array pointing into it that cuLaunchKernel and kernel nodes take;
+  // `use(params, shared_bytes)` runs while they live. No allocation.
+  template <typename... Params, typename Use>
+  static Status WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
+    auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
+    constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsShared<Params>() ? 0 : 1));
+    std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
+    std::uint64_t shared_bytes = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::size_t next = 0;
+      (
+          [&] {
+            if constexpr (IsShared<std::tuple_element_t<I, std::tuple<Params...>>>()) {
+              shared_bytes += std::get<I>(values);
+            } else {
+              params[next++] = &std::get<I>(values);
+            }
+          }(),
+          ...);
+      (void)next;
+    }(std::index_sequence_for<Params...>{});
+    return use(kDeviceParams == 0 ? nullptr : params.data(), shared_bytes);
+  }
   template <typename P>
   static constexpr bool IsShared() {
     return is_shared_device_memory_v<std::remove_cv_t<P>>;
@@ -517,6 +588,7 @@ static_assert(UnifiedMemoryBackend<cuda>);
 static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
+static_assert(CommandBufferBackend<cuda>);
 
 }  // namespace streamexecutor
 

@@ -73,7 +73,18 @@ namespace streamexecutor::cuda_detail {
   X(cuLaunchKernel, 4000)                \
   X(cuFuncGetAttribute, 2020)            \
   X(cuDeviceCanAccessPeer, 4000)         \
-  X(cuCtxEnablePeerAccess, 4000)
+  X(cuCtxEnablePeerAccess, 4000)         \
+  X(cuGraphCreate, 10000)                \
+  X(cuGraphDestroy, 10000)               \
+  X(cuGraphAddKernelNode, 12000)         \
+  X(cuGraphAddMemcpyNode, 10000)         \
+  X(cuGraphAddMemsetNode, 10000)         \
+  X(cuGraphAddHostNode, 10000)           \
+  X(cuGraphAddEventRecordNode, 11010)    \
+  X(cuGraphAddEventWaitNode, 11010)      \
+  X(cuGraphInstantiateWithFlags, 11040)  \
+  X(cuGraphLaunch, 10000)                \
+  X(cuGraphExecDestroy, 10000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.
 #define SE_CUDA_OPTIONAL_ENTRY_POINTS(X) \

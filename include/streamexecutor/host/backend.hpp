@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/host/command_buffer.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
 
 namespace streamexecutor {
@@ -404,6 +405,74 @@ struct STREAMEXECUTOR_EXPORT host {
 
   template <typename... Params>
   static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+    host_detail::Command* command = stream->Reserve();
+    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    if (Status s = PackLaunch(*command, operation, stream->ordinal()); !s.ok()) [[unlikely]] {
+      stream->Cancel();
+      return s;
+    }
+    stream->Publish();
+    return Status();
+  }
+
+  // ---- Command buffers (host_detail::RecordedCommands) ------------------------
+  // The packed ring commands, copied into a stream's ring at each submission.
+
+  using CommandBufferHandle = host_detail::RecordedCommands*;
+  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
+    buffer = new (std::nothrow) host_detail::RecordedCommands(executor.ordinal);
+    if (buffer == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on host:{}: out of memory",
+                       executor.ordinal);
+    }
+    return Status();
+  }
+  // Submitted callbacks hold references: the commands go when the last has run.
+  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
+    if (buffer) std::exchange(buffer, nullptr)->Release();
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) {
+    return buffer->Add(CopyCommand(Address(copy.dst), copy.src, copy.bytes));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) {
+    return buffer->Add(CopyCommand(copy.dst, Address(copy.src), copy.bytes));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) {
+    return buffer->Add(CopyCommand(Address(copy.dst), Address(copy.src), copy.bytes));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) {
+    return buffer->Add(FillCommand(Address(fill.dst), fill.value, fill.bytes, true));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) {
+    return buffer->Add(FillCommand(Address(fill.dst), fill.pattern, fill.bytes, false));
+  }
+  template <typename Callback>
+  static Status Record(CommandBufferHandle& buffer, const op::HostCall<Callback>& call) {
+    return buffer->AddCallback(static_cast<Callback&&>(call.callable));
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::RecordEvent<EventHandle>& record) {
+    return buffer->AddEvent(true, record.event);
+  }
+  static Status Record(CommandBufferHandle& buffer, const op::WaitEvent<EventHandle>& wait) {
+    return buffer->AddEvent(false, wait.event);
+  }
+  template <typename... Params>
+  static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
+    host_detail::Command command{};
+    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->ordinal()));
+    return buffer->Add(command);
+  }
+  static Status FinalizeCommandBuffer(CommandBufferHandle&) { return Status(); }  // the array is the native form
+  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
+    return buffer->SubmitTo(stream);
+  }
+
+ private:
+  // A launch as a ring command: the arguments converted in place into the
+  // command's payload (memory views become typed pointers).
+  template <typename... Params>
+  static Status PackLaunch(host_detail::Command& command, const op::Launch<KernelHandle, Params...>& operation,
+                           int ordinal) {
     const KernelHandle& kernel = operation.kernel;
     const ThreadDim& threads = operation.threads;
     const BlockDim& blocks = operation.blocks;
@@ -415,27 +484,32 @@ struct STREAMEXECUTOR_EXPORT host {
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,
                   "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
     static_assert(std::is_trivially_destructible_v<Stored>);
-    Command* command = stream->Reserve();
-    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
-    const Stored* stored = ::new (static_cast<void*>(command->payload)) Stored(std::apply(
+    const Stored* stored = ::new (static_cast<void*>(command.payload)) Stored(std::apply(
         [](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
     // Checked with the layout the runner will carve the scratch with: padding
-    // can push arguments that fit in sum past it. The slot is given back.
+    // can push arguments that fit in sum past it.
     std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
     const std::uint64_t shared =
         host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
-    if (shared > kSharedMemoryPerBlock) [[unlikely]] {
-      stream->Cancel();
-      return SharedTooLarge(stream, kernel_name, shared);
-    }
-    command->kind = Command::Kind::kLaunch;
-    command->launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
-                                                 {threads.x, threads.y, threads.z}, shared, kernel_name};
-    stream->Publish();
+    if (shared > kSharedMemoryPerBlock) [[unlikely]] return SharedTooLarge(ordinal, kernel_name, shared);
+    command.kind = Command::Kind::kLaunch;
+    command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
+                                                {threads.x, threads.y, threads.z}, shared, kernel_name};
     return Status();
   }
+  static host_detail::Command CopyCommand(void* dst, const void* src, std::uint64_t bytes) {
+    host_detail::Command command{};
+    command.kind = host_detail::Command::Kind::kCopy;
+    command.copy = host_detail::CopyCommand{dst, src, bytes};
+    return command;
+  }
+  static host_detail::Command FillCommand(void* dst, std::uint32_t pattern, std::uint64_t bytes, bool byte_fill) {
+    host_detail::Command command{};
+    command.kind = host_detail::Command::Kind::kFill;
+    command.fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
+    return command;
+  }
 
- private:
   static void CompleteForeignWait(void* context) noexcept {
     auto* token = static_cast<host_detail::CompletionToken*>(context);
     host_detail::Pool::CompleteFromOutside(token);
@@ -480,12 +554,11 @@ struct STREAMEXECUTOR_EXPORT host {
                      "full; waiting for room would wait for the callback itself",
                      op, stream->ordinal(), host_detail::HostStream::kCapacity);
   }
-  [[gnu::cold]] static Status SharedTooLarge(StreamHandle& stream, const std::string* kernel_name,
-                                             std::uint64_t shared) {
+  [[gnu::cold]] static Status SharedTooLarge(int ordinal, const std::string* kernel_name, std::uint64_t shared) {
     return MakeError(ErrorCode::kResourceExhausted,
                      "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "
                      "aligned to {} bytes; a block has {}",
-                     kernel_name ? *kernel_name : std::string("<unnamed>"), stream->ordinal(), shared,
+                     kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, shared,
                      host_detail::abi::kSharedAlignment, kSharedMemoryPerBlock);
   }
 
@@ -506,6 +579,7 @@ static_assert(Backend<host>);
 static_assert(UnifiedMemoryBackend<host>);
 static_assert(PinnedMemoryBackend<host>);
 static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
+static_assert(CommandBufferBackend<host>);
 
 }  // namespace streamexecutor
 

@@ -6,6 +6,7 @@
 // place into preallocated slots, and kernel arguments live inside the slot.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -248,6 +249,18 @@ class HostStream {
   }
   void Publish();  // defined with Pool
   void Cancel() { producer_lock_.unlock(); }
+
+  // Batch form, for submitting a recorded command buffer: one lock, one tail
+  // update and at most one wake-up for many commands. ReserveBatch returns
+  // room for 1 to `wanted` commands (0 where Reserve would return null), fill
+  // BatchSlot(0..n-1), then PublishBatch(n) with n <= the room (0 is fine).
+  std::uint64_t ReserveBatch(std::uint64_t wanted) {
+    if (Reserve() == nullptr) return 0;
+    const std::uint64_t used = tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_acquire);
+    return std::min(wanted, kCapacity - used);
+  }
+  Command& BatchSlot(std::uint64_t index) { return ring_[(tail_.load(std::memory_order_relaxed) + index) % kCapacity]; }
+  void PublishBatch(std::uint64_t count);  // defined with Pool
 
   // Whether this thread is running one of this stream's commands (a host
   // callback, possibly several frames up): blocking on the stream from here

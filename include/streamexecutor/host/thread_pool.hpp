@@ -476,6 +476,20 @@ inline void HostStream::Publish() {
   }
 }
 
+inline void HostStream::PublishBatch(std::uint64_t count) {
+  if (count == 0) {
+    producer_lock_.unlock();
+    return;
+  }
+  tail_.fetch_add(count, std::memory_order_seq_cst);
+  producer_lock_.unlock();
+  auto expected = State::kIdle;
+  if (state_.load(std::memory_order_seq_cst) == State::kIdle &&
+      state_.compare_exchange_strong(expected, State::kQueued, std::memory_order_seq_cst)) {
+    pool_->PushReady(this);
+  }
+}
+
 inline Status HostStream::Synchronize() {
   if (IsDrainedByThisThread()) {
     return MakeError(ErrorCode::kFailedPrecondition,

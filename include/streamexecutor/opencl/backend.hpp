@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/opencl/command_buffer.hpp"
 #include "streamexecutor/opencl/describe.hpp"
 #include "streamexecutor/opencl/held.hpp"
 #include "streamexecutor/opencl/launch.hpp"
@@ -523,12 +524,31 @@ struct STREAMEXECUTOR_EXPORT opencl {
     }
     return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
   }
+
+  // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
+  // cl_khr_command_buffer for runs of launches, device copies and fills; the
+  // rest replayed through the Submit overloads above.
+
+  using CommandBufferHandle = opencl_detail::RecordedBuffer*;
+  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
+    buffer = new (std::nothrow) opencl_detail::RecordedBuffer(*executor.impl);
+    if (buffer == nullptr) return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on {}: out of memory", executor.impl->label);
+    return Status();
+  }
+  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) { delete std::exchange(buffer, nullptr); }
+  template <typename Operation>
+  static Status Record(CommandBufferHandle& buffer, const Operation& operation) {
+    return buffer->AddNew([&] { return opencl_detail::MakeRecorded<opencl>(operation); });
+  }
+  static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
+  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) { return buffer->SubmitTo(stream); }
 };
 
 static_assert(Backend<opencl>);
 static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
+static_assert(CommandBufferBackend<opencl>);
 
 }  // namespace streamexecutor
 

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -533,6 +534,8 @@ CUresult Double_cuCtxEnablePeerAccess(CUcontext, unsigned) {
 CUresult Double_cuStreamGetCtx(CUstream stream, CUcontext* context);
 CUresult Double_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult Double_cuMemGetAddressRange(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr);
+// CUDA graphs: cuGraphCreate ... cuGraphLaunch (a file of its own).
+#include "graph_double.inc"
 
 struct ProcEntry {
   const char* name;

@@ -1,0 +1,326 @@
+// CommandBuffer<B>: stream work recorded once and submitted many times.
+//
+//   se::CommandBuffer buffer(executor);
+//   buffer.Init().ThenMemcpy(&x, host.data(), bytes).ThenLaunch(threads, blocks, kernel, x.ptr());
+//   for (int i = 0; i < 100; ++i) stream.ThenSubmit(&buffer);
+//
+// The recording calls are spelled like Stream's and check exactly what
+// Stream's check (the operations' Validate, detail::CheckLaunch), once, at
+// record time. A submission checks only what may have changed since: that the
+// stream belongs to the buffer's executor and that every DeviceMemory the
+// buffer uses is still live (a freed buffer is an error, not a fault). The
+// first error while recording sticks, as on a Stream: the buffer then refuses
+// to be submitted and says why.
+//
+// How a backend records is its CommandBufferBackend functions (core/backend.hpp):
+// a CUDA graph, an OpenCL cl_command_buffer_khr (or a replay of the recorded
+// operations), the host's array of packed commands.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/launch_check.hpp"
+
+namespace streamexecutor {
+
+template <Backend B>
+class CommandBuffer {
+  static_assert(CommandBufferBackend<B>, "CommandBuffer: this backend has no command buffers (CommandBufferBackend)");
+
+ public:
+  explicit CommandBuffer(StreamExecutor<B>* parent) : parent_(parent) {}
+  CommandBuffer(const CommandBuffer&) = delete;
+  CommandBuffer& operator=(const CommandBuffer&) = delete;
+  // Work already submitted keeps what it needs (each backend's
+  // DestroyCommandBuffer defers the release past queued submissions).
+  ~CommandBuffer() {
+    if (initialized_) B::DestroyCommandBuffer(parent_->native_state(), handle_);
+  }
+
+  CommandBuffer& Init() {
+    if (parent_ == nullptr) {
+      return Fail(Status(ErrorCode::kInvalidArgument,
+                         "CommandBuffer::Init: the command buffer was constructed with a null StreamExecutor"));
+    }
+    if (initialized_) {
+      return Fail(MakeError(ErrorCode::kFailedPrecondition, "CommandBuffer::Init on {}: already initialized", Label()));
+    }
+    if (Status s = B::CreateCommandBuffer(parent_->native_state(), handle_); !s.ok()) return Fail(std::move(s));
+    initialized_ = true;
+    return *this;
+  }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  StreamExecutor<B>* parent() const { return parent_; }
+  bool finalized() const { return finalized_; }
+  // How many operations were recorded.
+  std::size_t size() const { return commands_; }
+  typename B::CommandBufferHandle& native_handle() { return handle_; }
+
+  // ---- Recording: Stream's spellings -----------------------------------------
+
+  template <typename... Params, typename... Args>
+  CommandBuffer& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims, const TypedKernel<Params...>& kernel,
+                            Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args),
+                  "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
+    if constexpr (sizeof...(Params) == sizeof...(Args)) {
+      static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
+                    true);
+      constexpr std::string_view caller = "ThenLaunch";
+      if (!Ready(caller)) return *this;
+      if (Status s = detail::CheckLaunch(*parent_, thread_dims, block_dims, kernel, args...); !s.ok()) {
+        return Fail(std::move(s));
+      }
+      const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
+      const op::Launch<typename B::KernelHandle, Params...> launch{
+          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, &kernel.name()};
+      const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
+      for (std::size_t i = 0; i < views.size(); ++i) {
+        if (views[i] != nullptr && !Remember(*views[i], caller, static_cast<int>(i))) return *this;
+      }
+      return Check(B::Record(handle_, launch));
+    }
+    return *this;
+  }
+
+  template <typename T>
+  CommandBuffer& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* gpu_dst) {
+    if (!Ready("ThenMemcpyH2D")) return *this;
+    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *gpu_dst); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpy(gpu_dst, host_src.data(), host_src.size_bytes());
+  }
+  template <typename T>
+  CommandBuffer& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
+    if (!Ready("ThenMemcpyD2H")) return *this;
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src, host_dst.size()); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpy(host_dst.data(), gpu_src, gpu_src.size());
+  }
+  template <typename T>
+  CommandBuffer& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
+    if (!Ready("ThenMemcpyD2D")) return *this;
+    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src, *gpu_dst); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return ThenMemcpy(gpu_dst, gpu_src, gpu_src.size());
+  }
+
+  // Byte forms: H2D, D2H, D2D. Host memory is read or written at each
+  // submission's turn, so it must stay valid while the buffer is in use.
+  CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+    constexpr std::string_view caller = "ThenMemcpy (H2D)";
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size}, {gpu_dst});
+  }
+  CommandBuffer& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    constexpr std::string_view caller = "ThenMemcpy (D2H)";
+    if (!Ready(caller)) return *this;
+    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size}, {&gpu_src});
+  }
+  CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    constexpr std::string_view caller = "ThenMemcpy (D2D)";
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size}, {gpu_dst, &gpu_src});
+  }
+
+  CommandBuffer& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
+    constexpr std::string_view caller = "ThenMemZero";
+    if (!Ready(caller)) return *this;
+    if (location == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::Memset8{*location, 0, size}, {location});
+  }
+  CommandBuffer& ThenMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
+    constexpr std::string_view caller = "ThenMemset32";
+    if (!Ready(caller)) return *this;
+    if (location == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::Memset32{*location, pattern, size}, {location});
+  }
+
+  // The buffer keeps its own copy of `callback`, run once per submission.
+  template <typename Callback>
+  CommandBuffer& ThenDoHostCallback(Callback&& callback) {
+    static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
+    static_assert(std::is_copy_constructible_v<std::decay_t<Callback>>,
+                  "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
+    if (!Ready("ThenDoHostCallback")) return *this;
+    return Check(B::Record(handle_, op::HostCall<Callback>{std::forward<Callback>(callback)}));
+  }
+
+  // The events must outlive the buffer: a submission records or waits on the
+  // event's native handle.
+  CommandBuffer& ThenRecordEvent(Event<B>* event) {
+    constexpr std::string_view caller = "ThenRecordEvent";
+    typename B::EventHandle* handle = CheckedEvent(caller, event, /*foreign_ok=*/false);
+    if (handle == nullptr) return *this;
+    return Check(B::Record(handle_, op::RecordEvent<typename B::EventHandle>{handle}));
+  }
+  CommandBuffer& ThenWaitFor(Event<B>* event) {
+    constexpr std::string_view caller = "ThenWaitFor(Event)";
+    typename B::EventHandle* handle = CheckedEvent(caller, event, CrossExecutorWaitBackend<B>);
+    if (handle == nullptr) return *this;
+    return Check(B::Record(handle_, op::WaitEvent<typename B::EventHandle>{handle}));
+  }
+
+  // Turns the recording into the backend's native object. Called by the
+  // first submission if not before; nothing may be recorded after it.
+  Status Finalize() {
+    if (!initialized_) return Fail(NotInitialized("CommandBuffer::Finalize")).status_;
+    if (!status_.ok() || finalized_) return status_;
+    // The native object may take the memory's driver handles: never freed ones.
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemory("CommandBuffer::Finalize"));
+    if (Status s = B::FinalizeCommandBuffer(handle_); !s.ok()) return Fail(std::move(s)).status_;
+    finalized_ = true;
+    return status_;
+  }
+
+  // Stream::ThenSubmit's half: the checks of a submission, then the backend.
+  Status SubmitOn(StreamExecutor<B>* stream_executor, typename B::StreamHandle& stream) {
+    if (!initialized_) return NotInitialized("ThenSubmit");
+    if (!status_.ok()) {
+      return MakeError(ErrorCode::kFailedPrecondition, "ThenSubmit on {}: the command buffer failed while recording: {}",
+                       Label(), status_.ToString());
+    }
+    if (stream_executor != parent_) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ThenSubmit on {}: the command buffer was recorded for {}; submit it to a stream of that "
+                       "executor",
+                       stream_executor->DeviceLabel(), Label());
+    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemory("ThenSubmit"));
+    if (!finalized_) STREAMEXECUTOR_RETURN_IF_ERROR(Finalize());
+    return B::SubmitCommandBuffer(stream, handle_);
+  }
+
+ private:
+  // Every DeviceMemory the recorded work touches, checked at each submission.
+  struct UsedMemory {
+    DeviceMemoryBase view;
+    std::string_view caller;  // static strings: the recording call
+    std::uint32_t command;    // index of the recorded operation
+    int argument;             // launch argument index, or -1 for a copy or fill
+  };
+
+  template <typename Operation>
+  CommandBuffer& Then(std::string_view caller, const Operation& operation,
+                      std::initializer_list<const DeviceMemoryBase*> views) {
+    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]] return Fail(std::move(s));
+    for (const DeviceMemoryBase* view : views) {
+      if (!Remember(*view, caller, -1)) return *this;
+    }
+    return Check(B::Record(handle_, operation));
+  }
+
+  bool Remember(const DeviceMemoryBase& view, std::string_view caller, int argument) {
+    try {
+      used_.push_back(UsedMemory{view, caller, static_cast<std::uint32_t>(commands_), argument});
+    } catch (...) {
+      Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory while recording", caller, Label()));
+      return false;
+    }
+    return true;
+  }
+
+  // The event's native handle, or null (and the buffer failed) when it may
+  // not be used here.
+  typename B::EventHandle* CheckedEvent(std::string_view caller, Event<B>* event, bool foreign_ok) {
+    if (!Ready(caller)) return nullptr;
+    if (event == nullptr) {
+      Fail(Null(caller, "event"));
+      return nullptr;
+    }
+    if (Status s = event->CheckInitialized(caller); !s.ok()) {
+      Fail(std::move(s));
+      return nullptr;
+    }
+    if (event->parent() != parent_ && !foreign_ok) {
+      Fail(MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; a command buffer {}", caller,
+                     Label(), event->parent()->DeviceLabel(),
+                     caller == "ThenRecordEvent" ? "records only events of its own executor"
+                                                 : "on this backend waits only on events of its own executor"));
+      return nullptr;
+    }
+    return &event->native_handle();
+  }
+
+  Status CheckMemory(std::string_view caller) const {
+    for (const UsedMemory& used : used_) {
+      if (!parent_->IsLiveView(used.view)) [[unlikely]] return NotLive(caller, used);
+    }
+    return Status();
+  }
+  [[gnu::cold]] Status NotLive(std::string_view caller, const UsedMemory& used) const {
+    const std::string what = used.argument < 0
+                                 ? fmt::format("operation {} ({})", used.command, used.caller)
+                                 : fmt::format("operation {} ({}, argument {})", used.command, used.caller,
+                                               used.argument);
+    const Status live = parent_->CheckDeviceRange(caller, "recorded", used.view, 0);
+    return MakeError(live.ok() ? ErrorCode::kFailedPrecondition : live.code(),
+                     "{} of a command buffer on {}: {} uses memory that is no longer valid: {}", caller, Label(), what,
+                     live.message());
+  }
+
+  bool Ready(std::string_view caller) {
+    if (!status_.ok()) return false;
+    if (!initialized_) {
+      Fail(NotInitialized(caller));
+      return false;
+    }
+    if (finalized_) {
+      Fail(MakeError(ErrorCode::kFailedPrecondition,
+                     "{} on {}: the command buffer is finalized (Finalize or a submission); record into a new one",
+                     caller, Label()));
+      return false;
+    }
+    return true;
+  }
+  std::string_view Label() const {
+    return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>";
+  }
+  Status NotInitialized(std::string_view caller) const {
+    return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer was not initialized (call Init())",
+                     caller, Label());
+  }
+  Status Null(std::string_view caller, std::string_view what) const {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, Label(), what);
+  }
+  CommandBuffer& Check(Status status) {
+    if (!status.ok()) [[unlikely]] return Fail(std::move(status));
+    ++commands_;
+    return *this;
+  }
+  CommandBuffer& Fail(Status status) {
+    if (status_.ok()) status_ = std::move(status);
+    return *this;
+  }
+
+  StreamExecutor<B>* parent_;
+  typename B::CommandBufferHandle handle_{};
+  bool initialized_ = false;
+  bool finalized_ = false;
+  std::size_t commands_ = 0;
+  std::vector<UsedMemory> used_;
+  Status status_;
+};
+
+template <Backend B>
+CommandBuffer(StreamExecutor<B>*) -> CommandBuffer<B>;
+
+}  // namespace streamexecutor

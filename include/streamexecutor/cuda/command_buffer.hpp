@@ -1,0 +1,231 @@
+// The CUDA backend's command buffer: a CUDA graph built node by node as the
+// operations are recorded (each node depends on the one before, which is
+// stream order), instantiated at Finalize and launched with cuGraphLaunch at
+// each submission. Kernel parameters are copied by the driver when the node
+// is added; host callables are kept here, run by host nodes.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/state.hpp"
+
+namespace streamexecutor::cuda_detail {
+
+class RecordedGraph {
+ public:
+  RecordedGraph(const DriverApi& api, CUcontext context, int ordinal) : api_(&api), context_(context), ordinal_(ordinal) {}
+  RecordedGraph(const RecordedGraph&) = delete;
+  RecordedGraph& operator=(const RecordedGraph&) = delete;
+
+  Status Create() {
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (const CUresult r = api_->cuGraphCreate(&graph_, 0); r != CUDA_SUCCESS) {
+      graph_ = nullptr;
+      return api_->Error(r, "cuGraphCreate", "for a command buffer on cuda:{}", ordinal_);
+    }
+    return Status();
+  }
+  // The buffer's end. The driver objects go at once (an executable graph
+  // destroyed while launched is freed by the driver when the launch
+  // completes); the callables stay until the last submission that runs them
+  // is done, since each such submission holds a reference.
+  void Release() {
+    if (const ContextScope scope(*api_, context_); scope.ok()) {
+      if (exec_ != nullptr) api_->cuGraphExecDestroy(exec_);
+      if (graph_ != nullptr) api_->cuGraphDestroy(graph_);
+    }
+    exec_ = nullptr;
+    graph_ = nullptr;
+    Unref();
+  }
+
+  int ordinal() const { return ordinal_; }
+  CUcontext context() const { return context_; }
+  const DriverApi* api() const { return api_; }
+
+  // Adds a node after the previous one: `add(node, graph, dependencies, count)`
+  // is the cuGraphAdd*Node call, named `call` in errors.
+  template <typename Add>
+  Status AddNode(std::string_view call, Add&& add) {
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUgraphNode node = nullptr;
+    const CUresult r = add(&node, graph_, last_ != nullptr ? &last_ : nullptr, last_ != nullptr ? 1 : 0);
+    if (r != CUDA_SUCCESS) return api_->Error(r, call, "recording into a command buffer on cuda:{}", ordinal_);
+    last_ = node;
+    return Status();
+  }
+
+  Status AddKernel(const CUDA_KERNEL_NODE_PARAMS& params) {
+    return AddNode("cuGraphAddKernelNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                               std::size_t n) {
+      return api_->cuGraphAddKernelNode(node, graph, deps, n, &params);
+    });
+  }
+  Status AddCopy(CUmemorytype src_type, CUdeviceptr src_device, const void* src_host, CUmemorytype dst_type,
+                 CUdeviceptr dst_device, void* dst_host, std::uint64_t bytes) {
+    if (bytes == 0) return Status();
+    CUDA_MEMCPY3D copy{};
+    copy.srcMemoryType = src_type;
+    copy.srcDevice = src_device;
+    copy.srcHost = src_host;
+    copy.dstMemoryType = dst_type;
+    copy.dstDevice = dst_device;
+    copy.dstHost = dst_host;
+    copy.WidthInBytes = bytes;
+    copy.Height = 1;
+    copy.Depth = 1;
+    return AddNode("cuGraphAddMemcpyNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                               std::size_t n) {
+      return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
+    });
+  }
+  // `count` elements of `element_size` (1 or 4) bytes.
+  Status AddFill(CUdeviceptr dst, unsigned value, unsigned element_size, std::uint64_t count) {
+    if (count == 0) return Status();
+    CUDA_MEMSET_NODE_PARAMS fill{};
+    fill.dst = dst;
+    fill.value = value;
+    fill.elementSize = element_size;
+    fill.width = count;
+    fill.height = 1;
+    return AddNode("cuGraphAddMemsetNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                               std::size_t n) {
+      return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
+    });
+  }
+  Status AddEvent(bool record, CUevent event) {
+    if (record) {
+      return AddNode("cuGraphAddEventRecordNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                                      std::size_t n) {
+        return api_->cuGraphAddEventRecordNode(node, graph, deps, n, event);
+      });
+    }
+    return AddNode("cuGraphAddEventWaitNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                                  std::size_t n) {
+      return api_->cuGraphAddEventWaitNode(node, graph, deps, n, event);
+    });
+  }
+
+  template <typename Callback>
+  Status AddHostCall(Callback&& callback) {
+    using F = std::decay_t<Callback>;
+    try {
+      callbacks_.push_back(std::make_unique<StoredCallbackOf<F>>(this, std::forward<Callback>(callback)));
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw: {}", ordinal_,
+                       e.what());
+    } catch (...) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw", ordinal_);
+    }
+    CUDA_HOST_NODE_PARAMS params{};
+    params.fn = &StoredCallback::Run;
+    params.userData = callbacks_.back().get();
+    return AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+      return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
+    });
+  }
+
+  Status Finalize() {
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (const CUresult r = api_->cuGraphInstantiateWithFlags(&exec_, graph_, 0); r != CUDA_SUCCESS) {
+      exec_ = nullptr;
+      return api_->Error(r, "cuGraphInstantiateWithFlags", "finalizing a command buffer on cuda:{}", ordinal_);
+    }
+    return Status();
+  }
+
+  Status SubmitTo(StreamState& stream) {
+    if (stream.Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) [[unlikely]] return scope.status();
+    if (const CUresult r = api_->cuGraphLaunch(exec_, stream.stream); r != CUDA_SUCCESS) {
+      return api_->Error(r, "cuGraphLaunch", "submitting a command buffer on cuda:{}", ordinal_);
+    }
+    if (callbacks_.empty()) return Status();
+    // After the graph: hands a host node's failure to this stream and drops
+    // the submission's reference.
+    auto* done = new (std::nothrow) Submission{this, &stream};
+    if (done == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on cuda:{}: out of memory", ordinal_);
+    }
+    references_.fetch_add(1, std::memory_order_relaxed);
+    if (const CUresult r = api_->cuLaunchHostFunc(stream.stream, &Submission::Run, done); r != CUDA_SUCCESS) {
+      delete done;
+      references_.fetch_sub(1, std::memory_order_relaxed);
+      return api_->Error(r, "cuLaunchHostFunc", "after a command buffer on cuda:{}", ordinal_);
+    }
+    return Status();
+  }
+
+ private:
+  ~RecordedGraph() = default;  // through Release only
+  void Unref() {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  struct StoredCallback {
+    explicit StoredCallback(RecordedGraph* o) : owner(o) {}
+    virtual ~StoredCallback() = default;
+    virtual void Invoke() = 0;
+    RecordedGraph* owner;
+    static void CUDA_CB Run(void* user_data) {
+      auto* self = static_cast<StoredCallback*>(user_data);
+      struct Inside {
+        Inside() { InHostFunction() = true; }
+        ~Inside() { InHostFunction() = false; }
+        Inside(const Inside&) = delete;
+        Inside& operator=(const Inside&) = delete;
+      } const inside;
+      struct Call {
+        StoredCallback* self;
+        void operator()() const { self->Invoke(); }
+      };
+      Call call{self};
+      if (Status status = streamexecutor::detail::InvokeHostCallback(call, "cuda", self->owner->ordinal_);
+          !status.ok()) {
+        self->owner->failure_.Fail(std::move(status));
+      }
+    }
+  };
+  template <typename F>
+  struct StoredCallbackOf final : StoredCallback {
+    template <typename G>
+    StoredCallbackOf(RecordedGraph* o, G&& g) : StoredCallback(o), callable(std::forward<G>(g)) {}
+    void Invoke() override { callable(); }
+    F callable;
+  };
+  struct Submission {
+    RecordedGraph* graph;
+    StreamState* stream;
+    static void CUDA_CB Run(void* user_data) {
+      std::unique_ptr<Submission> self(static_cast<Submission*>(user_data));
+      if (Status failed = self->graph->failure_.Get(); !failed.ok()) self->stream->Fail(std::move(failed));
+      self->graph->Unref();  // frees no driver object: allowed in a host function
+    }
+  };
+
+  const DriverApi* api_;
+  CUcontext context_;
+  int ordinal_;
+  std::atomic<int> references_{1};
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+  CUgraphNode last_ = nullptr;
+  std::vector<std::unique_ptr<StoredCallback>> callbacks_;
+  streamexecutor::detail::StickyStatus failure_;  // the first host node that threw
+};
+
+}  // namespace streamexecutor::cuda_detail

@@ -1,0 +1,174 @@
+// The host backend's command buffer: the ring commands a stream would get,
+// packed once at record time (launch arguments already converted, memory
+// views already turned into addresses) and copied into a stream's ring in
+// batches at each submission. A submission allocates nothing for launches,
+// copies and fills; an event record makes its completion token, as
+// ThenRecordEvent does.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/host/thread_pool.hpp"
+
+namespace streamexecutor::host_detail {
+
+class RecordedCommands {
+ public:
+  explicit RecordedCommands(int ordinal) : ordinal_(ordinal) {}
+  RecordedCommands(const RecordedCommands&) = delete;
+  RecordedCommands& operator=(const RecordedCommands&) = delete;
+
+  // The buffer holds one reference; every callback command a submission
+  // queues holds another, so the callables outlive the CommandBuffer while
+  // queued work still runs them.
+  void Retain() { references_.fetch_add(1, std::memory_order_relaxed); }
+  void Release() {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  int ordinal() const { return ordinal_; }
+
+  Status Add(const Command& command) {
+    return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr});
+  }
+  Status AddEvent(bool record, HostEvent** event) {
+    return Append(Entry{record ? Entry::Kind::kRecordEvent : Entry::Kind::kWaitEvent, Command{}, event, nullptr});
+  }
+  template <typename Callback>
+  Status AddCallback(Callback&& callback) {
+    using F = std::decay_t<Callback>;
+    std::unique_ptr<StoredCallback> stored;
+    try {
+      stored = std::make_unique<StoredCallbackOf<F>>(std::forward<Callback>(callback));
+      callbacks_.push_back(std::move(stored));
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw: {}", ordinal_,
+                       e.what());
+    } catch (...) {
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw", ordinal_);
+    }
+    return Append(Entry{Entry::Kind::kCallback, Command{}, nullptr, callbacks_.back().get()});
+  }
+
+  // Copies the commands into `stream`'s ring, as many per batch as there is
+  // room for. A failure (out of memory for an event token, or a callback of
+  // the stream submitting into its own full ring) leaves the commands queued
+  // so far in place; the Stream fails, so what follows is not enqueued.
+  Status SubmitTo(HostStream* stream) {
+    std::size_t next = 0;
+    while (next < entries_.size()) {
+      const std::uint64_t room = stream->ReserveBatch(entries_.size() - next);
+      if (room == 0) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "ThenSubmit on host:{}: a host callback of this stream submitted a command buffer while its "
+                         "{}-command queue is full; waiting for room would wait for the callback itself",
+                         ordinal_, HostStream::kCapacity);
+      }
+      std::uint64_t used = 0;
+      Status failure;
+      for (; used < room && next < entries_.size() && failure.ok(); ++next) {
+        if (Fill(entries_[next], stream->BatchSlot(used), failure)) ++used;
+      }
+      stream->PublishBatch(used);
+      if (!failure.ok()) return failure;
+    }
+    return Status();
+  }
+
+ private:
+  struct StoredCallback {
+    virtual ~StoredCallback() = default;
+    virtual void Invoke() = 0;
+  };
+  template <typename F>
+  struct StoredCallbackOf final : StoredCallback {
+    template <typename G>
+    explicit StoredCallbackOf(G&& g) : callable(std::forward<G>(g)) {}
+    void Invoke() override { callable(); }
+    F callable;
+  };
+  // What a callback command carries in its payload.
+  struct CallbackRef {
+    RecordedCommands* owner;
+    StoredCallback* callback;
+  };
+  static_assert(sizeof(CallbackRef) <= Command::kPayloadBytes);
+
+  struct Entry {
+    enum class Kind : std::uint8_t { kCommand, kRecordEvent, kWaitEvent, kCallback };
+    Kind kind;
+    Command command;           // kCommand: copied as is
+    HostEvent** event;         // the Event's handle: read at each submission
+    StoredCallback* callback;  // owned by callbacks_
+  };
+
+  Status Append(Entry entry) {
+    try {
+      entries_.push_back(entry);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on host:{}: out of memory",
+                       ordinal_);
+    }
+    return Status();
+  }
+
+  // Writes `entry` into `slot`; false when it needs no slot (a wait on a
+  // recording that already completed) or on failure.
+  bool Fill(const Entry& entry, Command& slot, Status& failure) {
+    switch (entry.kind) {
+      case Entry::Kind::kCommand:
+        slot = entry.command;
+        return true;
+      case Entry::Kind::kCallback: {
+        Retain();
+        ::new (static_cast<void*>(slot.payload)) CallbackRef{this, entry.callback};
+        slot.callback.invoke = [](void* p) { std::launder(static_cast<CallbackRef*>(p))->callback->Invoke(); };
+        slot.callback.destroy = [](void* p) { std::launder(static_cast<CallbackRef*>(p))->owner->Release(); };
+        slot.kind = Command::Kind::kCallback;
+        return true;
+      }
+      case Entry::Kind::kRecordEvent: {
+        auto* token = new (std::nothrow) CompletionToken();
+        if (token == nullptr) {
+          failure = MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on host:{}: out of memory for an event record",
+                              ordinal_);
+          return false;
+        }
+        slot.kind = Command::Kind::kRecordEvent;
+        slot.event = EventCommand{token};
+        (*entry.event)->SetLatest(token);
+        return true;
+      }
+      case Entry::Kind::kWaitEvent: {
+        CompletionToken* token = (*entry.event)->AcquireLatest();
+        if (token == nullptr) return false;  // never recorded: nothing to wait for
+        if (token->done()) {
+          token->Release();
+          return false;
+        }
+        slot.kind = Command::Kind::kWaitEvent;
+        slot.event = EventCommand{token};
+        return true;
+      }
+    }
+    return false;
+  }
+
+  ~RecordedCommands() = default;  // through Release only
+
+  std::atomic<int> references_{1};
+  int ordinal_;
+  std::vector<Entry> entries_;
+  std::vector<std::unique_ptr<StoredCallback>> callbacks_;
+};
+
+static_assert(std::is_trivially_copyable_v<Command>, "recorded commands are copied into the ring as they are");
+
+}  // namespace streamexecutor::host_detail
