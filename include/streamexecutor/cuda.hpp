@@ -2,6 +2,7 @@
 #pragma once
 
 #include "streamexecutor/core/command_buffer.hpp"
+#include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"

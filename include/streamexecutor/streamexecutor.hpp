@@ -9,6 +9,7 @@
 #endif
 
 #include "streamexecutor/core/command_buffer.hpp"
+#include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"

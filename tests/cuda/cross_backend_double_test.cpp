@@ -14,6 +14,10 @@
 
 #include <streamexecutor/cuda.hpp>
 #include <streamexecutor/host.hpp>
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+#include <streamexecutor/opencl.hpp>
+#endif
+#include <vector>
 
 #include "counting_driver_double.hpp"
 
@@ -192,3 +196,71 @@ TEST_CASE("a wait on another backend inside a CUDA callback is refused", "[cuda]
   CHECK(inner.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Double().calls_from_host_functions() == 0);
 }
+
+TEST_CASE("copies between CUDA and the host backend go straight to and from host memory",
+          "[cuda][double][cross-backend][copy]") {
+  auto* cuda = Cuda();
+  auto* host = Host();
+  auto device = cuda->AllocateOwnedArray<int>(1000);
+  auto host_side = host->AllocateOwnedArray<int>(1000);
+  std::vector<int> values(1000), result(1000, 0);
+  for (int i = 0; i < 1000; ++i) values[static_cast<std::size_t>(i)] = i * 7 - 3;
+  se::Stream cuda_stream(cuda);
+  se::Stream host_stream(host);
+  REQUIRE(cuda_stream.Init().ok());
+  REQUIRE(host_stream.Init().ok());
+  REQUIRE(host->SynchronousMemcpyH2D<int>(values, host_side.ptr()).ok());
+
+  const long h2d = Double().calls("cuMemcpyHtoDAsync");
+  se::StatusOr<se::CopyRoute> in = se::ThenCopyBetween(&host_stream, host_side.cref(), &cuda_stream, device.ptr());
+  REQUIRE(in.ok());
+  CHECK(in.value() == se::CopyRoute::kFromHostMemory);
+  CHECK(Double().calls("cuMemcpyHtoDAsync") == h2d + 1);  // one copy, from the host allocation itself
+  REQUIRE(cuda_stream.BlockHostUntilDone().ok());
+
+  REQUIRE(host->SynchronousMemZero(host_side.ptr(), 1000 * sizeof(int)).ok());
+  const long d2h = Double().calls("cuMemcpyDtoHAsync");
+  se::StatusOr<se::CopyRoute> out = se::ThenCopyBetween(&cuda_stream, device.cref(), &host_stream, host_side.ptr());
+  REQUIRE(out.ok());
+  CHECK(out.value() == se::CopyRoute::kIntoHostMemory);
+  CHECK(Double().calls("cuMemcpyDtoHAsync") == d2h + 1);
+  REQUIRE(host_stream.BlockHostUntilDone().ok());
+  REQUIRE(cuda_stream.BlockHostUntilDone().ok());
+  REQUIRE(host->SynchronousMemcpyD2H<int>(host_side.cref(), result).ok());
+  CHECK(result == values);
+}
+
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+// One chunk only: the double lets every wait pass at once, so a second use of
+// a staging buffer would not wait for OpenCL to have read the first (a GPU
+// would); gpu_test.cpp has no OpenCL, the chunking is tested between two
+// OpenCL devices in tests/cross_backend/copy_test.cpp.
+TEST_CASE("a copy from CUDA to OpenCL is staged through CUDA's pinned memory", "[cuda][double][cross-backend][copy]") {
+  auto* cuda = Cuda();
+  auto* cl = se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
+  auto device = cuda->AllocateOwnedArray<int>(4096);
+  auto cl_side = cl->AllocateOwnedArray<int>(4096);
+  std::vector<int> values(4096), result(4096, 0);
+  for (int i = 0; i < 4096; ++i) values[static_cast<std::size_t>(i)] = 5 * i + 1;
+  REQUIRE(cuda->SynchronousMemcpyH2D<int>(values, device.ptr()).ok());
+  se::Stream cuda_stream(cuda);
+  se::Stream cl_stream(cl);
+  REQUIRE(cuda_stream.Init().ok());
+  REQUIRE(cl_stream.Init().ok());
+  const long pinned = Double().calls("cuMemHostAlloc");
+  se::StatusOr<se::CopyRoute> route = se::ThenCopyBetween(&cuda_stream, device.cref(), &cl_stream, cl_side.ptr());
+  INFO(route.status().ToString());
+  REQUIRE(route.ok());
+  CHECK(route.value() == se::CopyRoute::kStaged);
+  cl_stream.ThenMemcpyD2H<int>(cl_side.cref(), result);
+  REQUIRE(cl_stream.BlockHostUntilDone().ok());
+  REQUIRE(cuda_stream.BlockHostUntilDone().ok());
+  CHECK(result == values);
+  // The staging buffer is pinned by CUDA, once: a second copy reuses it.
+  const long after_first = Double().calls("cuMemHostAlloc");
+  CHECK(after_first - pinned <= 2);
+  REQUIRE(se::ThenCopyBetween(&cuda_stream, device.cref(), &cl_stream, cl_side.ptr()).ok());
+  REQUIRE(cl_stream.BlockHostUntilDone().ok());
+  CHECK(Double().calls("cuMemHostAlloc") == after_first);
+}
+#endif

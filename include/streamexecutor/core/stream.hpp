@@ -69,6 +69,10 @@ class Stream {
     return *this;
   }
 
+  // Fails the stream with `status` unless it has failed already: for work
+  // queued outside the Then* calls (ThenCopyBetween's driver calls).
+  Stream& FailWith(Status status) { return Fail(std::move(status)); }
+
   bool ok() const { return status_.ok(); }
   bool initialized() const { return initialized_; }
   const Status& status() const { return status_; }

@@ -27,6 +27,8 @@ namespace streamexecutor {
 // Exported so that Platform<cuda> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT cuda {
   static constexpr std::string_view kName = "cuda";
+  // cuStreamWaitEvent takes events of other contexts and devices.
+  static constexpr bool kWaitsAcrossExecutors = true;
 
   struct PlatformState {
     const cuda_detail::DriverApi* api = nullptr;

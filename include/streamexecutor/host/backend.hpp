@@ -28,6 +28,8 @@ struct STREAMEXECUTOR_EXPORT host {
   using KernelContext = host_detail::KernelContext;
   // Memory is aligned like a GPU allocation so that vector loads never straddle.
   static constexpr std::size_t kAlignment = 64;
+  // Copies between backends read and write it directly (core/copy.hpp).
+  static constexpr bool kDeviceMemoryIsHostMemory = true;
   static constexpr std::uint64_t kSharedMemoryPerBlock = host_detail::Pool::kSharedMemoryPerBlock;
 
   struct PlatformState {
