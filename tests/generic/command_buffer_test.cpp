@@ -94,9 +94,11 @@ TEST_CASE("one buffer submitted to two streams, and events recorded and waited o
   consumer.Init().ThenWaitFor(&event).ThenMemcpyD2H<std::uint32_t>(memory.cref(), host);
   REQUIRE(producer.ok());
   REQUIRE(consumer.ok());
+  CHECK_FALSE(event.recorded());  // recording into a buffer records nothing yet
 
   se::Stream first(executor), second(executor);
   first.Init().ThenSubmit(&producer);
+  CHECK(event.recorded());  // a submission records it, as ThenRecordEvent would
   second.Init().ThenSubmit(&consumer);
   REQUIRE(second.BlockHostUntilDone().ok());
   REQUIRE(first.BlockHostUntilDone().ok());

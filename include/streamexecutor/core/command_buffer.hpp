@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -168,13 +169,18 @@ class CommandBuffer {
   // event's native handle.
   CommandBuffer& ThenRecordEvent(Event<B>* event) {
     constexpr std::string_view caller = "ThenRecordEvent";
-    typename B::EventHandle* handle = CheckedEvent(caller, event, /*foreign_ok=*/false);
+    typename B::EventHandle* handle = CheckedEvent(caller, event, detail::EventUse::kRecord);
     if (handle == nullptr) return *this;
+    try {
+      recorded_events_.push_back(event);  // marked recorded at each submission (timers read them)
+    } catch (const std::bad_alloc&) {
+      return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
+    }
     return Check(B::Record(handle_, op::RecordEvent<typename B::EventHandle>{handle}));
   }
   CommandBuffer& ThenWaitFor(Event<B>* event) {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
-    typename B::EventHandle* handle = CheckedEvent(caller, event, CrossExecutorWaitBackend<B>);
+    typename B::EventHandle* handle = CheckedEvent(caller, event, detail::EventUse::kWait);
     if (handle == nullptr) return *this;
     return Check(B::Record(handle_, op::WaitEvent<typename B::EventHandle>{handle}));
   }
@@ -206,7 +212,9 @@ class CommandBuffer {
     }
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckMemory("ThenSubmit"));
     if (!finalized_) STREAMEXECUTOR_RETURN_IF_ERROR(Finalize());
-    return B::SubmitCommandBuffer(stream, handle_);
+    STREAMEXECUTOR_RETURN_IF_ERROR(B::SubmitCommandBuffer(stream, handle_));
+    for (Event<B>* event : recorded_events_) event->recorded_.store(true, std::memory_order_release);
+    return Status();
   }
 
  private:
@@ -240,21 +248,10 @@ class CommandBuffer {
 
   // The event's native handle, or null (and the buffer failed) when it may
   // not be used here.
-  typename B::EventHandle* CheckedEvent(std::string_view caller, Event<B>* event, bool foreign_ok) {
+  typename B::EventHandle* CheckedEvent(std::string_view caller, Event<B>* event, detail::EventUse use) {
     if (!Ready(caller)) return nullptr;
-    if (event == nullptr) {
-      Fail(Null(caller, "event"));
-      return nullptr;
-    }
-    if (Status s = event->CheckInitialized(caller); !s.ok()) {
+    if (Status s = detail::CheckEventUse(caller, "command buffer", *parent_, event, use); !s.ok()) {
       Fail(std::move(s));
-      return nullptr;
-    }
-    if (event->parent() != parent_ && !foreign_ok) {
-      Fail(MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; a command buffer {}", caller,
-                     Label(), event->parent()->DeviceLabel(),
-                     caller == "ThenRecordEvent" ? "records only events of its own executor"
-                                                 : "on this backend waits only on events of its own executor"));
       return nullptr;
     }
     return &event->native_handle();
@@ -317,6 +314,7 @@ class CommandBuffer {
   bool finalized_ = false;
   std::size_t commands_ = 0;
   std::vector<UsedMemory> used_;
+  std::vector<Event<B>*> recorded_events_;
   Status status_;
 };
 

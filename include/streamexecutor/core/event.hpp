@@ -15,6 +15,8 @@ namespace streamexecutor {
 
 template <Backend B>
 class Stream;
+template <Backend B>
+class CommandBuffer;
 
 template <Backend B>
 class Event {
@@ -80,6 +82,7 @@ class Event {
   ::streamexecutor::Status init_status_;
 
   friend class Stream<B>;
+  friend class CommandBuffer<B>;
 };
 
 template <Backend B>
@@ -113,6 +116,35 @@ class Timer {
 
 template <Backend B>
 Event(StreamExecutor<B>*) -> Event<B>;
+
+namespace detail {
+
+enum class EventUse { kRecord, kWait };
+
+// The one check of an event that a stream or a command buffer (`owner`)
+// records or waits on: present, initialized, and of the owner's executor,
+// except for waits where the backend waits across executors.
+template <Backend B>
+Status CheckEventUse(std::string_view caller, std::string_view owner, const StreamExecutor<B>& executor,
+                     const Event<B>* event, EventUse use) {
+  if (event == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the event pointer is null", caller,
+                     executor.DeviceLabel());
+  }
+  STREAMEXECUTOR_RETURN_IF_ERROR(event->CheckInitialized(caller));
+  const bool foreign_ok = use == EventUse::kWait && CrossExecutorWaitBackend<B>;
+  if (event->parent() != &executor && !foreign_ok) {
+    return MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; {}", caller,
+                     executor.DeviceLabel(), event->parent()->DeviceLabel(),
+                     use == EventUse::kRecord
+                         ? fmt::format("a {} records only events of its own executor", owner)
+                         : fmt::format("on this backend a {} waits only on events and streams of its own executor",
+                                       owner));
+  }
+  return Status();
+}
+
+}  // namespace detail
 template <Backend B>
 Timer(StreamExecutor<B>*) -> Timer<B>;
 

@@ -171,9 +171,10 @@ class Stream {
   Stream& ThenRecordEvent(Event<B>* event) {
     constexpr std::string_view caller = "ThenRecordEvent";
     if (!Ready(caller)) return *this;
-    if (event == nullptr) return Fail(Null(caller, "event"));
-    if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
-    if (event->parent() != parent_) return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    if (event == nullptr) return Fail(Null(caller, "event"));  // also tells the compiler for the store below
+    if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kRecord); !s.ok()) {
+      return Fail(std::move(s));
+    }
     if (Status s = B::Submit(handle_, op::RecordEvent<typename B::EventHandle>{&event->native_handle()}); !s.ok()) {
       return Fail(std::move(s));
     }
@@ -184,10 +185,8 @@ class Stream {
   Stream& ThenWaitFor(Event<B>* event) {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
     if (!Ready(caller)) return *this;
-    if (event == nullptr) return Fail(Null(caller, "event"));
-    if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
-    if (event->parent() != parent_ && !CrossExecutorWaitBackend<B>) {
-      return Fail(OtherExecutor(caller, "event", event->parent()->DeviceLabel()));
+    if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kWait); !s.ok()) {
+      return Fail(std::move(s));
     }
     return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}));
   }
@@ -332,10 +331,10 @@ class Stream {
   // Messages name the device; a stream built on a null executor has none.
   std::string_view Label() const { return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>"; }
   Status OtherExecutor(std::string_view caller, std::string_view what, std::string_view other) const {
-    const bool waits = caller.starts_with("ThenWaitFor");
-    return MakeError(ErrorCode::kUnimplemented, "{} on {}: the {} belongs to {}; {}", caller, Label(), what, other,
-                     waits ? "on this backend a stream waits only on events and streams of its own executor"
-                           : "a stream records only events of its own executor");
+    return MakeError(ErrorCode::kUnimplemented,
+                     "{} on {}: the {} belongs to {}; on this backend a stream waits only on events and streams of its "
+                     "own executor",
+                     caller, Label(), what, other);
   }
   Status NotInitialized(std::string_view caller) const {
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", caller,
