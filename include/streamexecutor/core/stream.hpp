@@ -15,6 +15,7 @@
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/launch_check.hpp"
+#include "streamexecutor/core/prepared_launch.hpp"
 
 namespace streamexecutor {
 
@@ -93,6 +94,14 @@ class Stream {
       if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
     }
     return *this;
+  }
+
+  // A launch bound once (core/prepared_launch.hpp): the same run-time checks
+  // as above, without packing the arguments again.
+  template <typename... Params>
+  Stream& ThenLaunch(PreparedLaunch<Params...>& launch) {
+    if (!Ready("ThenLaunch")) return *this;
+    return Check(launch.template SubmitOn<B>(*parent_, handle_));
   }
 
   // ---- Copies and fills ------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/loader.hpp"
 #include "streamexecutor/opencl/memory.hpp"
+#include "streamexecutor/opencl/prepared.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 
 namespace streamexecutor {
@@ -486,6 +487,10 @@ struct STREAMEXECUTOR_EXPORT opencl {
     // with the device's before enqueueing, since drivers may abort on more.
     loaded->static_local_bytes = opencl_detail::KernelStaticLocalBytes(loaded->kernel, e.device);
     loaded->device_local_bytes = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, e.device, CL_DEVICE_LOCAL_MEM_SIZE);
+    {
+      std::lock_guard<std::mutex> lock(e.mutex);
+      loaded->arg_generation = ++e.kernels_created << 40;  // opencl/prepared.hpp
+    }
     kernel.impl = loaded.release();
     return Status();
   }
@@ -523,6 +528,16 @@ struct STREAMEXECUTOR_EXPORT opencl {
       return opencl_detail::DivertedLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
     }
     return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
+  }
+
+  // A PreparedLaunch: clSetKernelArg only for what changed since it last set
+  // the kernel's arguments, if no other launch has set them since (prepared.hpp).
+  template <typename... Params>
+  static Status Submit(StreamHandle& stream, const op::PreparedLaunch<KernelHandle, Params...>& prepared) {
+    const op::Launch<KernelHandle, Params...>& launch = prepared.launch;
+    if (stream->Diverted()) [[unlikely]] return Submit(stream, launch);  // held or skipped: sets all when it runs
+    return opencl_detail::LaunchPrepared<Params...>(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                                    launch.args, launch.kernel_name, prepared.stamp, prepared.changed);
   }
 
   // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
