@@ -104,6 +104,20 @@ class Stream {
     return Check(launch.template SubmitOn<B>(*parent_, handle_));
   }
 
+  // A launch typed at run time (core/kernel_args.hpp): `args` are checked
+  // against the parameter list read when `kernel` was loaded.
+  Stream& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims, const UntypedKernel& kernel, const KernelArgs& args)
+    requires UntypedLaunchBackend<B>
+  {
+    if (!Ready("ThenLaunch")) return *this;
+    if (Status s = detail::CheckUntypedLaunch(*parent_, thread_dims, block_dims, kernel, args); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::Submit(handle_, op::UntypedLaunch<typename B::KernelHandle>{
+                                        kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
+                                        args, &kernel.name()}));
+  }
+
   // ---- Copies and fills ------------------------------------------------------
 
   template <typename T>

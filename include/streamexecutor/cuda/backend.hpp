@@ -21,6 +21,7 @@
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/cuda/untyped.hpp"
 
 namespace streamexecutor {
 
@@ -437,22 +438,51 @@ struct STREAMEXECUTOR_EXPORT cuda {
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     return WithKernelParams<Params...>(args, [&](void** params, std::uint64_t shared_bytes) -> Status {
-      const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-      if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-      const CUresult r = stream->api->cuLaunchKernel(
-          kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
-          static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
-          static_cast<unsigned>(threads.z), static_cast<unsigned>(shared_bytes), stream->stream,
-          params, nullptr);
-      if (r != CUDA_SUCCESS) [[unlikely]] {
-        return stream->api->Error(r, "cuLaunchKernel",
-                                  "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
-                                  "bytes of dynamic shared memory",
-                                  kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
-                                  blocks.z, threads.x, threads.y, threads.z, shared_bytes);
-      }
-      return Status();
+      return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
     });
+  }
+
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
+  // from the PTX, or from cuFuncGetParamInfo for binaries (cuda/untyped.hpp).
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter) {
+    shared_is_parameter = false;  // dynamic shared memory is a launch setting
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    std::string_view format;
+    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::LoadFunction(
+        *executor.api, *executor.modules, executor.ordinal, spec,
+        [&](std::string_view ptx, std::string_view name, std::string_view where) {
+          return cuda_detail::ReadPtxParams(ptx, name, where, params);
+        },
+        kernel.function, format));
+    if (format == "PTX") return Status();
+    return cuda_detail::ReadFunctionParams(*executor.api, executor.ordinal, kernel.function, SpecKernelName(spec),
+                                           params);
+  }
+  // A launch typed at run time, checked by the core: the kernel parameter
+  // array on this stack frame (at most 64 arguments, KernelArgsArray's limit).
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
+    if (stream->Failed()) [[unlikely]] return Status();
+    std::array<void*, 64> params{};
+    std::array<CUdeviceptr, 64> addresses{};
+    std::size_t count = 0;
+    std::uint64_t shared_bytes = 0;
+    for (const KernelArg& arg : launch.args.args()) {
+      if (count == params.size()) [[unlikely]] break;  // KernelArgsArray holds at most 64
+      if (arg.kind == KernelParamKind::kSharedMemory) {
+        shared_bytes += arg.shared_bytes;
+      } else if (arg.kind == KernelParamKind::kDevicePointer) {
+        addresses[count] = Address(arg.memory);
+        params[count] = &addresses[count];
+        ++count;
+      } else {
+        // cuLaunchKernel only reads through these pointers.
+        params[count++] = const_cast<std::byte*>(launch.args.data() + arg.offset);
+      }
+    }
+    return LaunchFunction(stream, launch.kernel.function, launch.threads, launch.blocks, shared_bytes,
+                          count == 0 ? nullptr : params.data(), launch.kernel_name);
   }
 
   // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------
@@ -535,6 +565,26 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
 
  private:
+  static Status LaunchFunction(StreamHandle& stream, CUfunction function, const ThreadDim& threads,
+                               const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
+                               const std::string* kernel_name) {
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    const CUresult r = stream->api->cuLaunchKernel(
+        function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
+        static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
+        static_cast<unsigned>(shared_bytes), stream->stream, params, nullptr);
+    if (r != CUDA_SUCCESS) [[unlikely]] {
+      return stream->api->Error(r, "cuLaunchKernel",
+                                "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                                "bytes of dynamic shared memory",
+                                kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
+                                blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+    }
+    return Status();
+  }
+
+ private:
   // The values a kernel receives, in a tuple on this stack frame, and the
   // void* array pointing into it that cuLaunchKernel and kernel nodes take;
   // `use(params, shared_bytes)` runs while they live. No allocation.
@@ -589,6 +639,7 @@ static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
+static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor
 

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,6 +23,7 @@
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/detail/type_name.hpp"
@@ -251,10 +254,68 @@ inline BlockRunner EntryRunner(const KernelEntry& entry) { return reinterpret_ca
 
 namespace abi {
 
+// Launches typed at run time (core/kernel_args.hpp): the kernel's parameters
+// as the launch-time check reads them, and how checked KernelArgs become the
+// stored tuple RunBlocks reads, in a command's payload.
+struct RuntimeAbi {
+  std::span<const KernelParamInfo> params;
+  std::size_t stored_bytes;  // sizeof the stored tuple, which must fit a command's payload
+  // Builds the tuple in `payload`; returns the block's shared-memory bytes.
+  std::uint64_t (*assemble)(const KernelArgs& args, void* payload);
+};
+
+template <typename H>
+constexpr KernelParamInfo RuntimeParamInfo() {
+  if constexpr (std::is_pointer_v<H>) {
+    using T = std::remove_pointer_t<H>;
+    return KernelParamInfo{KernelParamKind::kDevicePointer, streamexecutor::detail::TypeName<H>(),
+                           streamexecutor::detail::TypeName<T>(), sizeof(T), alignof(T)};
+  } else if constexpr (is_span_v<H>) {
+    using T = typename H::element_type;
+    return KernelParamInfo{KernelParamKind::kSharedMemory, "std::span", streamexecutor::detail::TypeName<T>(),
+                           sizeof(T), alignof(T)};
+  } else {
+    return KernelParamInfo{KernelParamKind::kScalar, streamexecutor::detail::TypeName<H>(),
+                           streamexecutor::detail::TypeName<H>(), sizeof(H), alignof(H)};
+  }
+}
+
+// One checked argument as the stored parameter H: memory as its address,
+// shared memory as an element count, a scalar from its bytes.
+template <typename H>
+StoredT<H> FromArg(const KernelArg& arg, const std::byte* data) {
+  if constexpr (std::is_pointer_v<H>) {
+    return static_cast<H>(static_cast<void*>(static_cast<std::byte*>(arg.memory.opaque()) + arg.memory.offset()));
+  } else if constexpr (is_span_v<H>) {
+    constexpr std::uint64_t kElement = sizeof(typename H::element_type);
+    return arg.shared_bytes / kElement + (arg.shared_bytes % kElement != 0);
+  } else {
+    std::array<std::byte, sizeof(H)> raw{};
+    std::memcpy(raw.data(), data + arg.offset, sizeof(H));
+    return std::bit_cast<H>(raw);  // H need not be default-constructible
+  }
+}
+
+template <typename... H>
+std::uint64_t Assemble(const KernelArgs& args, void* payload) {
+  using Stored = std::tuple<StoredT<H>...>;
+  const Stored* stored = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ::new (payload) Stored(FromArg<H>(args.args()[I], args.data())...);
+  }(std::index_sequence_for<H...>{});
+  std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
+  return SharedLayout<H...>(*stored, offsets);
+}
+
+template <typename... H>
+inline constexpr std::array<KernelParamInfo, sizeof...(H)> kRuntimeParams{RuntimeParamInfo<H>()...};
+template <typename... H>
+inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>};
+
 template <typename Invoker, typename... H>
 struct EntryFor {
   static KernelEntry Make(AnyFunction fn) {
-    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>};
+    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>,
+                       &kRuntimeAbi<H...>};
   }
 };
 

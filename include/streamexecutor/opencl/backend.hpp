@@ -22,6 +22,7 @@
 #include "streamexecutor/opencl/memory.hpp"
 #include "streamexecutor/opencl/prepared.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
+#include "streamexecutor/opencl/untyped.hpp"
 
 namespace streamexecutor {
 
@@ -471,13 +472,30 @@ struct STREAMEXECUTOR_EXPORT opencl {
   }
   static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                   std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
+    return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
+      return opencl_detail::CheckSignature(created, name, executor.impl->label, signature);
+    });
+  }
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
+  // from the argument info, read once here (untyped.hpp).
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter) {
+    shared_is_parameter = true;  // __local memory is a kernel argument
+    return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
+      return opencl_detail::ReadDeviceParams(created, name, executor.impl->label, params);
+    });
+  }
+  template <typename Check>
+  static Status LoadKernelWith(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                               Check&& check) {
     opencl_detail::Executor& e = *executor.impl;
     StatusOr<opencl_detail::ProgramSource> source = opencl_detail::PickSource(e, spec);
     if (!source.ok()) return source.status();
     StatusOr<cl_program> program = opencl_detail::GetProgram(e, source.value());
     if (!program.ok()) return program.status();
     const std::string& name = source.value().spec->kernel_name;
-    StatusOr<cl_kernel> created = opencl_detail::CreateCheckedKernel(e, program.value(), name, signature);
+    StatusOr<cl_kernel> created =
+        opencl_detail::CreateCheckedKernel(e, program.value(), name, [&](cl_kernel k) { return check(k, name); });
     if (!created.ok()) return created.status();
     auto loaded = std::make_unique<opencl_detail::LoadedKernel>();
     loaded->kernel = created.value();
@@ -540,6 +558,17 @@ struct STREAMEXECUTOR_EXPORT opencl {
                                                     launch.args, launch.kernel_name, prepared.stamp, prepared.changed);
   }
 
+  // A launch typed at run time, checked by the core (untyped.hpp).
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
+    const std::uint64_t shared_bytes = opencl_detail::SharedArgsBytes(launch.args);
+    if (stream->Diverted()) [[unlikely]] {
+      return opencl_detail::DivertedUntypedLaunch(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                                  launch.args, shared_bytes, launch.kernel_name);
+    }
+    return opencl_detail::LaunchUntyped(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                        launch.args.args(), launch.args.data(), shared_bytes, launch.kernel_name);
+  }
+
   // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
   // cl_khr_command_buffer for runs of launches, device copies and fills; the
   // rest replayed through the Submit overloads above.
@@ -564,6 +593,7 @@ static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 static_assert(CommandBufferBackend<opencl>);
+static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor
 
