@@ -24,7 +24,9 @@ struct Fixture {
   se::Stream<TestBackend> stream{executor};
 
   Fixture() {
-    REQUIRE(executor->GetUntypedKernel(tk::SaxpySpec(), &kernel).ok());
+    const se::Status loaded = executor->GetUntypedKernel(tk::SaxpySpec(), &kernel);
+    INFO(loaded.ToString());
+    REQUIRE(loaded.ok());
     stream.Init();
   }
   se::Status Launch(const se::KernelArgs& args) {
