@@ -149,17 +149,24 @@ class KernelArgs {
   Status status_;
 };
 
+namespace detail {
+// The storage of a KernelArgsArray, a base constructed before KernelArgs so
+// that KernelArgs is handed live arrays.
+template <std::size_t N, std::size_t Bytes>
+struct KernelArgsStorage {
+  std::array<KernelArg, N> slots{};
+  alignas(std::max_align_t) std::array<std::byte, Bytes == 0 ? 1 : Bytes> bytes{};
+};
+}  // namespace detail
+
 // Room for N arguments and Bytes bytes of scalars, inline.
 template <std::size_t N, std::size_t Bytes = 8 * N>
-class KernelArgsArray : public KernelArgs {
+class KernelArgsArray : private detail::KernelArgsStorage<N, Bytes>, public KernelArgs {
   static_assert(N >= 1 && N <= 64, "KernelArgsArray<N>: between 1 and 64 arguments (the backends' fixed arrays)");
+  using Storage = detail::KernelArgsStorage<N, Bytes>;
 
  public:
-  KernelArgsArray() : KernelArgs(slots_.data(), N, bytes_.data(), Bytes) {}
-
- private:
-  std::array<KernelArg, N> slots_{};
-  alignas(std::max_align_t) std::array<std::byte, Bytes == 0 ? 1 : Bytes> bytes_{};
+  KernelArgsArray() : Storage(), KernelArgs(Storage::slots.data(), N, Storage::bytes.data(), Bytes) {}
 };
 
 // One parameter of a kernel as its device code declares it, read by the
