@@ -449,40 +449,16 @@ struct STREAMEXECUTOR_EXPORT cuda {
     shared_is_parameter = false;  // dynamic shared memory is a launch setting
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    std::string_view format;
-    STREAMEXECUTOR_RETURN_IF_ERROR(cuda_detail::LoadFunction(
-        *executor.api, *executor.modules, executor.ordinal, spec,
-        [&](std::string_view ptx, std::string_view name, std::string_view where) {
-          return cuda_detail::ReadPtxParams(ptx, name, where, params);
-        },
-        kernel.function, format));
-    if (format == "PTX") return Status();
-    return cuda_detail::ReadFunctionParams(*executor.api, executor.ordinal, kernel.function, SpecKernelName(spec),
-                                           params);
+    return cuda_detail::LoadUntypedFunction(*executor.api, *executor.modules, executor.ordinal, spec, kernel.function,
+                                            params);
   }
-  // A launch typed at run time, checked by the core: the kernel parameter
-  // array on this stack frame (at most 64 arguments, KernelArgsArray's limit).
+  // A launch typed at run time, checked by the core.
   static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
     if (stream->Failed()) [[unlikely]] return Status();
-    std::array<void*, 64> params{};
-    std::array<CUdeviceptr, 64> addresses{};
-    std::size_t count = 0;
-    std::uint64_t shared_bytes = 0;
-    for (const KernelArg& arg : launch.args.args()) {
-      if (count == params.size()) [[unlikely]] break;  // KernelArgsArray holds at most 64
-      if (arg.kind == KernelParamKind::kSharedMemory) {
-        shared_bytes += arg.shared_bytes;
-      } else if (arg.kind == KernelParamKind::kDevicePointer) {
-        addresses[count] = Address(arg.memory);
-        params[count] = &addresses[count];
-        ++count;
-      } else {
-        // cuLaunchKernel only reads through these pointers.
-        params[count++] = const_cast<std::byte*>(launch.args.data() + arg.offset);
-      }
-    }
-    return LaunchFunction(stream, launch.kernel.function, launch.threads, launch.blocks, shared_bytes,
-                          count == 0 ? nullptr : params.data(), launch.kernel_name);
+    cuda_detail::UntypedParams params;
+    params.Fill(launch.args);
+    return LaunchFunction(stream, launch.kernel.function, launch.threads, launch.blocks, params.shared_bytes,
+                          params.count == 0 ? nullptr : params.pointers.data(), launch.kernel_name);
   }
 
   // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------

@@ -4,12 +4,15 @@
 // cubins and fatbins. Dynamic shared memory is not a kernel parameter.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/signature.hpp"
 
 namespace streamexecutor::cuda_detail {
@@ -65,5 +68,46 @@ inline Status ReadFunctionParams(const DriverApi& api, int ordinal, CUfunction f
   }
   return Status();
 }
+
+inline Status LoadUntypedFunction(const DriverApi& api, ModuleCache& cache, int ordinal,
+                                  const MultiKernelLoaderSpec& spec, CUfunction& function,
+                                  std::vector<DeviceParam>& params) {
+  std::string_view format;
+  STREAMEXECUTOR_RETURN_IF_ERROR(LoadFunction(
+      api, cache, ordinal, spec,
+      [&](std::string_view ptx, std::string_view name, std::string_view where) {
+        return ReadPtxParams(ptx, name, where, params);
+      },
+      function, format));
+  if (format == "PTX") return Status();
+  return ReadFunctionParams(api, ordinal, function, SpecKernelName(spec), params);
+}
+
+// The kernel parameter array of a run-time typed launch, on the launching
+// stack frame: at most 64 arguments (KernelArgsArray's limit), no allocation.
+struct UntypedParams {
+  std::array<void*, 64> pointers{};
+  std::array<CUdeviceptr, 64> addresses{};
+  std::size_t count = 0;
+  std::uint64_t shared_bytes = 0;  // shared memory is the launch's dynamic shared bytes, not a parameter
+
+  void Fill(const KernelArgs& args) {
+    for (const KernelArg& arg : args.args()) {
+      if (arg.kind == KernelParamKind::kSharedMemory) {
+        shared_bytes += arg.shared_bytes;
+      } else if (count == pointers.size()) [[unlikely]] {
+        break;  // unreachable: KernelArgsArray holds at most 64
+      } else if (arg.kind == KernelParamKind::kDevicePointer) {
+        addresses[count] =
+            static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(arg.memory.opaque())) + arg.memory.offset();
+        pointers[count] = &addresses[count];
+        ++count;
+      } else {
+        // cuLaunchKernel only reads through these pointers.
+        pointers[count++] = const_cast<std::byte*>(args.data() + arg.offset);
+      }
+    }
+  }
+};
 
 }  // namespace streamexecutor::cuda_detail

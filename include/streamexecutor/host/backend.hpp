@@ -408,26 +408,7 @@ struct STREAMEXECUTOR_EXPORT host {
                                   std::vector<DeviceParam>& params, bool& shared_is_parameter) {
     if (!spec.host_kernel()) return LoadKernel<>(executor, spec, kernel);  // its "no host kernel" error
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
-    const auto* abi = static_cast<const host_detail::abi::RuntimeAbi*>(entry.entry.runtime_abi);
-    if (abi == nullptr) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "GetUntypedKernel on host:{}: host kernel '{}' was not made by AddHostKernel: its parameter "
-                       "list is unknown", executor.ordinal, entry.kernel_name);
-    }
-    if (abi->stored_bytes > host_detail::Command::kPayloadBytes) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "GetUntypedKernel on host:{}: host kernel '{}' takes {} bytes of arguments; a launch holds at "
-                       "most {}: pass large data in DeviceMemory",
-                       executor.ordinal, entry.kernel_name, abi->stored_bytes, host_detail::Command::kPayloadBytes);
-    }
-    for (const KernelParamInfo& info : abi->params) {
-      DeviceParam& param = params.emplace_back();
-      param.takes_memory = info.kind == KernelParamKind::kDevicePointer;
-      param.takes_shared = info.kind == KernelParamKind::kSharedMemory;
-      param.takes_scalar = info.kind == KernelParamKind::kScalar;
-      (param.takes_scalar ? param.size : param.element_size) = info.value_size;
-      param.type = param.takes_shared ? fmt::format("std::span<{}>", info.value_type) : std::string(info.declared_type);
-    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(host_detail::RuntimeParams(entry, executor.ordinal, host_detail::Command::kPayloadBytes, params));
     shared_is_parameter = true;
     kernel = EntryHandle(entry.entry);
     return Status();

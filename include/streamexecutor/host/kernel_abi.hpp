@@ -20,12 +20,14 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/type_name.hpp"
 
 namespace streamexecutor::host_detail {
@@ -326,6 +328,35 @@ struct BindInvoker {
 };
 
 }  // namespace abi
+
+// The parameter list of a host kernel for a run-time typed launch, from the
+// RuntimeAbi its entry carries.
+// `payload_bytes`: what a launch command holds (Command::kPayloadBytes).
+inline Status RuntimeParams(const HostKernelLoaderSpec& entry, int ordinal, std::size_t payload_bytes,
+                           std::vector<DeviceParam>& params) {
+  const auto* abi = static_cast<const abi::RuntimeAbi*>(entry.entry.runtime_abi);
+  if (abi == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "GetUntypedKernel on host:{}: host kernel '{}' was not made by AddHostKernel: its parameter list "
+                     "is unknown",
+                     ordinal, entry.kernel_name);
+  }
+  if (abi->stored_bytes > payload_bytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "GetUntypedKernel on host:{}: host kernel '{}' takes {} bytes of arguments; a launch holds at most "
+                     "{}: pass large data in DeviceMemory",
+                     ordinal, entry.kernel_name, abi->stored_bytes, payload_bytes);
+  }
+  for (const KernelParamInfo& info : abi->params) {
+    DeviceParam& param = params.emplace_back();
+    param.takes_memory = info.kind == KernelParamKind::kDevicePointer;
+    param.takes_shared = info.kind == KernelParamKind::kSharedMemory;
+    param.takes_scalar = info.kind == KernelParamKind::kScalar;
+    (param.takes_scalar ? param.size : param.element_size) = info.value_size;
+    param.type = param.takes_shared ? "std::span<" + std::string(info.value_type) + ">" : std::string(info.declared_type);
+  }
+  return Status();
+}
 
 // Makes the entry for a function pointer, known at compile time or not.
 template <auto Fn>
