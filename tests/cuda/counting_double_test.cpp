@@ -243,6 +243,58 @@ TEST_CASE("1000 CUDA launches allocate nothing", "[cuda][double][allocation]") {
   CHECK(after - before == 0);
 }
 
+TEST_CASE("1000 prepared and 1000 run-time typed CUDA launches allocate nothing", "[cuda][double][allocation]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  se::UntypedKernel untyped(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  REQUIRE(executor->GetUntypedKernel(spec, &untyped).ok());
+  auto x = executor->AllocateOwnedArray<float>(64);
+  se::Stream stream(executor);
+  stream.Init();
+  se::PreparedLaunch prepared(kernel, se::ThreadDim(64), se::BlockDim(1), x.ptr(), 1.0f, 64u);
+  se::KernelArgsArray<3> args;
+  args.Add(x.ptr()).Add(1.0f).Add(std::uint32_t{64});
+  stream.ThenLaunch(prepared).ThenLaunch(se::ThreadDim(64), se::BlockDim(1), untyped, args);  // warm-up
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  const long before = GlobalNewCalls();
+  for (int i = 0; i < 1000; ++i) {
+    prepared.Set<1>(static_cast<float>(i));
+    stream.ThenLaunch(prepared).ThenLaunch(se::ThreadDim(64), se::BlockDim(1), untyped, args);
+  }
+  const long after = GlobalNewCalls();
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(after - before == 0);
+  SeCountingDoubleLaunch launch{};
+  REQUIRE(Double().last_launch(&launch));
+  CHECK(std::string(launch.kernel_name) == "scale");
+}
+
+TEST_CASE("a run-time typed launch passes the caller's arguments to cuLaunchKernel", "[cuda][double]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::UntypedKernel kernel(executor);
+  REQUIRE(executor->GetUntypedKernel(spec, &kernel).ok());
+  REQUIRE(kernel.params().size() == 3);
+  CHECK_FALSE(kernel.shared_is_parameter());
+  auto x = executor->AllocateOwnedArray<float>(256);
+  se::DeviceMemory<float> tail = x.ptr()->GetSlice(100, 10);
+  se::KernelArgsArray<4> args;
+  args.Add(&tail).Add(2.5f).AddSharedBytes(96).Add(std::uint32_t{10});  // shared memory is not a parameter
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(2), kernel, args).BlockHostUntilDone().ok());
+  SeCountingDoubleLaunch launch{};
+  REQUIRE(Double().last_launch(&launch));
+  CHECK(launch.shared_bytes == 96);
+  REQUIRE(launch.param_count == 3);
+  CHECK(ParamAs<std::uint64_t>(launch, 0) == reinterpret_cast<std::uintptr_t>(x.ptr()->opaque()) + 100 * sizeof(float));
+  CHECK(ParamAs<float>(launch, 1) == 2.5f);
+  CHECK(ParamAs<std::uint32_t>(launch, 2) == 10u);
+}
+
 TEST_CASE("host callbacks and timers run through the double", "[cuda][double]") {
   auto* executor = Executor();
   se::Stream stream(executor);

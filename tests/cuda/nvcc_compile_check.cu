@@ -84,13 +84,25 @@ int Run(se::Platform<B>& platform) {
       .ThenWaitFor(&other)
       .ThenDoHostCallback([&] { callback_ran = true; })
       .ThenStopTimer(&timer);
+  // A prepared launch and a launch typed at run time, adding one more each.
+  se::PreparedLaunch prepared(kernel, se::ThreadDim(128), se::BlockDim((n + 127) / 128), data.ptr(), n);
+  se::UntypedKernel untyped(executor);
+  if (se::Status s = executor->GetUntypedKernel(spec, &untyped); !s.ok()) {
+    std::printf("GetUntypedKernel: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  se::KernelArgsArray<2> args;
+  args.Add(data.ptr()).Add(n);
+  stream.ThenLaunch(prepared.template Set<1>(n))
+      .ThenLaunch(se::ThreadDim(128), se::BlockDim((n + 127) / 128), untyped, args)
+      .ThenMemcpyD2H(data.cref(), std::span<int>(back));
   se::Status status = stream.BlockHostUntilDone();
   if (!status.ok() || !done.Synchronize().ok() || !callback_ran) {
     std::printf("stream: %s\n", status.ToString().c_str());
     return 1;
   }
   for (int value : back) {
-    if (value != 42) return 1;
+    if (value != 44) return 1;
   }
   std::printf("%s: add_one over %u ints ok, %.3f ms\n", std::string(platform.Name()).c_str(), n,
               timer.Nanoseconds() / 1e6);

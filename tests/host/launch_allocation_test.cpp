@@ -46,3 +46,39 @@ TEST_CASE("1000 host launches allocate nothing", "[host][allocation]") {
   CHECK(host[0] == 1100.0f);
   CHECK(host[1023] == 1100.0f);
 }
+
+TEST_CASE("1000 prepared and 1000 run-time typed host launches allocate nothing", "[host][allocation]") {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddHostKernel<&touch>("touch");
+  se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t> kernel(executor);
+  se::UntypedKernel untyped(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  REQUIRE(executor->GetUntypedKernel(spec, &untyped).ok());
+  auto x = executor->AllocateOwnedArray<float>(1024);
+  REQUIRE(executor->SynchronousMemZero(x.ptr(), 1024 * sizeof(float)).ok());
+  se::PreparedLaunch prepared(kernel, se::ThreadDim(64), se::BlockDim(16), 1.0f, x.ptr(),
+                              se::SharedDeviceMemory<float>(64), 1024u);
+  se::KernelArgsArray<4> args;
+  args.Add(2.0f).Add(x.ptr()).Add(se::SharedDeviceMemory<float>(64)).Add(1024u);
+  se::Stream stream(executor);
+  stream.Init();
+  auto launch = [&] {
+    prepared.Set<0>(1.0f);
+    stream.ThenLaunch(prepared).ThenLaunch(se::ThreadDim(64), se::BlockDim(16), untyped, args);
+  };
+  for (int i = 0; i < 100; ++i) launch();  // warm-up
+  REQUIRE(stream.BlockHostUntilDone().ok());
+
+  const long before = GlobalNewCalls();
+  for (int i = 0; i < 1000; ++i) launch();
+  se::Status done = stream.BlockHostUntilDone();
+  const long after = GlobalNewCalls();
+  REQUIRE(done.ok());
+  CHECK(after - before == 0);
+
+  std::vector<float> host(1024);
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(x.cref(), host).ok());
+  CHECK(host[0] == 3300.0f);
+  CHECK(host[1023] == 3300.0f);
+}

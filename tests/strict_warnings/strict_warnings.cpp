@@ -56,6 +56,29 @@ se::Status ExerciseInterop(se::StreamExecutor<B>* executor, se::Stream<B>& strea
   return adopted.status().code() == se::ErrorCode::kAlreadyExists ? se::Status() : adopted.status();
 }
 
+// Prepared launches and launches typed at run time (core/prepared_launch.hpp, core/kernel_args.hpp).
+template <typename B>
+se::Status ExerciseLaunchForms(se::StreamExecutor<B>* executor, const se::MultiKernelLoaderSpec& spec,
+                               const ScaleKernel& kernel, se::ScopedDeviceMemory<float>& data, se::DeviceMemory<float>& raw) {
+  se::Stream<B> stream(executor);
+  const std::uint32_t count = 256;
+  se::PreparedLaunch prepared(kernel, se::ThreadDim(64), se::BlockDim(4), 2.0f, data.ptr(),
+                              se::SharedDeviceMemory<float>(64), count);
+  stream.Init().ThenLaunch(prepared);
+  // Dependent here (B), hence `template`, as for any member template.
+  prepared.template Set<0>(3.0f).template SetArg<1>(&raw).template Set<3>(16u).SetDimensions(se::ThreadDim(16), se::BlockDim(1));
+  stream.ThenLaunch(prepared);
+  se::UntypedKernel untyped(executor);
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->GetUntypedKernel(spec, &untyped));
+  se::KernelArgsArray<4> args;
+  args.Add(2.0f).Add(data.ptr()).Add(se::SharedDeviceMemory<float>(64)).Add(count);
+  se::DeviceMemoryBase& untyped_view = raw;
+  args.Clear();
+  args.Add(2.0f).Add(&untyped_view).AddSharedBytes(256).Add(count);
+  for (const se::DeviceParam& param : untyped.params()) (void)param.size;
+  return stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(4), untyped, args).BlockHostUntilDone();
+}
+
 template <typename B>
 se::Status Exercise(se::StreamExecutor<B>* executor) {
   se::MultiKernelLoaderSpec spec(4);
@@ -111,6 +134,7 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   (void)ns;
   (void)event.PollForStatus();
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseInterop(executor, stream, event, kernel, raw));
+  STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseLaunchForms(executor, spec, kernel, data, raw));
   return executor->Deallocate(&raw);
 }
 

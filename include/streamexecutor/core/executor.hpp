@@ -15,6 +15,7 @@
 #include "streamexecutor/core/extensions.hpp"
 #include "streamexecutor/core/interop.hpp"
 #include "streamexecutor/core/kernel.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/pinned_memory.hpp"
 #include "streamexecutor/core/platform.hpp"
@@ -217,16 +218,28 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     }
     typename B::KernelHandle handle{};
     STREAMEXECUTOR_RETURN_IF_ERROR(B::template LoadKernel<Params...>(state_, spec, handle));
-    const std::string* interned = nullptr;
-    try {
-      std::lock_guard<std::mutex> lock(records_mutex_);
-      interned = &*kernel_names_.insert(name).first;
-    } catch (...) {
-      B::ReleaseKernel(state_, handle);
-      return MakeError(ErrorCode::kResourceExhausted, "GetKernel on {}: out of host memory for kernel '{}'", label_,
+    return BindLoaded(name, handle, *kernel);
+  }
+
+  // A kernel launched with arguments typed at run time (core/kernel_args.hpp):
+  // the backend reads the device code's parameter list, which every launch
+  // checks its KernelArgs against.
+  template <UntypedLaunchBackend Backend = B>
+  Status GetUntypedKernel(const MultiKernelLoaderSpec& spec, UntypedKernel* kernel) {
+    if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetUntypedKernel on {}: kernel is null", label_);
+    const std::string name(B::SpecKernelName(spec));
+    if (kernel->executor() != this) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetUntypedKernel on {}: kernel '{}' was constructed for a different StreamExecutor", label_,
                        name);
     }
-    kernel->Bind(handle, &ReleaseKernel, interned);
+    typename B::KernelHandle handle{};
+    std::vector<DeviceParam> params;
+    bool shared_is_parameter = true;
+    STREAMEXECUTOR_RETURN_IF_ERROR(B::LoadUntypedKernel(state_, spec, handle, params, shared_is_parameter));
+    STREAMEXECUTOR_RETURN_IF_ERROR(BindLoaded(name, handle, *kernel));
+    kernel->params_ = std::move(params);
+    kernel->shared_is_parameter_ = shared_is_parameter;
     return Status();
   }
 
@@ -505,6 +518,21 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
 
   static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {
     return static_cast<StreamExecutor*>(owner)->Deallocate(memory);
+  }
+  // Interns the kernel's name (launch messages point to it) and hands the
+  // loaded handle to `kernel`.
+  Status BindLoaded(const std::string& name, typename B::KernelHandle& handle, KernelBase& kernel) {
+    const std::string* interned = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(records_mutex_);
+      interned = &*kernel_names_.insert(name).first;
+    } catch (...) {
+      B::ReleaseKernel(state_, handle);
+      return MakeError(ErrorCode::kResourceExhausted, "GetKernel on {}: out of host memory for kernel '{}'", label_,
+                       name);
+    }
+    kernel.Bind(handle, &ReleaseKernel, interned);
+    return Status();
   }
   static void ReleaseKernel(const void* owner, std::byte* handle) {
     auto* self = static_cast<StreamExecutor*>(const_cast<void*>(owner));

@@ -37,6 +37,7 @@ struct InProgramKernel {
   void (*runner)() = nullptr;             // runs a range of blocks
   void (*function)() = nullptr;           // the user's function, if not known at compile time
   std::string (*signature)() = nullptr;   // its parameter list, for the load-time check
+  const void* runtime_abi = nullptr;      // how launches typed at run time reach it (core/kernel_args.hpp)
 };
 
 struct HostKernelLoaderSpec {

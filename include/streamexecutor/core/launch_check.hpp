@@ -40,6 +40,13 @@ Status BadDimensions(const Executor& executor, const std::string& name, const Th
                    d.max_grid_dims.z);
 }
 
+inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads, const BlockDim& blocks) {
+  return threads.Count() != 0 && blocks.Count() != 0 && threads.Count() <= device.max_threads_per_block &&
+         threads.x <= device.max_block_dims.x && threads.y <= device.max_block_dims.y &&
+         threads.z <= device.max_block_dims.z && blocks.x <= device.max_grid_dims.x &&
+         blocks.y <= device.max_grid_dims.y && blocks.z <= device.max_grid_dims.z;
+}
+
 template <typename P, typename Executor, typename A>
 bool IsLiveArgument(const Executor& executor, const A& arg) {
   const DeviceMemoryBase* view = MemoryView<P>(arg);  // null for non-memory parameters
@@ -62,10 +69,7 @@ Status CheckLaunch(const Executor& executor, const ThreadDim& threads, const Blo
     return KernelNotUsable(executor, kernel);
   }
   const DeviceDescription& device = executor.GetDeviceDescription();
-  if (threads.Count() == 0 || blocks.Count() == 0 || threads.Count() > device.max_threads_per_block ||
-      threads.x > device.max_block_dims.x || threads.y > device.max_block_dims.y ||
-      threads.z > device.max_block_dims.z || blocks.x > device.max_grid_dims.x ||
-      blocks.y > device.max_grid_dims.y || blocks.z > device.max_grid_dims.z) [[unlikely]] {
+  if (!FitsDevice(device, threads, blocks)) [[unlikely]] {
     return BadDimensions(executor, kernel.name(), threads, blocks);
   }
   if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {

@@ -94,6 +94,18 @@ struct Launch {
   const std::string* kernel_name;  // interned by the executor: outlives the launch
 };
 
+// A launch of a PreparedLaunch (core/prepared_launch.hpp), for a backend that
+// can skip setting unchanged arguments. `stamp` and `changed` belong to the
+// PreparedLaunch; the backend reads and updates them only while it holds the
+// kernel's argument lock, so that streams launching one PreparedLaunch at
+// once stay consistent.
+template <typename KernelHandle, typename... Params>
+struct PreparedLaunch {
+  const Launch<KernelHandle, Params...>& launch;
+  std::uint64_t& stamp;    // the backend's record of the argument setting it was last part of; 0: never
+  std::uint64_t& changed;  // bit I: argument I changed (Set<I>) since the backend last set it
+};
+
 // ---- Validation ------------------------------------------------------------
 // `Executor` is the StreamExecutor<B> the operation will run on; `caller`
 // names the public call in messages ("ThenMemcpy (H2D)", "SynchronousMemZero").

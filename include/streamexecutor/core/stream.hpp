@@ -15,6 +15,7 @@
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/launch_check.hpp"
+#include "streamexecutor/core/prepared_launch.hpp"
 
 namespace streamexecutor {
 
@@ -97,6 +98,28 @@ class Stream {
       if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
     }
     return *this;
+  }
+
+  // A launch bound once (core/prepared_launch.hpp): the same run-time checks
+  // as above, without packing the arguments again.
+  template <typename... Params>
+  Stream& ThenLaunch(PreparedLaunch<Params...>& launch) {
+    if (!Ready("ThenLaunch")) return *this;
+    return Check(launch.template SubmitOn<B>(*parent_, handle_));
+  }
+
+  // A launch typed at run time (core/kernel_args.hpp): `args` are checked
+  // against the parameter list read when `kernel` was loaded.
+  Stream& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims, const UntypedKernel& kernel, const KernelArgs& args)
+    requires UntypedLaunchBackend<B>
+  {
+    if (!Ready("ThenLaunch")) return *this;
+    if (Status s = detail::CheckUntypedLaunch(*parent_, thread_dims, block_dims, kernel, args); !s.ok()) {
+      return Fail(std::move(s));
+    }
+    return Check(B::Submit(handle_, op::UntypedLaunch<typename B::KernelHandle>{
+                                        kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
+                                        args, &kernel.name()}));
   }
 
   // ---- Copies and fills ------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/cuda/untyped.hpp"
 
 namespace streamexecutor {
 
@@ -439,22 +440,27 @@ struct STREAMEXECUTOR_EXPORT cuda {
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     return WithKernelParams<Params...>(args, [&](void** params, std::uint64_t shared_bytes) -> Status {
-      const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-      if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-      const CUresult r = stream->api->cuLaunchKernel(
-          kernel.function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y),
-          static_cast<unsigned>(blocks.z), static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y),
-          static_cast<unsigned>(threads.z), static_cast<unsigned>(shared_bytes), stream->stream,
-          params, nullptr);
-      if (r != CUDA_SUCCESS) [[unlikely]] {
-        return stream->api->Error(r, "cuLaunchKernel",
-                                  "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
-                                  "bytes of dynamic shared memory",
-                                  kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
-                                  blocks.z, threads.x, threads.y, threads.z, shared_bytes);
-      }
-      return Status();
+      return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
     });
+  }
+
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
+  // from the PTX, or from cuFuncGetParamInfo for binaries (cuda/untyped.hpp).
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter) {
+    shared_is_parameter = false;  // dynamic shared memory is a launch setting
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    return cuda_detail::LoadUntypedFunction(*executor.api, *executor.modules, executor.ordinal, spec, kernel.function,
+                                            params);
+  }
+  // A launch typed at run time, checked by the core.
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
+    if (stream->Failed()) [[unlikely]] return Status();
+    cuda_detail::UntypedParams params;
+    params.Fill(launch.args);
+    return LaunchFunction(stream, launch.kernel.function, launch.threads, launch.blocks, params.shared_bytes,
+                          params.count == 0 ? nullptr : params.pointers.data(), launch.kernel_name);
   }
 
   // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------
@@ -537,6 +543,26 @@ struct STREAMEXECUTOR_EXPORT cuda {
   }
 
  private:
+  static Status LaunchFunction(StreamHandle& stream, CUfunction function, const ThreadDim& threads,
+                               const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
+                               const std::string* kernel_name) {
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    const CUresult r = stream->api->cuLaunchKernel(
+        function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
+        static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
+        static_cast<unsigned>(shared_bytes), stream->stream, params, nullptr);
+    if (r != CUDA_SUCCESS) [[unlikely]] {
+      return stream->api->Error(r, "cuLaunchKernel",
+                                "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                                "bytes of dynamic shared memory",
+                                kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
+                                blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+    }
+    return Status();
+  }
+
+ private:
   // The values a kernel receives, in a tuple on this stack frame, and the
   // void* array pointing into it that cuLaunchKernel and kernel nodes take;
   // `use(params, shared_bytes)` runs while they live. No allocation.
@@ -591,6 +617,7 @@ static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
+static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor
 

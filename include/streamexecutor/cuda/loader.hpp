@@ -106,9 +106,12 @@ inline Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction funct
   return Status();
 }
 
-inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
-                         std::span<const KernelParamInfo> declared, CUfunction& function) {
-  std::string_view format;
+// Picks the spec's code, runs `read_ptx(ptx, kernel_name, where)` on PTX (the
+// signature check, or reading the parameters), loads the module once per
+// executor and looks the function up. `format` says which code was loaded.
+template <typename ReadPtx>
+Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
+                    ReadPtx&& read_ptx, CUfunction& function, std::string_view& format) {
   const KernelLoaderSpec* chosen = ChooseSpec(spec, format);
   if (chosen == nullptr) {
     return MakeError(ErrorCode::kNotFound,
@@ -119,9 +122,7 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
   StatusOr<std::string> image = chosen->Contents();
   if (!image.ok()) return image.status();
   const std::string where = fmt::format("cuda:{}", ordinal);
-  if (format == "PTX") {
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckPtxSignature(image.value(), chosen->kernel_name, declared, where));
-  }
+  if (format == "PTX") STREAMEXECUTOR_RETURN_IF_ERROR(read_ptx(image.value(), chosen->kernel_name, where));
 
   CUmodule loaded = nullptr;
   {
@@ -139,7 +140,19 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
     return api.Error(r, "cuModuleGetFunction", "looking up kernel '{}' in the {} {}on cuda:{}", chosen->kernel_name,
                      format, chosen->on_disk() ? "file '" + chosen->filename + "' " : std::string(), ordinal);
   }
-  return CheckParamInfo(api, ordinal, function, chosen->kernel_name, declared);
+  return Status();
+}
+
+inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
+                         std::span<const KernelParamInfo> declared, CUfunction& function) {
+  std::string_view format;
+  STREAMEXECUTOR_RETURN_IF_ERROR(LoadFunction(
+      api, cache, ordinal, spec,
+      [&](std::string_view ptx, std::string_view name, std::string_view where) {
+        return CheckPtxSignature(ptx, name, declared, where);
+      },
+      function, format));
+  return CheckParamInfo(api, ordinal, function, SpecKernelName(spec), declared);
 }
 
 }  // namespace streamexecutor::cuda_detail

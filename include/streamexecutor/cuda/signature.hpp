@@ -84,32 +84,37 @@ inline Status SignatureMismatch(std::string_view where, const PtxEntry& entry, s
                    where, entry.name, index, info.declared_type, real, why);
 }
 
-// Checks the entry `kernel_name` of `ptx` against the declared parameters.
-// `where` names the device for messages ("cuda:0").
-inline Status CheckPtxSignature(std::string_view ptx, std::string_view kernel_name,
-                                std::span<const KernelParamInfo> declared, std::string_view where) {
+// The entry `kernel_name` of `ptx`, or why there is none (with the entries
+// there are, and the mangled name of a C++ kernel of that name).
+inline StatusOr<PtxEntry> ReadPtxEntry(std::string_view ptx, std::string_view kernel_name, std::string_view where) {
   StatusOr<std::vector<PtxEntry>> parsed = ParsePtxEntries(ptx);
   if (!parsed.ok()) {
     return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: cannot read the parameters of kernel '{}': {}",
                      where, kernel_name, parsed.status().message());
   }
   const std::vector<PtxEntry>& entries = parsed.value();
-  const PtxEntry* entry = nullptr;
   for (const PtxEntry& candidate : entries) {
-    if (candidate.name == kernel_name) entry = &candidate;
+    if (candidate.name == kernel_name) return candidate;
   }
-  if (entry == nullptr) {
-    std::string names, hint;
-    for (const PtxEntry& candidate : entries) {
-      if (names.size() < 400) names += (names.empty() ? "" : ", ") + candidate.name;
-      if (MangledBaseName(candidate.name) == kernel_name) {
-        hint = fmt::format(" ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")",
-                           kernel_name, candidate.name);
-      }
+  std::string names, hint;
+  for (const PtxEntry& candidate : entries) {
+    if (names.size() < 400) names += (names.empty() ? "" : ", ") + candidate.name;
+    if (MangledBaseName(candidate.name) == kernel_name) {
+      hint = fmt::format(" ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")",
+                         kernel_name, candidate.name);
     }
-    return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the PTX has no kernel (.entry) named '{}'{}; it has: {}",
-                     where, kernel_name, hint, names.empty() ? std::string("no entries at all") : names);
   }
+  return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the PTX has no kernel (.entry) named '{}'{}; it has: {}",
+                   where, kernel_name, hint, names.empty() ? std::string("no entries at all") : names);
+}
+
+// Checks the entry `kernel_name` of `ptx` against the declared parameters.
+// `where` names the device for messages ("cuda:0").
+inline Status CheckPtxSignature(std::string_view ptx, std::string_view kernel_name,
+                                std::span<const KernelParamInfo> declared, std::string_view where) {
+  StatusOr<PtxEntry> found = ReadPtxEntry(ptx, kernel_name, where);
+  if (!found.ok()) return found.status();
+  const PtxEntry* entry = &found.value();
 
   const std::vector<const KernelParamInfo*> params = DeviceParams(declared);
   if (params.size() != entry->params.size()) {

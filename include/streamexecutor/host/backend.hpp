@@ -48,6 +48,7 @@ struct STREAMEXECUTOR_EXPORT host {
   struct KernelHandle {
     host_detail::BlockRunner runner;
     host_detail::AnyFunction function;
+    const host_detail::abi::RuntimeAbi* runtime;  // for launches typed at run time
   };
 
   // ---- Platform and executor -------------------------------------------------
@@ -400,7 +401,18 @@ struct STREAMEXECUTOR_EXPORT host {
                        "but the TypedKernel needs {}",
                        executor.ordinal, entry.kernel_name, actual, expected);
     }
-    kernel = KernelHandle{host_detail::EntryRunner(entry.entry), entry.entry.function};
+    kernel = EntryHandle(entry.entry);
+    return Status();
+  }
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list is the
+  // host function's own, recorded with it by AddHostKernel.
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter) {
+    if (!spec.host_kernel()) return LoadKernel<>(executor, spec, kernel);  // its "no host kernel" error
+    const HostKernelLoaderSpec& entry = *spec.host_kernel();
+    STREAMEXECUTOR_RETURN_IF_ERROR(host_detail::RuntimeParams(entry, executor.ordinal, host_detail::Command::kPayloadBytes, params));
+    shared_is_parameter = true;
+    kernel = EntryHandle(entry.entry);
     return Status();
   }
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
@@ -410,6 +422,22 @@ struct STREAMEXECUTOR_EXPORT host {
     host_detail::Command* command = stream->Reserve();
     if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
     if (Status s = PackLaunch(*command, operation, stream->ordinal()); !s.ok()) [[unlikely]] {
+      stream->Cancel();
+      return s;
+    }
+    stream->Publish();
+    return Status();
+  }
+
+  // A launch typed at run time, checked by the core: the kernel's entry builds
+  // the stored arguments from the KernelArgs in the command slot.
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& operation) {
+    host_detail::Command* command = stream->Reserve();
+    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    const std::uint64_t shared = operation.kernel.runtime->assemble(operation.args, command->payload);
+    if (Status s = FinishLaunch(*command, operation.kernel, operation.threads, operation.blocks, shared,
+                                operation.kernel_name, stream->ordinal());
+        !s.ok()) [[unlikely]] {
       stream->Cancel();
       return s;
     }
@@ -493,11 +521,20 @@ struct STREAMEXECUTOR_EXPORT host {
     std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
     const std::uint64_t shared =
         host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
+    return FinishLaunch(command, kernel, threads, blocks, shared, kernel_name, ordinal);
+  }
+  // The rest of a launch command, once its arguments are in the payload.
+  static Status FinishLaunch(host_detail::Command& command, const KernelHandle& kernel, const ThreadDim& threads,
+                             const BlockDim& blocks, std::uint64_t shared, const std::string* kernel_name, int ordinal) {
     if (shared > kSharedMemoryPerBlock) [[unlikely]] return SharedTooLarge(ordinal, kernel_name, shared);
-    command.kind = Command::Kind::kLaunch;
+    command.kind = host_detail::Command::Kind::kLaunch;
     command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
                                                 {threads.x, threads.y, threads.z}, shared, kernel_name};
     return Status();
+  }
+  static KernelHandle EntryHandle(const host_detail::KernelEntry& entry) {
+    return KernelHandle{host_detail::EntryRunner(entry), entry.function,
+                        static_cast<const host_detail::abi::RuntimeAbi*>(entry.runtime_abi)};
   }
   static host_detail::Command CopyCommand(void* dst, const void* src, std::uint64_t bytes) {
     host_detail::Command command{};
@@ -582,6 +619,7 @@ static_assert(UnifiedMemoryBackend<host>);
 static_assert(PinnedMemoryBackend<host>);
 static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 static_assert(CommandBufferBackend<host>);
+static_assert(UntypedLaunchBackend<host>);
 
 }  // namespace streamexecutor
 

@@ -11,18 +11,23 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/type_name.hpp"
 
 namespace streamexecutor::host_detail {
@@ -251,10 +256,68 @@ inline BlockRunner EntryRunner(const KernelEntry& entry) { return reinterpret_ca
 
 namespace abi {
 
+// Launches typed at run time (core/kernel_args.hpp): the kernel's parameters
+// as the launch-time check reads them, and how checked KernelArgs become the
+// stored tuple RunBlocks reads, in a command's payload.
+struct RuntimeAbi {
+  std::span<const KernelParamInfo> params;
+  std::size_t stored_bytes;  // sizeof the stored tuple, which must fit a command's payload
+  // Builds the tuple in `payload`; returns the block's shared-memory bytes.
+  std::uint64_t (*assemble)(const KernelArgs& args, void* payload);
+};
+
+template <typename H>
+constexpr KernelParamInfo RuntimeParamInfo() {
+  if constexpr (std::is_pointer_v<H>) {
+    using T = std::remove_pointer_t<H>;
+    return KernelParamInfo{KernelParamKind::kDevicePointer, streamexecutor::detail::TypeName<H>(),
+                           streamexecutor::detail::TypeName<T>(), sizeof(T), alignof(T)};
+  } else if constexpr (is_span_v<H>) {
+    using T = typename H::element_type;
+    return KernelParamInfo{KernelParamKind::kSharedMemory, "std::span", streamexecutor::detail::TypeName<T>(),
+                           sizeof(T), alignof(T)};
+  } else {
+    return KernelParamInfo{KernelParamKind::kScalar, streamexecutor::detail::TypeName<H>(),
+                           streamexecutor::detail::TypeName<H>(), sizeof(H), alignof(H)};
+  }
+}
+
+// One checked argument as the stored parameter H: memory as its address,
+// shared memory as an element count, a scalar from its bytes.
+template <typename H>
+StoredT<H> FromArg(const KernelArg& arg, const std::byte* data) {
+  if constexpr (std::is_pointer_v<H>) {
+    return static_cast<H>(static_cast<void*>(static_cast<std::byte*>(arg.memory.opaque()) + arg.memory.offset()));
+  } else if constexpr (is_span_v<H>) {
+    constexpr std::uint64_t kElement = sizeof(typename H::element_type);
+    return arg.shared_bytes / kElement + (arg.shared_bytes % kElement != 0);
+  } else {
+    std::array<std::byte, sizeof(H)> raw{};
+    std::memcpy(raw.data(), data + arg.offset, sizeof(H));
+    return std::bit_cast<H>(raw);  // H need not be default-constructible
+  }
+}
+
+template <typename... H>
+std::uint64_t Assemble(const KernelArgs& args, void* payload) {
+  using Stored = std::tuple<StoredT<H>...>;
+  const Stored* stored = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ::new (payload) Stored(FromArg<H>(args.args()[I], args.data())...);
+  }(std::index_sequence_for<H...>{});
+  std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
+  return SharedLayout<H...>(*stored, offsets);
+}
+
+template <typename... H>
+inline constexpr std::array<KernelParamInfo, sizeof...(H)> kRuntimeParams{RuntimeParamInfo<H>()...};
+template <typename... H>
+inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>};
+
 template <typename Invoker, typename... H>
 struct EntryFor {
   static KernelEntry Make(AnyFunction fn) {
-    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>};
+    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>,
+                       &kRuntimeAbi<H...>};
   }
 };
 
@@ -265,6 +328,35 @@ struct BindInvoker {
 };
 
 }  // namespace abi
+
+// The parameter list of a host kernel for a run-time typed launch, from the
+// RuntimeAbi its entry carries.
+// `payload_bytes`: what a launch command holds (Command::kPayloadBytes).
+inline Status RuntimeParams(const HostKernelLoaderSpec& entry, int ordinal, std::size_t payload_bytes,
+                           std::vector<DeviceParam>& params) {
+  const auto* abi = static_cast<const abi::RuntimeAbi*>(entry.entry.runtime_abi);
+  if (abi == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "GetUntypedKernel on host:{}: host kernel '{}' was not made by AddHostKernel: its parameter list "
+                     "is unknown",
+                     ordinal, entry.kernel_name);
+  }
+  if (abi->stored_bytes > payload_bytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "GetUntypedKernel on host:{}: host kernel '{}' takes {} bytes of arguments; a launch holds at most "
+                     "{}: pass large data in DeviceMemory",
+                     ordinal, entry.kernel_name, abi->stored_bytes, payload_bytes);
+  }
+  for (const KernelParamInfo& info : abi->params) {
+    DeviceParam& param = params.emplace_back();
+    param.takes_memory = info.kind == KernelParamKind::kDevicePointer;
+    param.takes_shared = info.kind == KernelParamKind::kSharedMemory;
+    param.takes_scalar = info.kind == KernelParamKind::kScalar;
+    (param.takes_scalar ? param.size : param.element_size) = info.value_size;
+    param.type = param.takes_shared ? "std::span<" + std::string(info.value_type) + ">" : std::string(info.declared_type);
+  }
+  return Status();
+}
 
 // Makes the entry for a function pointer, known at compile time or not.
 template <auto Fn>

@@ -20,7 +20,9 @@
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/loader.hpp"
 #include "streamexecutor/opencl/memory.hpp"
+#include "streamexecutor/opencl/prepared.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
+#include "streamexecutor/opencl/untyped.hpp"
 
 namespace streamexecutor {
 
@@ -470,13 +472,30 @@ struct STREAMEXECUTOR_EXPORT opencl {
   }
   static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                   std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
+    return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
+      return opencl_detail::CheckSignature(created, name, executor.impl->label, signature);
+    });
+  }
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
+  // from the argument info, read once here (untyped.hpp).
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter) {
+    shared_is_parameter = true;  // __local memory is a kernel argument
+    return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
+      return opencl_detail::ReadDeviceParams(created, name, executor.impl->label, params);
+    });
+  }
+  template <typename Check>
+  static Status LoadKernelWith(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                               Check&& check) {
     opencl_detail::Executor& e = *executor.impl;
     StatusOr<opencl_detail::ProgramSource> source = opencl_detail::PickSource(e, spec);
     if (!source.ok()) return source.status();
     StatusOr<cl_program> program = opencl_detail::GetProgram(e, source.value());
     if (!program.ok()) return program.status();
     const std::string& name = source.value().spec->kernel_name;
-    StatusOr<cl_kernel> created = opencl_detail::CreateCheckedKernel(e, program.value(), name, signature);
+    StatusOr<cl_kernel> created =
+        opencl_detail::CreateCheckedKernel(e, program.value(), name, [&](cl_kernel k) { return check(k, name); });
     if (!created.ok()) return created.status();
     auto loaded = std::make_unique<opencl_detail::LoadedKernel>();
     loaded->kernel = created.value();
@@ -486,6 +505,10 @@ struct STREAMEXECUTOR_EXPORT opencl {
     // with the device's before enqueueing, since drivers may abort on more.
     loaded->static_local_bytes = opencl_detail::KernelStaticLocalBytes(loaded->kernel, e.device);
     loaded->device_local_bytes = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, e.device, CL_DEVICE_LOCAL_MEM_SIZE);
+    {
+      std::lock_guard<std::mutex> lock(e.mutex);
+      loaded->arg_generation = ++e.kernels_created << 40;  // opencl/prepared.hpp
+    }
     kernel.impl = loaded.release();
     return Status();
   }
@@ -525,6 +548,27 @@ struct STREAMEXECUTOR_EXPORT opencl {
     return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
   }
 
+  // A PreparedLaunch: clSetKernelArg only for what changed since it last set
+  // the kernel's arguments, if no other launch has set them since (prepared.hpp).
+  template <typename... Params>
+  static Status Submit(StreamHandle& stream, const op::PreparedLaunch<KernelHandle, Params...>& prepared) {
+    const op::Launch<KernelHandle, Params...>& launch = prepared.launch;
+    if (stream->Diverted()) [[unlikely]] return Submit(stream, launch);  // held or skipped: sets all when it runs
+    return opencl_detail::LaunchPrepared<Params...>(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                                    launch.args, launch.kernel_name, prepared.stamp, prepared.changed);
+  }
+
+  // A launch typed at run time, checked by the core (untyped.hpp).
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
+    const std::uint64_t shared_bytes = opencl_detail::SharedArgsBytes(launch.args);
+    if (stream->Diverted()) [[unlikely]] {
+      return opencl_detail::DivertedUntypedLaunch(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                                  launch.args, shared_bytes, launch.kernel_name);
+    }
+    return opencl_detail::LaunchUntyped(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
+                                        launch.args.args(), launch.args.data(), shared_bytes, launch.kernel_name);
+  }
+
   // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
   // cl_khr_command_buffer for runs of launches, device copies and fills; the
   // rest replayed through the Submit overloads above.
@@ -549,6 +593,7 @@ static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 static_assert(CommandBufferBackend<opencl>);
+static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor
 

@@ -110,6 +110,7 @@ Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args, const st
                std::index_sequence<I...>) {
   Status failure;
   (SetArg<Params>(kernel, static_cast<cl_uint>(I), std::get<I>(args), name, failure) && ...);
+  ++kernel.arg_generation;  // prepared launches of this kernel must set theirs again
   return failure;
 }
 
@@ -136,9 +137,9 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
 }
 
 // What the driver would refuse, or abort on, checked before any enqueue.
-template <typename... Params>
-Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
-                        std::string_view kernel_name) {
+// `dynamic_local_bytes`: the __local memory the arguments ask for.
+inline Status CheckSizes(const LoadedKernel& kernel, const ThreadDim& threads, std::uint64_t dynamic_local_bytes,
+                         std::string_view kernel_name) {
   if (threads.Count() > kernel.work_group_size) [[unlikely]] {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
@@ -146,27 +147,33 @@ Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, co
                      kernel_name, kernel.executor->label, threads.x, threads.y, threads.z, threads.Count(),
                      kernel.work_group_size);
   }
-  std::uint64_t local_bytes = kernel.static_local_bytes;
-  if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((local_bytes += SharedArgBytes<Params>(std::get<I>(args))), ...);
-    }(std::index_sequence_for<Params...>{});
-  }
+  const std::uint64_t local_bytes = kernel.static_local_bytes + dynamic_local_bytes;
   if (local_bytes > kernel.device_local_bytes) [[unlikely]] {
     return LocalMemoryTooLarge(kernel, kernel_name, local_bytes);
   }
   return Status();
 }
 
-// ThreadDim is the local size, BlockDim x ThreadDim the global size.
 template <typename... Params>
-Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
-                    const PackedArgs<Params...>& args, const std::string* name) {
-  const Executor& e = *kernel.executor;
-  const std::string_view kernel_name = name ? std::string_view(*name) : std::string_view("?");
-  if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
-    return sizes;
+Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
+                        std::string_view kernel_name) {
+  std::uint64_t dynamic_local_bytes = 0;
+  if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((dynamic_local_bytes += SharedArgBytes<Params>(std::get<I>(args))), ...);
+    }(std::index_sequence_for<Params...>{});
   }
+  return CheckSizes(kernel, threads, dynamic_local_bytes, kernel_name);
+}
+
+// The enqueue every launch form shares: `set_args()` sets the arguments on
+// the cl_kernel under its lock (typed, prepared or run-time typed), then one
+// clEnqueueNDRangeKernel. The sizes are checked by the caller.
+// ThreadDim is the local size, BlockDim x ThreadDim the global size.
+template <typename SetArgsFn>
+Status EnqueueLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+                     std::string_view kernel_name, SetArgsFn&& set_args) {
+  const Executor& e = *kernel.executor;
   std::size_t global[3];
   if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||
       __builtin_mul_overflow(blocks.z, threads.z, &global[2])) [[unlikely]] {
@@ -178,7 +185,7 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
   // Only the dimensions in use: drivers do per-dimension work for each.
   const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
   std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
-  STREAMEXECUTOR_RETURN_IF_ERROR(SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{}));
+  STREAMEXECUTOR_RETURN_IF_ERROR(set_args());
   const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) [[unlikely]] {
     return ClError("clEnqueueNDRangeKernel", error,
@@ -187,6 +194,20 @@ Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& 
                    blocks.z);
   }
   return Status();
+}
+
+inline std::string_view NameOf(const std::string* name) { return name ? std::string_view(*name) : std::string_view("?"); }
+
+template <typename... Params>
+Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+                    const PackedArgs<Params...>& args, const std::string* name) {
+  const std::string_view kernel_name = NameOf(name);
+  if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
+    return sizes;
+  }
+  return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, [&] {
+    return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
+  });
 }
 
 }  // namespace streamexecutor::opencl_detail

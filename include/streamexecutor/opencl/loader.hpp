@@ -103,16 +103,18 @@ inline std::string KernelNames(cl_program program) {
   return spaced.empty() ? std::string("none") : spaced;
 }
 
-// clCreateKernel plus the signature check; the caller owns the result.
-inline StatusOr<cl_kernel> CreateCheckedKernel(Executor& executor, cl_program program, const std::string& name,
-                                               std::span<const KernelParamInfo> signature) {
+// clCreateKernel plus `check(kernel)` (the signature check of a TypedKernel,
+// or reading the parameters of an UntypedKernel); the caller owns the result.
+template <typename Check>
+StatusOr<cl_kernel> CreateCheckedKernel(Executor& executor, cl_program program, const std::string& name,
+                                        Check&& check) {
   cl_int error = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program, name.c_str(), &error);
   if (error != CL_SUCCESS) {
     return ClError("clCreateKernel", error, "for kernel '{}' on {}: the program has the kernels: {}", name,
                    executor.label, KernelNames(program));
   }
-  if (Status checked = CheckSignature(kernel, name, executor.label, signature); !checked.ok()) {
+  if (Status checked = check(kernel); !checked.ok()) {
     clReleaseKernel(kernel);
     return checked;
   }

@@ -50,6 +50,9 @@ struct Executor {
   std::mutex mutex;  // guards everything below
   std::map<std::string, cl_program> programs;  // key: kind, options and code
   int programs_built = 0;
+  // Kernels created so far: each LoadedKernel's argument generations start
+  // at its serial << 40, so that they are unique within the executor.
+  std::uint64_t kernels_created = 0;
   std::map<std::tuple<cl_mem, std::uint64_t, std::uint64_t>, cl_mem> sub_buffers;
   std::unordered_map<void*, cl_mem> pinned;  // mapped host pointer -> its buffer
 
@@ -342,6 +345,10 @@ struct LoadedKernel {
   // that reads the arguments happen under this lock, so one TypedKernel can
   // be launched from several threads.
   streamexecutor::detail::SpinLock launch_lock;
+  // Bumped, under launch_lock, by every setting of the arguments; a prepared
+  // launch whose stamp still equals it knows the cl_kernel holds its own
+  // arguments and sets only those it changed (opencl/prepared.hpp).
+  std::uint64_t arg_generation = 0;
 };
 
 }  // namespace streamexecutor::opencl_detail
