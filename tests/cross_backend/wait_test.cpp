@@ -12,7 +12,12 @@
 #include <catch2/catch.hpp>
 #include <streamexecutor/streamexecutor.hpp>
 
+#include "cross_backend/ordering.hpp"
+
 namespace se = streamexecutor;
+using se_test::CheckEventOrdering;
+using se_test::Gate;
+using se_test::GiveTheConsumerTime;
 
 namespace {
 
@@ -23,54 +28,8 @@ se::StreamExecutor<se::opencl>* OpenCLExecutor() {
   return se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
 }
 
-// A host callback that blocks its stream until the test opens it.
-struct Gate {
-  std::atomic<bool> open{false};
-  void Wait() const {
-    while (!open.load(std::memory_order_acquire)) open.wait(false, std::memory_order_acquire);
-  }
-  void Open() {
-    open.store(true, std::memory_order_release);
-    open.notify_all();
-  }
-};
-
-// Long enough for a wrongly unordered consumer to have run.
-void GiveTheConsumerTime() { std::this_thread::sleep_for(std::chrono::milliseconds(30)); }
-
 bool Mentions(const se::Status& status, std::string_view text) {
   return status.message().find(text) != std::string::npos;
-}
-
-// The consumer stream (backend C) waits on the producer's event (backend P);
-// the producer's gated callback writes `value` into `shared`, and the
-// consumer reads it after the wait.
-template <typename Producer, typename Consumer>
-void CheckEventOrdering(se::StreamExecutor<Producer>* producer_executor,
-                        se::StreamExecutor<Consumer>* consumer_executor, int rounds) {
-  se::Stream producer(producer_executor);
-  se::Stream consumer(consumer_executor);
-  se::Event<Producer> event(producer_executor);
-  REQUIRE(producer.Init().ok());
-  REQUIRE(consumer.Init().ok());
-  REQUIRE(event.Init());
-  for (int round = 0; round < rounds; ++round) {
-    Gate gate;
-    int shared = -1;
-    std::atomic<int> seen{-2};
-    producer.ThenDoHostCallback([&] {
-      gate.Wait();
-      shared = round;
-    }).ThenRecordEvent(&event);
-    consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { seen.store(shared, std::memory_order_release); });
-    REQUIRE(consumer.ok());
-    GiveTheConsumerTime();
-    CHECK(seen.load(std::memory_order_acquire) == -2);  // still waiting
-    gate.Open();
-    REQUIRE(consumer.BlockHostUntilDone().ok());
-    REQUIRE(producer.BlockHostUntilDone().ok());
-    CHECK(seen.load() == round);
-  }
 }
 
 }  // namespace

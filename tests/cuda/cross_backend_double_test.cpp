@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "counting_driver_double.hpp"
+#include "cross_backend/ordering.hpp"
 
 namespace se = streamexecutor;
+using se_test::Gate;
 
 namespace {
 
@@ -37,17 +39,6 @@ se_test::CountingDoubleApi& Double() {
 bool Mentions(const se::Status& status, std::string_view text) {
   return status.message().find(text) != std::string_view::npos;
 }
-
-struct Gate {
-  std::atomic<bool> open{false};
-  void Wait() const {
-    while (!open.load(std::memory_order_acquire)) open.wait(false, std::memory_order_acquire);
-  }
-  void Open() {
-    open.store(true, std::memory_order_release);
-    open.notify_all();
-  }
-};
 
 }  // namespace
 

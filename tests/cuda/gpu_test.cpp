@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cross_backend/ordering.hpp"
 #include "generic/test_kernels.hpp"
 
 
@@ -246,50 +247,9 @@ TEST_CASE("peer access where two devices exist", "[cuda][gpu]") {
   CHECK(se::cuda::EnablePeerAccess(a->native_state(), b->native_state()).ok());  // idempotent
 }
 
-namespace {
-// Holds a producer stream inside a host callback until the test opens it.
-struct GpuGate {
-  std::atomic<bool> open{false};
-  void Wait() const {
-    while (!open.load(std::memory_order_acquire)) open.wait(false, std::memory_order_acquire);
-  }
-  void Open() {
-    open.store(true, std::memory_order_release);
-    open.notify_all();
-  }
-};
-
-template <typename Producer, typename Consumer>
-void CheckCrossBackendOrdering(se::StreamExecutor<Producer>* producer_executor,
-                               se::StreamExecutor<Consumer>* consumer_executor) {
-  se::Stream producer(producer_executor);
-  se::Stream consumer(consumer_executor);
-  se::Event<Producer> event(producer_executor);
-  REQUIRE(producer.Init().ok());
-  REQUIRE(consumer.Init().ok());
-  REQUIRE(event.Init());
-  for (int round = 0; round < 10; ++round) {
-    GpuGate gate;
-    int shared = -1;
-    std::atomic<int> seen{-2};
-    producer.ThenDoHostCallback([&] {
-      gate.Wait();
-      shared = round;
-    }).ThenRecordEvent(&event);
-    consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { seen.store(shared, std::memory_order_release); });
-    REQUIRE(consumer.ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    CHECK(seen.load() == -2);
-    gate.Open();
-    REQUIRE(consumer.BlockHostUntilDone().ok());
-    REQUIRE(producer.BlockHostUntilDone().ok());
-    CHECK(seen.load() == round);
-  }
-}
-}  // namespace
 
 TEST_CASE("a CUDA stream waits on a host event, and a host stream on a CUDA event", "[cuda][gpu][cross-backend]") {
   auto* host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-  CheckCrossBackendOrdering(host, Gpu());
-  CheckCrossBackendOrdering(Gpu(), host);
+  se_test::CheckEventOrdering(host, Gpu(), 10);
+  se_test::CheckEventOrdering(Gpu(), host, 10);
 }
