@@ -19,6 +19,7 @@
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/pinned_memory.hpp"
 #include "streamexecutor/core/platform.hpp"
+#include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
 
 namespace streamexecutor {
@@ -265,6 +266,15 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   template <typename State>
   State* FindExtension() const {
     return extensions_.template Find<State>();
+  }
+
+  // The canned-operation plugins chosen for this device (core/plugin.hpp).
+  PluginConfig plugin_config() const { return plugins_.Current(); }
+  // For canned-operation libraries: the plugin of `Kind` to use, fixed from
+  // the first call on.
+  template <PluginKind Kind>
+  PluginId<Kind> UsePlugin() {
+    return plugins_.template Use<Kind>();
   }
 
   typename B::ExecutorState& native_state() { return state_; }
@@ -547,6 +557,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // Allocation records (see detail::AllocationRecord): a deque, so that
   // records never move, and the free ones for reuse.
   detail::ExtensionSlots extensions_;
+  detail::PluginSelection plugins_;
   std::mutex sync_mutex_;  // guards the synchronous operations' stream
   typename B::StreamHandle sync_stream_{};
   bool sync_stream_open_ = false;
@@ -578,6 +589,14 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
     slot = std::move(executor);
   }
   return slot.get();
+}
+
+template <Backend B>
+StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDeviceWithPluginConfig(int ordinal, const PluginConfig& config) {
+  StatusOr<StreamExecutor<B>*> executor = ExecutorForDevice(ordinal);
+  if (!executor.ok()) return executor;
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor.value()->plugins_.Adopt(config, B::kName, executor.value()->DeviceLabel()));
+  return executor;
 }
 
 

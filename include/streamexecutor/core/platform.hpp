@@ -15,6 +15,7 @@ namespace streamexecutor {
 
 template <Backend B>
 class StreamExecutor;
+class PluginConfig;
 
 // Exported so that two shared libraries that include these headers (even
 // built with -fvisibility=hidden) share one Platform per backend per process.
@@ -43,6 +44,9 @@ class STREAMEXECUTOR_EXPORT Platform {
   // The executor for device `ordinal`, created on first request and owned by
   // the platform.
   StatusOr<StreamExecutor<B>*> ExecutorForDevice(int ordinal);
+  // The same executor, with the canned-operation plugins of `config`
+  // (core/plugin.hpp). Kinds `config` leaves unset keep the device's choice.
+  StatusOr<StreamExecutor<B>*> ExecutorForDeviceWithPluginConfig(int ordinal, const PluginConfig& config);
 
   typename B::PlatformState& native_state() { return state_; }
 

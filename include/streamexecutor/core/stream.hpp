@@ -309,6 +309,52 @@ class Stream {
     return Check(buffer->SubmitOn(parent_, handle_));
   }
 
+  // ---- Canned operations ------------------------------------------------------
+  // Members so that the seed's fluent chains read as they do there. Each is
+  // defined by its library's header (<streamexecutor/blas.hpp>, fft.hpp,
+  // rng.hpp, dnn.hpp) as a function Canned<Name>(Stream&, ...) in namespace
+  // streamexecutor, found by argument-dependent lookup when the call is
+  // compiled; without that header the call does not compile. The core stays
+  // free of every numeric library.
+  template <typename... Args>
+  Stream& ThenBlasAxpy(Args&&... args) { return CannedBlasAxpy(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenBlasDot(Args&&... args) { return CannedBlasDot(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenBlasGemv(Args&&... args) { return CannedBlasGemv(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenBlasGemm(Args&&... args) { return CannedBlasGemm(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenBlasGemmBatched(Args&&... args) { return CannedBlasGemmBatched(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenFft(Args&&... args) { return CannedFft(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenSetRngSeed(Args&&... args) { return CannedSetRngSeed(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenPopulateRandUniform(Args&&... args) {
+    return CannedPopulateRandUniform(*this, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenPopulateRandGaussian(Args&&... args) {
+    return CannedPopulateRandGaussian(*this, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenConvolve(Args&&... args) { return CannedConvolve(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenPoolForward(Args&&... args) { return CannedPoolForward(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenActivate(Args&&... args) { return CannedActivate(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenSoftmax(Args&&... args) { return CannedSoftmax(*this, std::forward<Args>(args)...); }
+  template <typename... Args>
+  Stream& ThenMatMul(Args&&... args) { return CannedMatMul(*this, std::forward<Args>(args)...); }
+
+  // For canned-operation libraries: checks that the stream can take work
+  // (initialised, no sticky error) and records `status` as its error when it
+  // is one. Same rules as the Then* calls above.
+  bool ReadyForCanned(std::string_view caller) { return Ready(caller); }
+  Stream& CheckCanned(Status status) { return Check(std::move(status)); }
+
  private:
   template <typename... Params, typename... Args>
   Status CheckLaunch(const ThreadDim& threads, const BlockDim& blocks, const TypedKernel<Params...>& kernel,

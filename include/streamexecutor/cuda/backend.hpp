@@ -20,13 +20,14 @@
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/loader.hpp"
+#include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/cuda/untyped.hpp"
 
 namespace streamexecutor {
 
 // Exported so that Platform<cuda> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT cuda {
+struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static constexpr std::string_view kName = "cuda";
   // cuStreamWaitEvent takes events of other contexts and devices.
   static constexpr bool kWaitsAcrossExecutors = true;

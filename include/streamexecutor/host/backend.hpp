@@ -17,12 +17,13 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/host/command_buffer.hpp"
+#include "streamexecutor/host/plugins.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
 
 namespace streamexecutor {
 
 // Exported so that Platform<host> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT host {
+struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static constexpr std::string_view kName = "host";
   // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
   using KernelContext = host_detail::KernelContext;

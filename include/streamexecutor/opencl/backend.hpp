@@ -20,6 +20,7 @@
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/loader.hpp"
 #include "streamexecutor/opencl/memory.hpp"
+#include "streamexecutor/opencl/plugins.hpp"
 #include "streamexecutor/opencl/prepared.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 #include "streamexecutor/opencl/untyped.hpp"
@@ -27,7 +28,7 @@
 namespace streamexecutor {
 
 // Exported so that Platform<opencl> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT opencl {
+struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static constexpr std::string_view kName = "opencl";
   // Streams wait on events and streams of the platform's other devices.
   static constexpr bool kWaitsAcrossExecutors = true;

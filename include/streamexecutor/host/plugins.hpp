@@ -1,0 +1,16 @@
+// The canned-operation plugins of the host backend, as se::host::k...Plugin
+// (the backend struct inherits them). Naming a plugin needs no library: the
+// library is looked for when the first operation of that kind runs, and a
+// missing one is an UNAVAILABLE Status that names the package to install.
+#pragma once
+
+#include "streamexecutor/core/plugin.hpp"
+
+namespace streamexecutor::host_detail {
+
+struct PluginIds {
+  static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
+  static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
+};
+
+}  // namespace streamexecutor::host_detail

@@ -1,0 +1,16 @@
+// The canned-operation plugins of the opencl backend, as se::opencl::k...Plugin
+// (the backend struct inherits them). Naming a plugin needs no library: the
+// library is looked for when the first operation of that kind runs, and a
+// missing one is an UNAVAILABLE Status that names the package to install.
+#pragma once
+
+#include "streamexecutor/core/plugin.hpp"
+
+namespace streamexecutor::opencl_detail {
+
+struct PluginIds {
+  static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
+  static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
+};
+
+}  // namespace streamexecutor::opencl_detail
