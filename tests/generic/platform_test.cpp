@@ -88,3 +88,26 @@ TEST_CASE("an executor keeps one extension state per kind for libraries", "[plat
   CHECK(first.value()->label == executor->DeviceLabel());
   CHECK(executor->FindExtension<LibraryState>() == first.value());
 }
+
+TEST_CASE("ExecutorForDeviceWithPluginConfig returns the device's executor with its plugins", "[platform][plugin]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  const se::PluginConfig defaults = TestBackend::DefaultPlugins();
+  se::PluginConfig config;
+  config.SetRng(defaults.rng());
+  auto executor = platform.ExecutorForDeviceWithPluginConfig(0, config);
+  REQUIRE(executor.ok());
+  CHECK(executor.value() == platform.ExecutorForDevice(0).value());
+  CHECK(executor.value()->plugin_config().rng() == defaults.rng());
+  CHECK(executor.value()->plugin_config().blas() == defaults.blas());
+
+  se::PluginConfig foreign;
+  foreign.SetRng(se::RngPluginId{"no-such-platform", "philox"});
+  auto rejected = platform.ExecutorForDeviceWithPluginConfig(0, foreign);
+  REQUIRE_FALSE(rejected.ok());
+  CHECK(rejected.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(rejected.status(), fmt::format("belongs to the 'no-such-platform' platform, not to {}:0",
+                                                TestBackend::kName)));
+
+  auto out_of_range = platform.ExecutorForDeviceWithPluginConfig(-1, config);
+  CHECK(out_of_range.status().code() == se::ErrorCode::kOutOfRange);
+}

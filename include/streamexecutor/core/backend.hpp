@@ -21,6 +21,7 @@
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
 
 namespace streamexecutor {
@@ -49,6 +50,8 @@ concept PlatformBackend =
       { B::OpenExecutor(platform, ordinal, executor) } -> std::same_as<Status>;
       { B::CloseExecutor(executor) } -> std::same_as<void>;
       { B::Describe(executor) } -> std::same_as<DeviceDescription>;
+      // The canned-operation plugins an executor uses unless told otherwise.
+      { B::DefaultPlugins() } -> std::same_as<PluginConfig>;
     };
 
 // Device memory: allocations the core registers and checks.

@@ -557,7 +557,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // Allocation records (see detail::AllocationRecord): a deque, so that
   // records never move, and the free ones for reuse.
   detail::ExtensionSlots extensions_;
-  detail::PluginSelection plugins_;
+  detail::PluginSelection plugins_{B::DefaultPlugins()};
   std::mutex sync_mutex_;  // guards the synchronous operations' stream
   typename B::StreamHandle sync_stream_{};
   bool sync_stream_open_ = false;

@@ -7,8 +7,8 @@
 //
 // Plugin constants are defined by the canned-operation headers
 // (<streamexecutor/rng.hpp> and friends), so a plugin whose library was not
-// built in does not compile. A kind left unset uses the backend's default
-// plugin for it.
+// built in does not compile. A kind left unset keeps the backend's default
+// plugin for it (B::DefaultPlugins()).
 #pragma once
 
 #include <array>
@@ -50,7 +50,7 @@ using FftPluginId = PluginId<PluginKind::kFft>;
 using RngPluginId = PluginId<PluginKind::kRng>;
 using DnnPluginId = PluginId<PluginKind::kDnn>;
 
-// Selects the backend's default plugin of any kind.
+// Leaves a kind to the backend's default: PluginConfig().SetRng(kDefaultPlugin).
 inline constexpr struct DefaultPluginTag {
   template <PluginKind Kind>
   constexpr operator PluginId<Kind>() const { return {}; }
@@ -99,13 +99,15 @@ class PluginConfig {
 
 namespace detail {
 
-// The plugin choice of one executor. A kind may be chosen until a canned
-// operation of that kind first runs (Use); after that the choice is fixed,
-// because the library state made for it lives on in the executor.
+// The plugin choice of one executor: starts as the backend's defaults. A kind
+// may be chosen once, and only until a canned operation of that kind first
+// runs (Use): the library state made for it lives on in the executor.
 class PluginSelection {
  public:
-  // Merges `requested` into the choice made so far. A kind already chosen or
-  // already in use keeps its plugin; asking for another one is an error.
+  explicit PluginSelection(const PluginConfig& defaults) : config_(defaults) {}
+
+  // Merges the kinds `requested` sets into the choice made so far; asking a
+  // chosen or used kind for another plugin is an error, the same one is not.
   Status Adopt(const PluginConfig& requested, std::string_view backend, std::string_view device) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::size_t i = 0; i < requested.entries_.size(); ++i) {
@@ -118,20 +120,21 @@ class PluginSelection {
       }
       const PluginConfig::Entry& current = config_.entries_[i];
       if (current == entry) continue;
-      if (!current.name.empty() || used_[i]) {
+      if (chosen_[i] || used_[i]) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "{} already uses {} plugin '{}'; it cannot switch to '{}' (one plugin per kind per device)",
-                         device, PluginKindName(kind), current.name.empty() ? "<default>" : current.name,
-                         entry.name);
+                         device, PluginKindName(kind), current.name.empty() ? "<none>" : current.name, entry.name);
       }
     }
     for (std::size_t i = 0; i < requested.entries_.size(); ++i) {
-      if (!requested.entries_[i].name.empty()) config_.entries_[i] = requested.entries_[i];
+      if (requested.entries_[i].name.empty()) continue;
+      config_.entries_[i] = requested.entries_[i];
+      chosen_[i] = true;
     }
     return Status();
   }
 
-  // The plugin chosen for `Kind` (default when none was), fixed from now on.
+  // The plugin of `Kind` (empty name: the backend has none), fixed from now on.
   template <PluginKind Kind>
   PluginId<Kind> Use() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -147,6 +150,7 @@ class PluginSelection {
  private:
   mutable std::mutex mutex_;
   PluginConfig config_;
+  std::array<bool, 4> chosen_{};
   std::array<bool, 4> used_{};
 };
 

@@ -12,6 +12,13 @@ struct PluginIds {
   static constexpr BlasPluginId kCuBlasPlugin{"cuda", "cublas"};   // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};     // default RNG (Random123 in PTX)
   static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};     // the vendor generator
+
+  // What an executor uses for a kind nobody chose.
+  static PluginConfig DefaultPlugins() {
+    PluginConfig defaults;
+    defaults.SetBlas(kCuBlasPlugin).SetRng(kPhiloxPlugin);
+    return defaults;
+  }
 };
 
 }  // namespace streamexecutor::cuda_detail

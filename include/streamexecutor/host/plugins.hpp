@@ -11,6 +11,13 @@ namespace streamexecutor::host_detail {
 struct PluginIds {
   static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
   static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
+
+  // What an executor uses for a kind nobody chose.
+  static PluginConfig DefaultPlugins() {
+    PluginConfig defaults;
+    defaults.SetBlas(kOpenBlasPlugin).SetRng(kPhiloxPlugin);
+    return defaults;
+  }
 };
 
 }  // namespace streamexecutor::host_detail

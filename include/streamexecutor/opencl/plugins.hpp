@@ -11,6 +11,13 @@ namespace streamexecutor::opencl_detail {
 struct PluginIds {
   static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
+
+  // What an executor uses for a kind nobody chose.
+  static PluginConfig DefaultPlugins() {
+    PluginConfig defaults;
+    defaults.SetBlas(kClBlastPlugin).SetRng(kPhiloxPlugin);
+    return defaults;
+  }
 };
 
 }  // namespace streamexecutor::opencl_detail
