@@ -85,7 +85,7 @@ class CommandBuffer {
       }
       const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
       const op::Launch<typename B::KernelHandle, Params...> launch{
-          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, &kernel.name()};
+          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
       const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
       for (std::size_t i = 0; i < views.size(); ++i) {
         if (views[i] != nullptr && !Remember(*views[i], caller, static_cast<int>(i))) return *this;

@@ -41,6 +41,9 @@ class KernelBase {
   // The name lives in the executor, not in the kernel, so that messages of a
   // launch still queued when the TypedKernel is destroyed never dangle.
   const std::string& name() const { return name_ != nullptr ? *name_ : NoName(); }
+  // The interned name, null before loading: what launch operations carry for
+  // their messages, without name()'s branch on the launch path.
+  const std::string* interned_name() const { return name_; }
   bool IsLoaded() const { return release_ != nullptr; }
   // The StreamExecutor this kernel was created for (type-erased only here,
   // where nothing runs per launch).

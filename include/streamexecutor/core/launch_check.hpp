@@ -59,6 +59,31 @@ std::uint64_t SharedBytes(const A& arg) {
   else return 0;
 }
 
+template <typename P, typename A>
+[[gnu::always_inline]] inline bool SharedFits(std::uint64_t& total, const A& arg) {
+  return !__builtin_add_overflow(total, SharedBytes<P>(arg), &total);
+}
+
+// The launch path's form of CheckLaunch below: the same conditions as plain
+// compares, inlined into every caller, with no Status built. When it says no,
+// CheckLaunch (out of line, cold) says why.
+template <typename Executor, typename... Params, typename... Args>
+[[gnu::always_inline]] inline bool LaunchIsValid(const Executor& executor, const ThreadDim& threads,
+                                                 const BlockDim& blocks, const TypedKernel<Params...>& kernel,
+                                                 const Args&... args) {
+  if (!kernel.IsLoaded() || kernel.executor() != &executor) return false;
+  const DeviceDescription& device = executor.GetDeviceDescription();
+  if (!FitsDevice(device, threads, blocks)) return false;
+  if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {
+    if (!(IsLiveArgument<Params>(executor, args) && ...)) return false;
+  }
+  if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
+    std::uint64_t shared = 0;
+    if (!(SharedFits<Params>(shared, args) && ...) || shared > device.shared_memory_per_block) return false;
+  }
+  return true;
+}
+
 // The kernel is loaded by `executor`; the dimensions are within the device's
 // limits; every DeviceMemory argument is live memory of `executor`; the
 // shared memory fits.

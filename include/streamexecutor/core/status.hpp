@@ -1,7 +1,8 @@
 // Status and StatusOr<T>: how every fallible operation reports failure.
 //
-// An OK Status carries no string, so returning one costs nothing on hot paths
-// (launches, enqueues); the message is only built on failure.
+// An OK Status carries no string, only a null pointer, so returning one costs
+// nothing on hot paths (launches, enqueues); the message is only built on
+// failure.
 #pragma once
 
 #include "streamexecutor/version.hpp"
@@ -55,39 +56,57 @@ constexpr std::string_view ErrorCodeName(ErrorCode code) {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
-  Status(const Status&) = default;
-  Status(Status&&) noexcept = default;
+  Status(ErrorCode code, std::string message)
+      : code_(code), message_(message.empty() ? nullptr : new std::string(std::move(message))) {}
+  Status(const Status& other)
+      : code_(other.code_), message_(other.message_ ? new std::string(*other.message_) : nullptr) {}
+  Status(Status&& other) noexcept : code_(other.code_), message_(std::exchange(other.message_, nullptr)) {}
+  ~Status() {
+    if (message_ != nullptr) [[unlikely]] DropMessage(message_);
+  }
   // Assignment returns nothing: with a [[nodiscard]] class, nvcc warns on
   // every `status = ...;` statement if it returns Status&.
   void operator=(const Status& other) {
-    code_ = other.code_;
-    message_ = other.message_;
+    if (this == &other) return;
+    *this = Status(other);
   }
   void operator=(Status&& other) noexcept {
+    if (this == &other) return;
+    if (message_ != nullptr) [[unlikely]] DropMessage(message_);
     code_ = other.code_;
-    message_ = std::move(other.message_);
+    message_ = std::exchange(other.message_, nullptr);
   }
 
   static Status OK() { return Status(); }
 
   bool ok() const { return code_ == ErrorCode::kOk; }
   ErrorCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ != nullptr ? *message_ : EmptyMessage(); }
   std::string ToString() const {
     if (ok()) return "OK";
-    return fmt::format("{}: {}", ErrorCodeName(code_), message_);
+    return fmt::format("{}: {}", ErrorCodeName(code_), message());
   }
   // Explicitly drops a Status that the caller has decided not to inspect.
   void IgnoreError() const {}
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code_ == b.code_ && a.message() == b.message();
   }
 
  private:
+  // Out of line and cold, so that destroying a Status on a hot path is one
+  // compare with null.
+  [[gnu::cold, gnu::noinline]] static void DropMessage(std::string* message) noexcept { delete message; }
+  // Never destroyed: a Status may be read by other statics' destructors at exit.
+  static const std::string& EmptyMessage() {
+    static const std::string* const empty = new std::string();
+    return *empty;
+  }
+
+  // An OK Status is a code and a null pointer: making, moving and destroying
+  // one touches no string (launch paths return one per call).
   ErrorCode code_ = ErrorCode::kOk;
-  std::string message_;
+  std::string* message_ = nullptr;
 };
 
 // Builds an error Status from a {fmt} format string.

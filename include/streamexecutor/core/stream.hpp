@@ -82,19 +82,23 @@ class Stream {
 
   // ---- Kernel launch ---------------------------------------------------------
 
+  // Always inlined: a launch is a handful of compares and the driver call, and
+  // left to itself an -O2 compiler keeps it out of line in the caller's unit.
   template <typename... Params, typename... Args>
-  Stream& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims, const TypedKernel<Params...>& kernel,
-                     Args&&... args) {
+  [[gnu::always_inline]] Stream& ThenLaunch(ThreadDim thread_dims, BlockDim block_dims,
+                                            const TypedKernel<Params...>& kernel, Args&&... args) {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
     if constexpr (sizeof...(Params) == sizeof...(Args)) {
       static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
                     true);
       if (!status_.ok()) return *this;
-      if (Status s = CheckLaunch(thread_dims, block_dims, kernel, args...); !s.ok()) return Fail(std::move(s));
+      if (!initialized_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+        return RefuseLaunch(thread_dims, block_dims, kernel, args...);
+      }
       const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
       const op::Launch<typename B::KernelHandle, Params...> launch{
-          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, &kernel.name()};
+          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
       if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
     }
     return *this;
@@ -119,7 +123,7 @@ class Stream {
     }
     return Check(B::Submit(handle_, op::UntypedLaunch<typename B::KernelHandle>{
                                         kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
-                                        args, &kernel.name()}));
+                                        args, kernel.interned_name()}));
   }
 
   // ---- Copies and fills ------------------------------------------------------
@@ -356,11 +360,17 @@ class Stream {
   Stream& CheckCanned(Status status) { return Check(std::move(status)); }
 
  private:
+  // Out of the launch path: why a launch that LaunchIsValid refused is wrong.
   template <typename... Params, typename... Args>
-  Status CheckLaunch(const ThreadDim& threads, const BlockDim& blocks, const TypedKernel<Params...>& kernel,
-                     const Args&... args) const {
-    if (!initialized_) return NotInitialized("ThenLaunch");
-    return detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
+  [[gnu::cold, gnu::noinline]] Stream& RefuseLaunch(const ThreadDim& threads, const BlockDim& blocks,
+                                                    const TypedKernel<Params...>& kernel, const Args&... args) {
+    if (!initialized_) return Fail(NotInitialized("ThenLaunch"));
+    Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
+    if (why.ok()) [[unlikely]] {
+      why = MakeError(ErrorCode::kInternal, "ThenLaunch of kernel '{}' on {}: refused by the inline checks, "
+                      "accepted by the full ones", kernel.name(), Label());
+    }
+    return Fail(std::move(why));
   }
 
   template <Backend Other>

@@ -432,7 +432,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
 
   template <typename... Params>
-  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+  [[gnu::always_inline]] static Status Submit(StreamHandle& stream,
+                                              const op::Launch<KernelHandle, Params...>& operation) {
     const KernelHandle& kernel = operation.kernel;
     const ThreadDim& threads = operation.threads;
     const BlockDim& blocks = operation.blocks;
@@ -440,9 +441,10 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const std::string* kernel_name = operation.kernel_name;
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    return WithKernelParams<Params...>(args, [&](void** params, std::uint64_t shared_bytes) -> Status {
-      return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
-    });
+    return WithKernelParams<Params...>(
+        args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) -> Status {
+          return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
+        });
   }
 
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
@@ -544,23 +546,31 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
 
  private:
-  static Status LaunchFunction(StreamHandle& stream, CUfunction function, const ThreadDim& threads,
-                               const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
-                               const std::string* kernel_name) {
+  // Inlined into every launch: the context check and the driver call are the
+  // whole hot path; the message of a failure is built out of line.
+  [[gnu::always_inline]] static Status LaunchFunction(StreamHandle& stream, CUfunction function,
+                                                      const ThreadDim& threads, const BlockDim& blocks,
+                                                      std::uint64_t shared_bytes, void** params,
+                                                      const std::string* kernel_name) {
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     const CUresult r = stream->api->cuLaunchKernel(
         function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
         static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
         static_cast<unsigned>(shared_bytes), stream->stream, params, nullptr);
-    if (r != CUDA_SUCCESS) [[unlikely]] {
-      return stream->api->Error(r, "cuLaunchKernel",
-                                "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
-                                "bytes of dynamic shared memory",
-                                kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
-                                blocks.z, threads.x, threads.y, threads.z, shared_bytes);
-    }
+    if (r != CUDA_SUCCESS) [[unlikely]] return LaunchFailed(stream, r, threads, blocks, shared_bytes, kernel_name);
     return Status();
+  }
+
+  [[gnu::cold, gnu::noinline]] static Status LaunchFailed(const StreamHandle& stream, CUresult r,
+                                                          const ThreadDim& threads, const BlockDim& blocks,
+                                                          std::uint64_t shared_bytes,
+                                                          const std::string* kernel_name) {
+    return stream->api->Error(r, "cuLaunchKernel",
+                              "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                              "bytes of dynamic shared memory",
+                              kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
+                              blocks.z, threads.x, threads.y, threads.z, shared_bytes);
   }
 
  private:
@@ -568,7 +578,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   // void* array pointing into it that cuLaunchKernel and kernel nodes take;
   // `use(params, shared_bytes)` runs while they live. No allocation.
   template <typename... Params, typename Use>
-  static Status WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
+  [[gnu::always_inline]] static Status WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
     auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
     constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsShared<Params>() ? 0 : 1));
     std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};

@@ -243,7 +243,7 @@ STREAMEXECUTOR_EXPORT inline bool& InHostFunction() noexcept {
 //   give back, and the next call then takes the hot path.
 class ContextScope {
  public:
-  ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
+  [[gnu::always_inline]] ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
     if (InHostFunction()) [[unlikely]] {
       failure_ = CUDA_ERROR_NOT_PERMITTED;  // call_ stays empty: refused before the driver
       context_ = context;
@@ -265,8 +265,8 @@ class ContextScope {
     }
     previous_ = current;  // null: nothing of the caller's to give back
   }
-  ~ContextScope() {
-    if (previous_ != nullptr) api_->cuCtxSetCurrent(previous_);
+  [[gnu::always_inline]] ~ContextScope() {
+    if (previous_ != nullptr) [[unlikely]] api_->cuCtxSetCurrent(previous_);
   }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;

@@ -536,7 +536,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
   // clEnqueueNDRangeKernel (launch.hpp).
   template <typename... Params>
-  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+  [[gnu::always_inline]] static Status Submit(StreamHandle& stream,
+                                              const op::Launch<KernelHandle, Params...>& operation) {
     const KernelHandle& kernel = operation.kernel;
     const ThreadDim& threads = operation.threads;
     const BlockDim& blocks = operation.blocks;

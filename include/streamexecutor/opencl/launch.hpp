@@ -106,8 +106,8 @@ template <typename P>
 }
 
 template <typename... Params, std::size_t... I>
-Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args, const std::string* name,
-               std::index_sequence<I...>) {
+[[gnu::always_inline]] inline Status SetArgs(LoadedKernel& kernel, const PackedArgs<Params...>& args,
+                                             const std::string* name, std::index_sequence<I...>) {
   Status failure;
   (SetArg<Params>(kernel, static_cast<cl_uint>(I), std::get<I>(args), name, failure) && ...);
   ++kernel.arg_generation;  // prepared launches of this kernel must set theirs again
@@ -127,7 +127,7 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
   }
 }
 
-[[gnu::cold]] inline Status LocalMemoryTooLarge(const LoadedKernel& kernel, std::string_view name,
+[[gnu::cold, gnu::noinline]] inline Status LocalMemoryTooLarge(const LoadedKernel& kernel, std::string_view name,
                                                 std::uint64_t total) {
   return MakeError(ErrorCode::kResourceExhausted,
                    "ThenLaunch of kernel '{}' on {}: {} bytes of __local memory ({} static in the kernel, {} from "
@@ -136,17 +136,20 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
                    kernel.device_local_bytes);
 }
 
+[[gnu::cold, gnu::noinline]] inline Status TooManyThreads(const LoadedKernel& kernel, const ThreadDim& threads,
+                                                           std::string_view kernel_name) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
+                   "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
+                   kernel_name, kernel.executor->label, threads.x, threads.y, threads.z, threads.Count(),
+                   kernel.work_group_size);
+}
+
 // What the driver would refuse, or abort on, checked before any enqueue.
 // `dynamic_local_bytes`: the __local memory the arguments ask for.
-inline Status CheckSizes(const LoadedKernel& kernel, const ThreadDim& threads, std::uint64_t dynamic_local_bytes,
-                         std::string_view kernel_name) {
-  if (threads.Count() > kernel.work_group_size) [[unlikely]] {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
-                     "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
-                     kernel_name, kernel.executor->label, threads.x, threads.y, threads.z, threads.Count(),
-                     kernel.work_group_size);
-  }
+[[gnu::always_inline]] inline Status CheckSizes(const LoadedKernel& kernel, const ThreadDim& threads,
+                                                std::uint64_t dynamic_local_bytes, std::string_view kernel_name) {
+  if (threads.Count() > kernel.work_group_size) [[unlikely]] return TooManyThreads(kernel, threads, kernel_name);
   const std::uint64_t local_bytes = kernel.static_local_bytes + dynamic_local_bytes;
   if (local_bytes > kernel.device_local_bytes) [[unlikely]] {
     return LocalMemoryTooLarge(kernel, kernel_name, local_bytes);
@@ -155,7 +158,7 @@ inline Status CheckSizes(const LoadedKernel& kernel, const ThreadDim& threads, s
 }
 
 template <typename... Params>
-Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
+[[gnu::always_inline]] inline Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
                         std::string_view kernel_name) {
   std::uint64_t dynamic_local_bytes = 0;
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
@@ -170,16 +173,36 @@ Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, co
 // the cl_kernel under its lock (typed, prepared or run-time typed), then one
 // clEnqueueNDRangeKernel. The sizes are checked by the caller.
 // ThreadDim is the local size, BlockDim x ThreadDim the global size.
+[[gnu::cold, gnu::noinline]] inline Status GlobalSizeOverflow(const Executor& e, const ThreadDim& threads,
+                                                               const BlockDim& blocks, std::string_view kernel_name) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "ThenLaunch of kernel '{}' on {}: blocks {}x{}x{} of {}x{}x{} threads overflow the global work size",
+                   kernel_name, e.label, blocks.x, blocks.y, blocks.z, threads.x, threads.y, threads.z);
+}
+
+[[gnu::cold, gnu::noinline]] inline Status EnqueueFailed(cl_int error, const Executor& e, const std::size_t* global,
+                                                          const std::size_t* local, const BlockDim& blocks,
+                                                          std::string_view kernel_name) {
+  return ClError("clEnqueueNDRangeKernel", error,
+                 "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
+                 e.label, global[0], global[1], global[2], local[0], local[1], local[2], blocks.x, blocks.y, blocks.z);
+}
+
+// The enqueue every launch form shares: `set_args()` sets the arguments on
+// the cl_kernel under its lock (typed, prepared or run-time typed), then one
+// clEnqueueNDRangeKernel. The sizes are checked by the caller. Inlined, with
+// the messages built out of line: the launch path is these compares and the
+// driver calls.
+// ThreadDim is the local size, BlockDim x ThreadDim the global size.
 template <typename SetArgsFn>
-Status EnqueueLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
-                     std::string_view kernel_name, SetArgsFn&& set_args) {
+[[gnu::always_inline]] inline Status EnqueueLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                                   const BlockDim& blocks, std::string_view kernel_name,
+                                                   SetArgsFn&& set_args) {
   const Executor& e = *kernel.executor;
   std::size_t global[3];
   if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||
       __builtin_mul_overflow(blocks.z, threads.z, &global[2])) [[unlikely]] {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "ThenLaunch of kernel '{}' on {}: blocks {}x{}x{} of {}x{}x{} threads overflow the global work size",
-                     kernel_name, e.label, blocks.x, blocks.y, blocks.z, threads.x, threads.y, threads.z);
+    return GlobalSizeOverflow(e, threads, blocks, kernel_name);
   }
   const std::size_t local[3] = {threads.x, threads.y, threads.z};
   // Only the dimensions in use: drivers do per-dimension work for each.
@@ -187,25 +210,20 @@ Status EnqueueLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim&
   std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
   STREAMEXECUTOR_RETURN_IF_ERROR(set_args());
   const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
-  if (error != CL_SUCCESS) [[unlikely]] {
-    return ClError("clEnqueueNDRangeKernel", error,
-                   "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
-                   e.label, global[0], global[1], global[2], local[0], local[1], local[2], blocks.x, blocks.y,
-                   blocks.z);
-  }
+  if (error != CL_SUCCESS) [[unlikely]] return EnqueueFailed(error, e, global, local, blocks, kernel_name);
   return Status();
 }
 
 inline std::string_view NameOf(const std::string* name) { return name ? std::string_view(*name) : std::string_view("?"); }
 
 template <typename... Params>
-Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+[[gnu::always_inline]] inline Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
                     const PackedArgs<Params...>& args, const std::string* name) {
   const std::string_view kernel_name = NameOf(name);
   if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
     return sizes;
   }
-  return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, [&] {
+  return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, [&]() __attribute__((always_inline)) {
     return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
   });
 }

@@ -71,7 +71,10 @@ std::atomic<int> g_fail_next[kEntryCount];  // CUresult to return once; 0: none
 // Counts the call; a nonzero result is an injected failure to return.
 // Set while a host function runs: the double holds callers to CUDA's rule that
 // a host function makes no CUDA call, counting and refusing any it makes.
-thread_local bool t_in_host_function = false;
+// Initial-exec, as the real driver's thread state is: a thread-local read is
+// then one instruction, not a __tls_get_addr call per driver call, so the
+// double does not inflate what the launch benchmarks count.
+[[gnu::tls_model("initial-exec")]] thread_local bool t_in_host_function = false;
 std::atomic<int> g_calls_from_host_functions{0};
 
 inline CUresult Take(EntryIndex entry) {
@@ -103,7 +106,7 @@ Context g_primary;
 // Another library's context: it may be made current, but the device's
 // allocations and modules are not in it.
 Context g_foreign;
-thread_local CUcontext tls_current = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local CUcontext tls_current = nullptr;
 
 // Calls that the real driver runs in the thread's current context fail
 // without the primary one current (none, or another library's), so that a
