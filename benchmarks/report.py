@@ -147,6 +147,10 @@ def build(results):
                     % (row['ours'], row['raw'], row['driver_only']),
                     'instr ours - driver call', above, '<= 150', above <= 150)
             rep.add('4 CUDA instructions', case, '', 'instr ours/raw', row['ours'] / row['raw'], '(context)', None)
+            if 'consumer' in row:  # the same launch from a -O2 unit of its own (cuda_launch_consumer.cpp)
+                consumer_above = row['consumer'] - row['driver_only']
+                rep.add('4 CUDA instructions', case, 'consumer unit %.0f instr/launch' % row['consumer'],
+                        'instr consumer - driver call', consumer_above, '<= 150', consumer_above <= 150)
             plot['cuda_instr'].append((case, above, row['raw'] - row['driver_only']))
         for case, row in cg.get('allocations_per_launch', {}).items():
             if 'ours' in row:
