@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -53,11 +54,12 @@ bool ResolveCuRand(void* library, const char* name, Fn& fn, std::string& missing
   return fn != nullptr;
 }
 
-inline CuRandLoad LoadCuRand() {
+// `names`: the sonames to try; tests pass ones that cannot exist.
+inline CuRandLoad LoadCuRand(std::span<const char* const> names = kCuRandLibraries) {
   CuRandLoad load;
   void* library = nullptr;
   std::string errors;
-  for (const char* name : kCuRandLibraries) {
+  for (const char* name : names) {
     library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (library != nullptr) break;
     const char* why = dlerror();
@@ -67,7 +69,7 @@ inline CuRandLoad LoadCuRand() {
   if (library == nullptr) {
     load.status = MakeError(ErrorCode::kUnavailable, "cuda: the cuRAND plugin needs cuRAND ({}), which could not be "
                             "loaded: {}; install {}",
-                            kCuRandLibraries[0], errors, kCuRandPackage);
+                            names.empty() ? "" : names[0], errors, kCuRandPackage);
     return load;
   }
   CuRandApi& api = load.api;
