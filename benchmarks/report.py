@@ -179,6 +179,21 @@ def build(results):
                 rep.add('5 compile time', b, '', 'se/raw', m['se_' + b] / m['raw_' + b], '(context)', None)
             rep.add('5 compile time', b, '', 'se/std+third-party', m['se_' + b] / m['deps_' + b], '(context)', None)
             plot['compile'][b] = {k.split('_')[0]: v for k, v in m.items() if k.endswith('_' + b)}
+
+    # 6. Canned RNG: throughput through the plugin against Random123 called directly (rng_bench.cpp).
+    count_key = lambda kv: (kv[0][0], int(kv[0][1]) if kv[0][1].isdigit() else 0)
+    for (p, case), sides in sorted(bench.items(), key=count_key):
+        if not p.startswith('rng_') or 'ours' not in sides:
+            continue
+        base = 'random123' if 'random123' in sides else 'raw'
+        if base not in sides:
+            continue
+        n = int(case) if case.isdigit() else 0
+        rate = lambda ns: ('%.0f M/s' % (n / ns * 1e3)) if n else fmt_ns(ns)
+        rep.add('6 ' + p[len('rng_'):].replace('_', ' '), case,
+                'ours %s (%s), %s %s (%s)' % (fmt_ns(sides['ours']), rate(sides['ours']), base, fmt_ns(sides[base]),
+                                               rate(sides[base])),
+                'speed ours/' + base, sides[base] / sides['ours'], '(context)', None)
     return rep, plot
 
 
