@@ -12,6 +12,7 @@ struct PluginIds {
   static constexpr BlasPluginId kCuBlasPlugin{"cuda", "cublas"};   // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};     // default RNG (Random123 in PTX)
   static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};     // the vendor generator
+  static constexpr FftPluginId kCuFftPlugin{"cuda", "cufft"};        // default FFT (cuFFT, loaded at run time)
 };
 
 }  // namespace streamexecutor::cuda_detail

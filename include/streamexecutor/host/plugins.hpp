@@ -11,6 +11,7 @@ namespace streamexecutor::host_detail {
 struct PluginIds {
   static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
   static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
+  static constexpr FftPluginId kFftw3Plugin{"host", "fftw3"};        // default FFT (FFTW3)
 };
 
 }  // namespace streamexecutor::host_detail

@@ -11,6 +11,7 @@ namespace streamexecutor::opencl_detail {
 struct PluginIds {
   static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
+  static constexpr FftPluginId kClFftPlugin{"opencl", "clfft"};      // default FFT (clFFT)
 };
 
 }  // namespace streamexecutor::opencl_detail
