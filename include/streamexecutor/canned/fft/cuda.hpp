@@ -95,11 +95,29 @@ STREAMEXECUTOR_EXPORT inline const CuFftLoad& CuFft() {
   return load;
 }
 
+// The results every cuFFT since CUDA 10 has; others print as their number
+// (the enum gained and lost members across versions, so no switch over it).
+inline std::string_view CuFftResultName(cufftResult result) {
+  if (result == CUFFT_INVALID_PLAN) return "CUFFT_INVALID_PLAN";
+  if (result == CUFFT_ALLOC_FAILED) return "CUFFT_ALLOC_FAILED";
+  if (result == CUFFT_INVALID_TYPE) return "CUFFT_INVALID_TYPE";
+  if (result == CUFFT_INVALID_VALUE) return "CUFFT_INVALID_VALUE";
+  if (result == CUFFT_INTERNAL_ERROR) return "CUFFT_INTERNAL_ERROR";
+  if (result == CUFFT_EXEC_FAILED) return "CUFFT_EXEC_FAILED";
+  if (result == CUFFT_SETUP_FAILED) return "CUFFT_SETUP_FAILED";
+  if (result == CUFFT_INVALID_SIZE) return "CUFFT_INVALID_SIZE";
+  if (result == CUFFT_UNALIGNED_DATA) return "CUFFT_UNALIGNED_DATA";
+  if (result == CUFFT_INVALID_DEVICE) return "CUFFT_INVALID_DEVICE";
+  if (result == CUFFT_NOT_IMPLEMENTED) return "CUFFT_NOT_IMPLEMENTED";
+  if (result == CUFFT_NOT_SUPPORTED) return "CUFFT_NOT_SUPPORTED";
+  return "cufftResult";
+}
+
 inline Status CuFftError(cufftResult result, std::string_view call, std::string_view device) {
   return MakeError(result == CUFFT_ALLOC_FAILED ? ErrorCode::kResourceExhausted
                    : result == CUFFT_INVALID_SIZE || result == CUFFT_INVALID_VALUE ? ErrorCode::kInvalidArgument
                                                                                     : ErrorCode::kInternal,
-                   "{} on {}: cufftResult {}", call, device, static_cast<int>(result));
+                   "{} on {}: {} ({})", call, device, CuFftResultName(result), static_cast<int>(result));
 }
 
 inline cufftType CuFftType(fft::Type type) {
