@@ -89,7 +89,7 @@ StatusOr<FftPlan<B>> CreateFftPlan(StreamExecutor<B>* executor, fft::Type type, 
     auto impl = fft_detail::BackendPlan<B>::Make(executor, plan.spec_);
     if (!impl.ok()) return impl.status();
     plan.impl_ = std::move(impl).value();
-    return plan;
+    return StatusOr<FftPlan<B>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
   } else {
     return MakeError(ErrorCode::kUnavailable,
                      "{} on {}: no FFT library was found when this program was compiled (host: libfftw3-dev, OpenCL: "

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "streamexecutor/canned/fft/common.hpp"
 #include "streamexecutor/detail/export.hpp"
@@ -86,7 +87,7 @@ class BackendPlan<host> {
       return MakeError(ErrorCode::kInternal, "CreateFftPlan on {}: FFTW could not plan {}", executor->DeviceLabel(),
                        spec.Describe());
     }
-    return plan;
+    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
   }
 
   ~BackendPlan() {

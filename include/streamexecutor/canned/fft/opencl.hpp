@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 #include "streamexecutor/canned/fft/common.hpp"
 #include "streamexecutor/detail/export.hpp"
@@ -47,7 +48,7 @@ class BackendPlan<opencl> {
     auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(executor, spec));
     STREAMEXECUTOR_RETURN_IF_ERROR(plan->MakeHandle(false, plan->out_of_place_));
     plan->has_out_of_place_ = true;
-    return plan;
+    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
   }
 
   ~BackendPlan() {
