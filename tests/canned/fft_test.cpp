@@ -216,6 +216,14 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
     CHECK(s.code() == se::ErrorCode::kInvalidArgument);
     CHECK(Mentions(s, "cannot run in place"));
   }
+  SECTION("input and output overlapping without being the same") {
+    se::Stream<B> stream(executor);
+    se::ScopedDeviceMemory<std::complex<float>> wide = executor->template AllocateOwnedArray<std::complex<float>>(24);
+    se::DeviceMemory<std::complex<float>> first = wide.ptr()->GetSlice(0, 16), shifted = wide.ptr()->GetSlice(8, 16);
+    se::Status s = stream.Init().ThenFft(&plan, first, &shifted).BlockHostUntilDone();
+    CHECK(s.code() == se::ErrorCode::kInvalidArgument);
+    CHECK(Mentions(s, "overlap without being the same memory"));
+  }
   SECTION("null and empty plans") {
     se::Stream<B> stream(executor);
     se::FftPlan<B>* none = nullptr;

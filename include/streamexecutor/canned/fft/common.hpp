@@ -135,6 +135,15 @@ Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceM
                      output.ElementCount());
   }
   const bool same = input.opaque() == output.opaque() && input.offset() == output.offset();
+  const std::uint64_t in_bytes = spec.InputElements() * sizeof(In), out_bytes = spec.OutputElements() * sizeof(Out);
+  const bool overlap = input.opaque() == output.opaque() && input.offset() < output.offset() + out_bytes &&
+                       output.offset() < input.offset() + in_bytes;
+  if (overlap && !same) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenFft on {}: the input and output of the {} plan overlap without being the same memory "
+                     "(in place means the same view)",
+                     device, spec.Describe());
+  }
   if (same && !fft::IsComplexToComplex(spec.type)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenFft on {}: a real {} plan cannot run in place (its input and output are the same memory)",

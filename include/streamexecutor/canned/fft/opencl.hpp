@@ -91,6 +91,9 @@ class BackendPlan<opencl> {
     cl_mem in = opencl_detail::Buffer(input);
     cl_mem out = opencl_detail::Buffer(output);
     cl_command_queue queue = state.queue;
+    // clFFT sets the arguments of the plan's own cl_kernels before enqueuing
+    // them: two threads enqueuing one plan must take turns.
+    std::lock_guard<std::mutex> lock(mutex_);
     const clfftStatus s = clfftEnqueueTransform(handle, fft::IsForward(spec_.type) ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
                                                 &queue, 0, nullptr, nullptr, &in, in_place ? nullptr : &out, nullptr);
     return s == CLFFT_SUCCESS ? Status() : ClFftError(s, "clfftEnqueueTransform", device);
