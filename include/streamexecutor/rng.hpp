@@ -16,6 +16,7 @@
 #error "<streamexecutor/rng.hpp> needs Random123's headers (Debian: apt-get install librandom123-dev)"
 #endif
 
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <memory>

@@ -23,12 +23,6 @@ inline constexpr std::array<std::string_view, kPhiloxKernelCount> kPhiloxKernelN
 // Threads per block of every Philox launch: one Philox block per thread.
 inline constexpr std::uint64_t kThreadsPerBlock = 256;
 
-template <typename T>
-constexpr PhiloxKernel KernelFor(Distribution distribution) {
-  if (distribution == Distribution::kUniform) return sizeof(T) == 4 ? PhiloxKernel::kUniformF32 : PhiloxKernel::kUniformF64;
-  return sizeof(T) == 4 ? PhiloxKernel::kGaussianF32 : PhiloxKernel::kGaussianF64;
-}
-
 // (key, stream, first block, value count, output) and, for Gaussians, mean
 // and standard deviation before the output.
 template <typename T>

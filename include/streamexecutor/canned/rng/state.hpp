@@ -81,14 +81,8 @@ class Generator {
     return reservation;
   }
 
-  // The next call's first block (tests and docs use it to show the counter).
-  std::uint64_t next_block() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return next_block_;
-  }
-
  private:
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   Seed seed_;
   bool seeded_ = false;
   std::uint64_t next_block_ = 0;
