@@ -1,9 +1,9 @@
 // The seed's canned-operation example (random number generation), ported:
 // same structure, same names. The platform comes from the command line:
-// `rng host` (or opencl, cuda where they are built in); the RNG plugin is
-// that platform's Philox plugin, the only line that differs between them
-// (se::cuda::kCuRandPlugin selects NVIDIA's generator instead). Prints a few
-// of the numbers and exits non-zero on an error or a value outside (0, 1].
+// `rng host` (or opencl, cuda where they are built in); the RNG plugin
+// constant (kRngPlugin below) is the only thing that differs between
+// platforms. Prints a few of the numbers and exits non-zero on an error or a
+// value outside (0, 1].
 #include <streamexecutor/rng.hpp>
 #include <streamexecutor/streamexecutor.hpp>
 
@@ -16,10 +16,15 @@
 
 namespace se = streamexecutor;
 
-// The plugin constant of each platform: what the seed's
-// `plugin_config.SetRng(se::cuda::kCuRandPlugin)` names for CUDA.
+// The plugin constant of each platform: the seed's own choice,
+// se::cuda::kCuRandPlugin, on CUDA; the Philox plugin elsewhere (host and
+// OpenCL print the same numbers).
 template <se::Backend B>
 constexpr se::RngPluginId kRngPlugin = B::kPhiloxPlugin;
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+template <>
+constexpr se::RngPluginId kRngPlugin<se::cuda> = se::cuda::kCuRandPlugin;
+#endif
 
 template <se::Backend B>
 int Run(se::Platform<B> *platform) {
