@@ -183,6 +183,34 @@ def build(results):
                 rep.add('5 compile time', b, '', 'se/raw', m['se_' + b] / m['raw_' + b], '(context)', None)
             rep.add('5 compile time', b, '', 'se/std+third-party', m['se_' + b] / m['deps_' + b], '(context)', None)
             plot['compile'][b] = {k.split('_')[0]: v for k, v in m.items() if k.endswith('_' + b)}
+
+    # 6. Canned RNG: throughput through the plugin against Random123 called directly (rng_bench.cpp).
+    count_key = lambda kv: (kv[0][0], int(kv[0][1]) if kv[0][1].isdigit() else 0)
+    for (p, case), sides in sorted(bench.items(), key=count_key):
+        if not p.startswith('rng_') or 'ours' not in sides:
+            continue
+        base = 'random123' if 'random123' in sides else 'raw'
+        if base not in sides:
+            continue
+        n = int(case) if case.isdigit() else 0
+        rate = lambda ns: ('%.0f M/s' % (n / ns * 1e3)) if n else fmt_ns(ns)
+        rep.add('6 ' + p[len('rng_'):].replace('_', ' '), case,
+                'ours %s (%s), %s %s (%s)' % (fmt_ns(sides['ours']), rate(sides['ours']), base, fmt_ns(sides[base]),
+                                               rate(sides[base])),
+                'speed ours/' + base, sides[base] / sides['ours'], '(context)', None)
+
+    # 7. Canned FFT: one transform through the plugin against the library called directly (fft_bench.cpp).
+    pow_key = lambda kv: (kv[0][0], int(kv[0][1][2:]) if kv[0][1].startswith('2^') else 0)
+    for (p, case), sides in sorted(bench.items(), key=pow_key):
+        if not p.startswith('fft_') or 'ours' not in sides:
+            continue
+        base = next((b for b in ('fftw', 'clfft') if b in sides), None)
+        if base is None:
+            continue
+        r = sides[base] / sides['ours']
+        rep.add('7 ' + p[len('fft_'):].replace('_', ' '), case,
+                'ours %s, %s %s' % (fmt_ns(sides['ours']), base, fmt_ns(sides[base])),
+                'speed ours/' + base, r, '>= 0.98', r >= 0.98)
     return rep, plot
 
 

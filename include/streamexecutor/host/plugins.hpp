@@ -11,11 +11,12 @@ namespace streamexecutor::host_detail {
 struct PluginIds {
   static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
   static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
+  static constexpr FftPluginId kFftw3Plugin{"host", "fftw3"};        // default FFT (FFTW3)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kOpenBlasPlugin).SetRng(kPhiloxPlugin);
+    defaults.SetBlas(kOpenBlasPlugin).SetRng(kPhiloxPlugin).SetFft(kFftw3Plugin);
     return defaults;
   }
 };

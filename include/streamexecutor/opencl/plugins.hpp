@@ -11,11 +11,12 @@ namespace streamexecutor::opencl_detail {
 struct PluginIds {
   static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
+  static constexpr FftPluginId kClFftPlugin{"opencl", "clfft"};      // default FFT (clFFT)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kClBlastPlugin).SetRng(kPhiloxPlugin);
+    defaults.SetBlas(kClBlastPlugin).SetRng(kPhiloxPlugin).SetFft(kClFftPlugin);
     return defaults;
   }
 };

@@ -1,0 +1,168 @@
+// What every FFT plugin shares: the transform types, a plan's shape, the
+// element counts a transform reads and writes, and the checks of ThenFft's
+// buffers. Conventions (docs/fft.md): dimensions are given slowest first
+// (row-major, as cuFFT's and FFTW's n[]); transforms are unnormalized (an
+// inverse of a forward multiplies by the element count); a real transform's
+// complex side has the last dimension cut to n/2 + 1.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/fmt.hpp"
+#include "streamexecutor/detail/type_name.hpp"
+
+namespace streamexecutor::fft {
+
+// The seed's names: C = complex float, Z = complex double, R = float, D = double.
+enum class Type : unsigned char { kC2CForward, kC2CInverse, kR2C, kC2R, kZ2ZForward, kZ2ZInverse, kD2Z, kZ2D };
+
+constexpr std::string_view TypeName(Type type) {
+  switch (type) {
+    case Type::kC2CForward: return "C2C forward";
+    case Type::kC2CInverse: return "C2C inverse";
+    case Type::kR2C: return "R2C";
+    case Type::kC2R: return "C2R";
+    case Type::kZ2ZForward: return "Z2Z forward";
+    case Type::kZ2ZInverse: return "Z2Z inverse";
+    case Type::kD2Z: return "D2Z";
+    case Type::kZ2D: return "Z2D";
+  }
+  return "?";
+}
+
+constexpr bool IsDouble(Type type) {
+  return type == Type::kZ2ZForward || type == Type::kZ2ZInverse || type == Type::kD2Z || type == Type::kZ2D;
+}
+constexpr bool IsComplexToComplex(Type type) {
+  return type == Type::kC2CForward || type == Type::kC2CInverse || type == Type::kZ2ZForward ||
+         type == Type::kZ2ZInverse;
+}
+constexpr bool IsRealToComplex(Type type) { return type == Type::kR2C || type == Type::kD2Z; }
+constexpr bool IsComplexToReal(Type type) { return type == Type::kC2R || type == Type::kZ2D; }
+// The sign of the exponent: forward e^-i, inverse e^+i (R2C is forward, C2R inverse).
+constexpr bool IsForward(Type type) {
+  return type == Type::kC2CForward || type == Type::kZ2ZForward || IsRealToComplex(type);
+}
+
+}  // namespace streamexecutor::fft
+
+namespace streamexecutor::fft_detail {
+
+struct PlanSpec {
+  fft::Type type = fft::Type::kC2CForward;
+  int rank = 1;
+  std::array<std::uint64_t, 3> dims{1, 1, 1};  // slowest first; dims[rank-1] is the contiguous one
+
+  std::uint64_t Elements() const {
+    std::uint64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
+    return n;
+  }
+  // Complex elements on the complex side of a real transform.
+  std::uint64_t HalfElements() const {
+    const std::uint64_t last = dims[static_cast<std::size_t>(rank - 1)];
+    return Elements() / last * (last / 2 + 1);
+  }
+  std::uint64_t InputElements() const { return fft::IsComplexToReal(type) ? HalfElements() : Elements(); }
+  std::uint64_t OutputElements() const { return fft::IsRealToComplex(type) ? HalfElements() : Elements(); }
+  std::string Describe() const {
+    std::string shape;
+    for (int i = 0; i < rank; ++i) shape += (i ? "x" : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
+    return fmt::format("{} {}-D {}", fft::TypeName(type), rank, shape);
+  }
+};
+
+// The element types a plan's input and output must have.
+template <typename T>
+constexpr bool IsComplexOf(fft::Type type) {
+  if constexpr (std::is_same_v<T, std::complex<float>>) {
+    return !fft::IsDouble(type);
+  } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+    return fft::IsDouble(type);
+  } else {
+    return false;
+  }
+}
+template <typename In, typename Out>
+constexpr bool TypesFit(fft::Type type) {
+  if (fft::IsComplexToComplex(type)) return IsComplexOf<In>(type) && IsComplexOf<Out>(type);
+  if (fft::IsRealToComplex(type)) {
+    return std::is_same_v<In, std::conditional_t<std::is_same_v<Out, std::complex<double>>, double, float>> &&
+           IsComplexOf<Out>(type);
+  }
+  return IsComplexOf<In>(type) &&
+         std::is_same_v<Out, std::conditional_t<std::is_same_v<In, std::complex<double>>, double, float>>;
+}
+
+inline Status CheckShape(std::string_view caller, std::string_view device, fft::Type type, int rank,
+                         const std::array<std::uint64_t, 3>& dims) {
+  if (rank < 1 || rank > 3) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: an FFT has 1 to 3 dimensions, not {}", caller, device,
+                     rank);
+  }
+  for (int i = 0; i < rank; ++i) {
+    // The libraries take int sizes (FFTW, cuFFT); 2^31 per dimension is far
+    // beyond any device memory anyway.
+    if (dims[static_cast<std::size_t>(i)] == 0 || dims[static_cast<std::size_t>(i)] > 0x7fffffffu) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: dimension {} of the {} plan is {}; it must be 1 to 2^31-1",
+                       caller, device, i, fft::TypeName(type), dims[static_cast<std::size_t>(i)]);
+    }
+  }
+  return Status();
+}
+
+// ThenFft's buffers against the plan: element types, sizes, in-place rules.
+template <typename In, typename Out>
+Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceMemory<In>& input,
+                    const DeviceMemory<Out>& output) {
+  if (!TypesFit<In, Out>(spec.type)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenFft on {}: a {} plan does not take {} input and {} output", device, spec.Describe(),
+                     detail::TypeName<In>(), detail::TypeName<Out>());
+  }
+  if (input.ElementCount() < spec.InputElements() || output.ElementCount() < spec.OutputElements()) {
+    return MakeError(ErrorCode::kOutOfRange,
+                     "ThenFft on {}: the {} plan reads {} input and writes {} output elements, but the input holds "
+                     "{} and the output {}",
+                     device, spec.Describe(), spec.InputElements(), spec.OutputElements(), input.ElementCount(),
+                     output.ElementCount());
+  }
+  const bool same = input.opaque() == output.opaque() && input.offset() == output.offset();
+  const std::uint64_t in_bytes = spec.InputElements() * sizeof(In), out_bytes = spec.OutputElements() * sizeof(Out);
+  const bool overlap = input.opaque() == output.opaque() && input.offset() < output.offset() + out_bytes &&
+                       output.offset() < input.offset() + in_bytes;
+  if (overlap && !same) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenFft on {}: the input and output of the {} plan overlap without being the same memory "
+                     "(in place means the same view)",
+                     device, spec.Describe());
+  }
+  if (same && !fft::IsComplexToComplex(spec.type)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenFft on {}: a real {} plan cannot run in place (its input and output are the same memory)",
+                     device, spec.Describe());
+  }
+  return Status();
+}
+
+}  // namespace streamexecutor::fft_detail
+
+namespace streamexecutor::fft_detail {
+
+// One library's plan, specialized by each plugin header (host.hpp: FFTW3,
+// opencl.hpp: clFFT, cuda.hpp: cuFFT). Each provides kPluginName and
+//   static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<B>*, const PlanSpec&);
+//   Status Enqueue(Stream<B>&, const DeviceMemoryBase& input, const DeviceMemoryBase& output);
+// The primary template, empty, stands for a backend whose library was not
+// found at compile time (fft.hpp then reports UNAVAILABLE).
+template <typename B>
+class BackendPlan {};
+
+}  // namespace streamexecutor::fft_detail

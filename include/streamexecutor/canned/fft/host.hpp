@@ -1,0 +1,148 @@
+// se::host::kFftw3Plugin: FFTW3 (single and double precision) on the host
+// backend. Plans are made once, with FFTW_ESTIMATE | FFTW_UNALIGNED so that
+// one plan serves any buffers (fftw_execute_dft and friends, FFTW's "new-array
+// execute"), and run in the stream's order as a host callback on its worker.
+#pragma once
+
+#include <fftw3.h>
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "streamexecutor/canned/fft/common.hpp"
+#include "streamexecutor/detail/export.hpp"
+#include "streamexecutor/host.hpp"
+
+namespace streamexecutor::fft_detail {
+
+// FFTW's planner is not thread-safe (its execute functions are): one lock
+// for every plan made or destroyed in the process.
+STREAMEXECUTOR_EXPORT inline std::mutex& FftwPlannerMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// FFTW plans for both placements: FFTW's new-array execute must be given
+// buffers with the placement the plan was made for.
+template <typename Plan>
+struct FftwPlans {
+  Plan out_of_place = nullptr;
+  Plan in_place = nullptr;
+};
+
+template <>
+class BackendPlan<host> {
+ public:
+  static constexpr std::string_view kPluginName = "fftw3";
+
+  static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<host>* executor, const PlanSpec& spec) {
+    auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(spec));
+    int n[3] = {};
+    for (int i = 0; i < spec.rank; ++i) n[i] = static_cast<int>(spec.dims[static_cast<std::size_t>(i)]);
+    const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    const std::size_t in_bytes = spec.InputElements() * Bytes(spec, fft::IsComplexToReal(spec.type) ||
+                                                                       fft::IsComplexToComplex(spec.type));
+    const std::size_t out_bytes = spec.OutputElements() * Bytes(spec, !fft::IsComplexToReal(spec.type));
+    // FFTW_ESTIMATE neither reads nor writes the arrays; they only show the
+    // planner the placement.
+    std::lock_guard<std::mutex> lock(FftwPlannerMutex());
+    void* in = fftw_malloc(in_bytes);
+    void* out = fftw_malloc(out_bytes);
+    if (in == nullptr || out == nullptr) {
+      fftw_free(in);
+      fftw_free(out);
+      return MakeError(ErrorCode::kResourceExhausted, "CreateFftPlan on {}: out of host memory planning {}",
+                       executor->DeviceLabel(), spec.Describe());
+    }
+    const int sign = fft::IsForward(spec.type) ? FFTW_FORWARD : FFTW_BACKWARD;
+    if (fft::IsDouble(spec.type)) {
+      auto* ci = static_cast<fftw_complex*>(in);
+      auto* co = static_cast<fftw_complex*>(out);
+      if (fft::IsComplexToComplex(spec.type)) {
+        plan->double_.out_of_place = fftw_plan_dft(spec.rank, n, ci, co, sign, flags);
+        plan->double_.in_place = fftw_plan_dft(spec.rank, n, ci, ci, sign, flags);
+      } else if (fft::IsRealToComplex(spec.type)) {
+        plan->double_.out_of_place = fftw_plan_dft_r2c(spec.rank, n, static_cast<double*>(in), co, flags);
+      } else {
+        plan->double_.out_of_place = fftw_plan_dft_c2r(spec.rank, n, ci, static_cast<double*>(out), flags);
+      }
+    } else {
+      auto* ci = static_cast<fftwf_complex*>(in);
+      auto* co = static_cast<fftwf_complex*>(out);
+      if (fft::IsComplexToComplex(spec.type)) {
+        plan->float_.out_of_place = fftwf_plan_dft(spec.rank, n, ci, co, sign, flags);
+        plan->float_.in_place = fftwf_plan_dft(spec.rank, n, ci, ci, sign, flags);
+      } else if (fft::IsRealToComplex(spec.type)) {
+        plan->float_.out_of_place = fftwf_plan_dft_r2c(spec.rank, n, static_cast<float*>(in), co, flags);
+      } else {
+        plan->float_.out_of_place = fftwf_plan_dft_c2r(spec.rank, n, ci, static_cast<float*>(out), flags);
+      }
+    }
+    fftw_free(in);
+    fftw_free(out);
+    const bool made = fft::IsDouble(spec.type) ? plan->double_.out_of_place != nullptr
+                                               : plan->float_.out_of_place != nullptr;
+    if (!made) {
+      return MakeError(ErrorCode::kInternal, "CreateFftPlan on {}: FFTW could not plan {}", executor->DeviceLabel(),
+                       spec.Describe());
+    }
+    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
+  }
+
+  ~BackendPlan() {
+    std::lock_guard<std::mutex> lock(FftwPlannerMutex());
+    for (fftw_plan p : {double_.out_of_place, double_.in_place}) {
+      if (p != nullptr) fftw_destroy_plan(p);
+    }
+    for (fftwf_plan p : {float_.out_of_place, float_.in_place}) {
+      if (p != nullptr) fftwf_destroy_plan(p);
+    }
+  }
+  BackendPlan(const BackendPlan&) = delete;
+  BackendPlan& operator=(const BackendPlan&) = delete;
+
+  Status Enqueue(Stream<host>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+    void* in = host::Address(input);
+    void* out = host::Address(output);
+    stream.ThenDoHostCallback([this, in, out] { Execute(in, out); });
+    return Status();  // a failed enqueue has failed the stream
+  }
+
+ private:
+  explicit BackendPlan(const PlanSpec& spec) : spec_(spec) {}
+
+  static std::size_t Bytes(const PlanSpec& spec, bool complex) {
+    const std::size_t real = fft::IsDouble(spec.type) ? sizeof(double) : sizeof(float);
+    return complex ? 2 * real : real;
+  }
+
+  void Execute(void* in, void* out) const {
+    const bool in_place = in == out;
+    if (fft::IsDouble(spec_.type)) {
+      if (fft::IsComplexToComplex(spec_.type)) {
+        fftw_execute_dft(in_place ? double_.in_place : double_.out_of_place, static_cast<fftw_complex*>(in),
+                         static_cast<fftw_complex*>(out));
+      } else if (fft::IsRealToComplex(spec_.type)) {
+        fftw_execute_dft_r2c(double_.out_of_place, static_cast<double*>(in), static_cast<fftw_complex*>(out));
+      } else {
+        fftw_execute_dft_c2r(double_.out_of_place, static_cast<fftw_complex*>(in), static_cast<double*>(out));
+      }
+    } else {
+      if (fft::IsComplexToComplex(spec_.type)) {
+        fftwf_execute_dft(in_place ? float_.in_place : float_.out_of_place, static_cast<fftwf_complex*>(in),
+                          static_cast<fftwf_complex*>(out));
+      } else if (fft::IsRealToComplex(spec_.type)) {
+        fftwf_execute_dft_r2c(float_.out_of_place, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
+      } else {
+        fftwf_execute_dft_c2r(float_.out_of_place, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
+      }
+    }
+  }
+
+  PlanSpec spec_;
+  FftwPlans<fftw_plan> double_;
+  FftwPlans<fftwf_plan> float_;
+};
+
+}  // namespace streamexecutor::fft_detail

@@ -1,0 +1,164 @@
+// se::opencl::kClFftPlugin: clFFT on the OpenCL backend. A plan is a clFFT
+// plan of the executor's context, baked (its kernels compiled) when the plan
+// is made; transforms are enqueued on the stream's own queue, so they run in
+// stream order. clFFT scales inverse transforms by 1/N by default; the scale
+// is set to 1 so that every plugin is unnormalized.
+#pragma once
+
+#include <clFFT.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "streamexecutor/canned/fft/common.hpp"
+#include "streamexecutor/detail/export.hpp"
+#include "streamexecutor/opencl.hpp"
+
+namespace streamexecutor::fft_detail {
+
+inline Status ClFftError(clfftStatus status, std::string_view call, std::string_view device) {
+  return MakeError(status == CLFFT_OUT_OF_HOST_MEMORY || status == CLFFT_OUT_OF_RESOURCES
+                       ? ErrorCode::kResourceExhausted
+                       : ErrorCode::kInternal,
+                   "{} on {}: clFFT error {}", call, device, static_cast<int>(status));
+}
+
+// clfftSetup once per process; clFFT keeps global state (its kernel cache)
+// that is never torn down, as the OpenCL platform itself is not.
+STREAMEXECUTOR_EXPORT inline const clfftStatus& ClFftSetup() {
+  static const clfftStatus status = [] {
+    clfftSetupData setup;
+    clfftStatus s = clfftInitSetupData(&setup);
+    return s == CLFFT_SUCCESS ? clfftSetup(&setup) : s;
+  }();
+  return status;
+}
+
+template <>
+class BackendPlan<opencl> {
+ public:
+  static constexpr std::string_view kPluginName = "clfft";
+
+  static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<opencl>* executor, const PlanSpec& spec) {
+    const std::string& device = executor->DeviceLabel();
+    if (ClFftSetup() != CLFFT_SUCCESS) return ClFftError(ClFftSetup(), "clfftSetup", device);
+    auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(executor, spec));
+    STREAMEXECUTOR_RETURN_IF_ERROR(plan->MakeHandle(false, plan->out_of_place_));
+    plan->has_out_of_place_ = true;
+    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
+  }
+
+  ~BackendPlan() {
+    if (has_out_of_place_) clfftDestroyPlan(&out_of_place_);
+    if (has_in_place_) clfftDestroyPlan(&in_place_);
+  }
+  BackendPlan(const BackendPlan&) = delete;
+  BackendPlan& operator=(const BackendPlan&) = delete;
+
+  Status Enqueue(Stream<opencl>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+    const std::string& device = executor_->DeviceLabel();
+    // clFFT takes whole buffers: a slice's offset cannot be passed.
+    if (input.offset() != 0 || output.offset() != 0) {
+      return MakeError(ErrorCode::kUnimplemented,
+                       "ThenFft on {}: clFFT transforms whole buffers; a slice (GetSlice at a non-zero offset) "
+                       "cannot be its input or output",
+                       device);
+    }
+    const bool in_place = input.opaque() == output.opaque();
+    clfftPlanHandle handle = out_of_place_;
+    if (in_place) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!has_in_place_) {
+        STREAMEXECUTOR_RETURN_IF_ERROR(MakeHandle(true, in_place_));
+        has_in_place_ = true;
+      }
+      handle = in_place_;
+    }
+    opencl_detail::StreamState& state = *stream.native_handle();
+    // Commands held behind a pending host callback (opencl/held.hpp) cannot
+    // be joined by a library's own enqueue, so that order is refused.
+    if (auto held = opencl_detail::HoldIfPending(state, [&] {
+          return MakeError(ErrorCode::kUnimplemented,
+                           "ThenFft on {}: the stream has a host callback still pending; clFFT enqueues on the queue "
+                           "directly, so wait for the callback (BlockHostUntilDone) before ThenFft",
+                           device);
+        })) {
+      return *held;
+    }
+    cl_mem in = opencl_detail::Buffer(input);
+    cl_mem out = opencl_detail::Buffer(output);
+    cl_command_queue queue = state.queue;
+    // clFFT sets the arguments of the plan's own cl_kernels before enqueuing
+    // them: two threads enqueuing one plan must take turns.
+    std::lock_guard<std::mutex> lock(mutex_);
+    const clfftStatus s = clfftEnqueueTransform(handle, fft::IsForward(spec_.type) ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
+                                                &queue, 0, nullptr, nullptr, &in, in_place ? nullptr : &out, nullptr);
+    return s == CLFFT_SUCCESS ? Status() : ClFftError(s, "clfftEnqueueTransform", device);
+  }
+
+ private:
+  BackendPlan(StreamExecutor<opencl>* executor, const PlanSpec& spec) : executor_(executor), spec_(spec) {}
+
+  Status MakeHandle(bool in_place, clfftPlanHandle& handle) {
+    const std::string& device = executor_->DeviceLabel();
+    const opencl_detail::Executor& native = *executor_->native_state().impl;
+    // clFFT's lengths run fastest first: ours reversed.
+    std::array<std::size_t, 3> lengths{1, 1, 1};
+    for (int i = 0; i < spec_.rank; ++i) {
+      lengths[static_cast<std::size_t>(i)] = spec_.dims[static_cast<std::size_t>(spec_.rank - 1 - i)];
+    }
+    const auto dim = spec_.rank == 1 ? CLFFT_1D : spec_.rank == 2 ? CLFFT_2D : CLFFT_3D;
+    clfftPlanHandle made{};
+    clfftStatus s = clfftCreateDefaultPlan(&made, native.context, dim, lengths.data());
+    if (s != CLFFT_SUCCESS) return ClFftError(s, "clfftCreateDefaultPlan", device);
+    if (s == CLFFT_SUCCESS) s = clfftSetPlanPrecision(made, fft::IsDouble(spec_.type) ? CLFFT_DOUBLE : CLFFT_SINGLE);
+    if (s == CLFFT_SUCCESS) s = clfftSetPlanScale(made, CLFFT_BACKWARD, 1.0f);
+    if (s == CLFFT_SUCCESS) s = clfftSetResultLocation(made, in_place ? CLFFT_INPLACE : CLFFT_OUTOFPLACE);
+    if (s == CLFFT_SUCCESS && !fft::IsComplexToComplex(spec_.type)) {
+      // Real transforms: the complex side's rows are n/2 + 1 long.
+      std::array<std::size_t, 3> real_strides{1, lengths[0], lengths[0] * lengths[1]};
+      std::array<std::size_t, 3> half_strides{1, lengths[0] / 2 + 1, (lengths[0] / 2 + 1) * lengths[1]};
+      const bool forward = fft::IsRealToComplex(spec_.type);
+      s = clfftSetLayout(made, forward ? CLFFT_REAL : CLFFT_HERMITIAN_INTERLEAVED,
+                         forward ? CLFFT_HERMITIAN_INTERLEAVED : CLFFT_REAL);
+      if (s == CLFFT_SUCCESS) s = clfftSetPlanInStride(made, dim, forward ? real_strides.data() : half_strides.data());
+      if (s == CLFFT_SUCCESS) s = clfftSetPlanOutStride(made, dim, forward ? half_strides.data() : real_strides.data());
+    } else if (s == CLFFT_SUCCESS) {
+      s = clfftSetLayout(made, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED);
+    }
+    if (s != CLFFT_SUCCESS) {
+      clfftDestroyPlan(&made);
+      return ClFftError(s, "configuring the clFFT plan", device);
+    }
+    // Baking compiles the plan's kernels; a queue of the context is all it
+    // needs, and the executor's own would serialize with unrelated work.
+    cl_int error = CL_SUCCESS;
+    cl_command_queue queue = clCreateCommandQueueWithProperties(native.context, native.device, nullptr, &error);
+    if (error != CL_SUCCESS) {
+      clfftDestroyPlan(&made);
+      return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "baking a clFFT plan on {}", device);
+    }
+    s = clfftBakePlan(made, 1, &queue, nullptr, nullptr);
+    clReleaseCommandQueue(queue);
+    if (s != CLFFT_SUCCESS) {
+      clfftDestroyPlan(&made);
+      return ClFftError(s, "clfftBakePlan", device);
+    }
+    handle = made;
+    return Status();
+  }
+
+  StreamExecutor<opencl>* executor_;
+  PlanSpec spec_;
+  std::mutex mutex_;
+  // clFFT handles are plain numbers with no null value: the flags say which exist.
+  clfftPlanHandle out_of_place_{};
+  clfftPlanHandle in_place_{};
+  bool has_out_of_place_ = false;
+  bool has_in_place_ = false;
+};
+
+}  // namespace streamexecutor::fft_detail

@@ -1,0 +1,156 @@
+// Canned fast Fourier transforms (the seed's FFT operations):
+//
+//   auto plan = se::fft::Create2dPlan(executor, 64, 128, se::fft::Type::kC2CForward).ValueOrDie();
+//   stream.Init().ThenFft(&plan, input, output.ptr());   // DeviceMemory<std::complex<float>>
+//
+// over FFTW3 (host, se::host::kFftw3Plugin), clFFT (OpenCL,
+// se::opencl::kClFftPlugin) and cuFFT loaded at run time (CUDA,
+// se::cuda::kCuFftPlugin), each its backend's default. A plan holds the
+// library's plan and belongs to one executor; it must outlive the work
+// enqueued with it, as buffers must. docs/fft.md has the conventions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "streamexecutor/canned/fft/common.hpp"
+#include "streamexecutor/core/plugin.hpp"
+#include "streamexecutor/core/stream.hpp"
+
+#if defined(STREAMEXECUTOR_WITH_HOST) && __has_include(<fftw3.h>)
+#include "streamexecutor/canned/fft/host.hpp"
+#define STREAMEXECUTOR_FFT_WITH_FFTW3 1
+#endif
+#if defined(STREAMEXECUTOR_WITH_OPENCL) && __has_include(<clFFT.h>)
+#include "streamexecutor/canned/fft/opencl.hpp"
+#define STREAMEXECUTOR_FFT_WITH_CLFFT 1
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA) && __has_include(<cufft.h>)
+#include "streamexecutor/canned/fft/cuda.hpp"
+#define STREAMEXECUTOR_FFT_WITH_CUFFT 1
+#endif
+
+namespace streamexecutor {
+
+namespace fft_detail {
+template <typename B>
+concept HasFftPlugin = requires(StreamExecutor<B>* executor, const PlanSpec& spec) {
+  { BackendPlan<B>::Make(executor, spec) };
+};
+}  // namespace fft_detail
+
+template <Backend B>
+class FftPlan {
+ public:
+  FftPlan() = default;
+  FftPlan(FftPlan&&) noexcept = default;
+  FftPlan& operator=(FftPlan&&) noexcept = default;
+
+  bool valid() const { return impl_ != nullptr; }
+  fft::Type type() const { return spec_.type; }
+  int rank() const { return spec_.rank; }
+  // Element counts of one transform's input and output.
+  std::uint64_t input_elements() const { return spec_.InputElements(); }
+  std::uint64_t output_elements() const { return spec_.OutputElements(); }
+  StreamExecutor<B>* executor() const { return executor_; }
+
+ private:
+  template <Backend Of>
+  friend StatusOr<FftPlan<Of>> CreateFftPlan(StreamExecutor<Of>*, fft::Type, int, std::array<std::uint64_t, 3>);
+  template <Backend Of, typename In, typename Out>
+  friend Stream<Of>& CannedFft(Stream<Of>&, FftPlan<Of>*, const DeviceMemory<In>&, DeviceMemory<Out>*);
+
+  StreamExecutor<B>* executor_ = nullptr;
+  fft_detail::PlanSpec spec_;
+  std::unique_ptr<fft_detail::BackendPlan<B>> impl_;
+};
+
+// A plan of `rank` dimensions (1 to 3, slowest first) on `executor`, made by
+// its FFT plugin (fixed by the executor's first FFT plan).
+template <Backend B>
+StatusOr<FftPlan<B>> CreateFftPlan(StreamExecutor<B>* executor, fft::Type type, int rank,
+                                   std::array<std::uint64_t, 3> dims) {
+  constexpr std::string_view caller = "CreateFftPlan";
+  if (executor == nullptr) return MakeError(ErrorCode::kInvalidArgument, "{}: the StreamExecutor is null", caller);
+  const std::string& device = executor->DeviceLabel();
+  STREAMEXECUTOR_RETURN_IF_ERROR(fft_detail::CheckShape(caller, device, type, rank, dims));
+  const FftPluginId plugin = executor->template UsePlugin<PluginKind::kFft>();
+  if constexpr (fft_detail::HasFftPlugin<B>) {
+    if (!plugin.is_default() && plugin.name != fft_detail::BackendPlan<B>::kPluginName) {
+      return MakeError(ErrorCode::kUnimplemented, "{} on {}: no FFT plugin '{}' on the {} platform", caller, device,
+                       plugin.name, plugin.backend);
+    }
+    FftPlan<B> plan;
+    plan.executor_ = executor;
+    plan.spec_ = fft_detail::PlanSpec{type, rank, dims};
+    for (int i = rank; i < 3; ++i) plan.spec_.dims[static_cast<std::size_t>(i)] = 1;
+    auto impl = fft_detail::BackendPlan<B>::Make(executor, plan.spec_);
+    if (!impl.ok()) return impl.status();
+    plan.impl_ = std::move(impl).value();
+    return StatusOr<FftPlan<B>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
+  } else {
+    return MakeError(ErrorCode::kUnavailable,
+                     "{} on {}: no FFT library was found when this program was compiled (host: libfftw3-dev, OpenCL: "
+                     "libclfft-dev, CUDA: the toolkit's cufft.h)",
+                     caller, device);
+  }
+}
+
+namespace fft {
+template <Backend B>
+StatusOr<FftPlan<B>> Create1dPlan(StreamExecutor<B>* executor, std::uint64_t num_x, Type type) {
+  return CreateFftPlan(executor, type, 1, {num_x, 1, 1});
+}
+template <Backend B>
+StatusOr<FftPlan<B>> Create2dPlan(StreamExecutor<B>* executor, std::uint64_t num_x, std::uint64_t num_y, Type type) {
+  return CreateFftPlan(executor, type, 2, {num_x, num_y, 1});
+}
+template <Backend B>
+StatusOr<FftPlan<B>> Create3dPlan(StreamExecutor<B>* executor, std::uint64_t num_x, std::uint64_t num_y,
+                                  std::uint64_t num_z, Type type) {
+  return CreateFftPlan(executor, type, 3, {num_x, num_y, num_z});
+}
+}  // namespace fft
+
+// One transform of `input` into `output` (the same memory for an in-place
+// complex transform). A C2R/Z2D transform may overwrite its input, as FFTW
+// and cuFFT do.
+template <Backend B, typename In, typename Out>
+Stream<B>& CannedFft(Stream<B>& stream, FftPlan<B>* plan, const DeviceMemory<In>& input, DeviceMemory<Out>* output) {
+  constexpr std::string_view caller = "ThenFft";
+  if (!stream.ReadyForCanned(caller)) return stream;
+  StreamExecutor<B>* executor = stream.parent();
+  const std::string& device = executor->DeviceLabel();
+  if (plan == nullptr || output == nullptr) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, device,
+                                        plan == nullptr ? "plan" : "output"));
+  }
+  if (!plan->valid()) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument,
+                                        "{} on {}: the plan is empty (moved from, or never created)", caller, device));
+  }
+  if (plan->executor_ != executor) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the plan was made for {}", caller,
+                                        device, plan->executor_->DeviceLabel()));
+  }
+  if (Status s = fft_detail::CheckBuffers(device, plan->spec_, input, *output); !s.ok()) {
+    return stream.CheckCanned(std::move(s));
+  }
+  if (Status s = executor->CheckDeviceRange(caller, "input", input, plan->spec_.InputElements() * sizeof(In));
+      !s.ok()) {
+    return stream.CheckCanned(std::move(s));
+  }
+  if (Status s = executor->CheckDeviceRange(caller, "output", *output, plan->spec_.OutputElements() * sizeof(Out));
+      !s.ok()) {
+    return stream.CheckCanned(std::move(s));
+  }
+  if constexpr (fft_detail::HasFftPlugin<B>) {
+    return stream.CheckCanned(plan->impl_->Enqueue(stream, input, *output));
+  } else {
+    return stream;  // no plan can exist without a plugin: valid() was false above
+  }
+}
+
+}  // namespace streamexecutor

@@ -1,0 +1,132 @@
+// A recording test double of cuFFT, built as libcufft.so.12 in a folder of
+// its own: with that folder (and the counting driver double's) first on
+// LD_LIBRARY_PATH, se::cuda::kCuFftPlugin runs against it on machines with
+// no GPU. It records the plans made, the stream bound and each exec call's
+// arguments; it computes no transform (that is cuFFT's, on a GPU).
+#include <cufft.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "cufft_double.hpp"
+
+namespace {
+
+struct Record {
+  std::mutex mutex;
+  std::map<std::string, long> calls;
+  SeCufftDoubleState state{};
+  int next_handle = 1;
+  std::string fail_call;
+  cufftResult fail_result = CUFFT_SUCCESS;
+};
+
+Record& TheRecord() {
+  static Record record;
+  return record;
+}
+
+cufftResult Enter(const char* name) {
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  ++r.calls[name];
+  if (r.fail_call == name) {
+    r.fail_call.clear();
+    return r.fail_result;
+  }
+  return CUFFT_SUCCESS;
+}
+
+cufftResult Plan(const char* name, cufftHandle* plan, int rank, int nx, int ny, int nz, cufftType type) {
+  if (const cufftResult s = Enter(name); s != CUFFT_SUCCESS) return s;
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  *plan = r.next_handle++;
+  r.state.live_plans += 1;
+  r.state.plan_rank = rank;
+  r.state.plan_dims[0] = nx;
+  r.state.plan_dims[1] = ny;
+  r.state.plan_dims[2] = nz;
+  r.state.plan_type = static_cast<int>(type);
+  return CUFFT_SUCCESS;
+}
+
+cufftResult Exec(const char* name, cufftHandle plan, const void* in, const void* out, int direction) {
+  if (const cufftResult s = Enter(name); s != CUFFT_SUCCESS) return s;
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.state.exec_handle = plan;
+  r.state.exec_input = in;
+  r.state.exec_output = out;
+  r.state.exec_direction = direction;
+  r.state.exec_stream = r.state.stream;
+  return CUFFT_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cufftResult cufftPlan1d(cufftHandle* plan, int nx, cufftType type, int batch) {
+  TheRecord().state.plan_batch = batch;
+  return Plan("cufftPlan1d", plan, 1, nx, 0, 0, type);
+}
+cufftResult cufftPlan2d(cufftHandle* plan, int nx, int ny, cufftType type) {
+  return Plan("cufftPlan2d", plan, 2, nx, ny, 0, type);
+}
+cufftResult cufftPlan3d(cufftHandle* plan, int nx, int ny, int nz, cufftType type) {
+  return Plan("cufftPlan3d", plan, 3, nx, ny, nz, type);
+}
+cufftResult cufftDestroy(cufftHandle) {
+  if (const cufftResult s = Enter("cufftDestroy"); s != CUFFT_SUCCESS) return s;
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.state.live_plans -= 1;
+  return CUFFT_SUCCESS;
+}
+cufftResult cufftSetStream(cufftHandle, cudaStream_t stream) {
+  if (const cufftResult s = Enter("cufftSetStream"); s != CUFFT_SUCCESS) return s;
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.state.stream = stream;
+  return CUFFT_SUCCESS;
+}
+cufftResult cufftExecC2C(cufftHandle plan, cufftComplex* in, cufftComplex* out, int direction) {
+  return Exec("cufftExecC2C", plan, in, out, direction);
+}
+cufftResult cufftExecR2C(cufftHandle plan, cufftReal* in, cufftComplex* out) {
+  return Exec("cufftExecR2C", plan, in, out, 0);
+}
+cufftResult cufftExecC2R(cufftHandle plan, cufftComplex* in, cufftReal* out) {
+  return Exec("cufftExecC2R", plan, in, out, 0);
+}
+cufftResult cufftExecZ2Z(cufftHandle plan, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction) {
+  return Exec("cufftExecZ2Z", plan, in, out, direction);
+}
+cufftResult cufftExecD2Z(cufftHandle plan, cufftDoubleReal* in, cufftDoubleComplex* out) {
+  return Exec("cufftExecD2Z", plan, in, out, 0);
+}
+cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* in, cufftDoubleReal* out) {
+  return Exec("cufftExecZ2D", plan, in, out, 0);
+}
+
+long se_cufft_double_calls(const char* name) {
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.calls.find(name);
+  return it == r.calls.end() ? 0 : it->second;
+}
+void se_cufft_double_state(SeCufftDoubleState* out) {
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  *out = r.state;
+}
+void se_cufft_double_fail_next(const char* name, int result) {
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.fail_call = name;
+  r.fail_result = static_cast<cufftResult>(result);
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+// <streamexecutor/fft.hpp> on the CUDA backend without a GPU: the counting
+// driver double stands in for libcuda.so.1 and the cuFFT double for
+// libcufft.so.12 (both folders on LD_LIBRARY_PATH, see meson.build). What
+// it proves: plans are the cuFFT plans of the right rank, sizes and type,
+// made once and destroyed with the FftPlan; each ThenFft binds the stream it
+// was called on and runs the exec call of its type with the buffers' device
+// addresses and the right direction; cuFFT's errors become Statuses that
+// name the call; a missing cuFFT is UNAVAILABLE naming the package. What a
+// transform computes is cuFFT's, on a GPU.
+#include <catch2/catch.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <string>
+
+#include <streamexecutor/cuda.hpp>
+#include <streamexecutor/fft.hpp>
+
+#include "cufft_double.hpp"
+
+namespace se = streamexecutor;
+using se::fft::Type;
+
+namespace {
+
+bool Mentions(const se::Status& status, std::string_view text) {
+  const bool found = status.message().find(text) != std::string::npos;
+  if (!found) UNSCOPED_INFO("status: " << status.ToString() << "\n  does not mention: " << text);
+  return found;
+}
+
+se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
+
+se_test::CufftDoubleApi Double() {
+  se_test::CufftDoubleApi api = se_test::CufftDoubleApi::Find();
+  REQUIRE(api.loaded());
+  return api;
+}
+SeCufftDoubleState State() {
+  SeCufftDoubleState state{};
+  Double().state(&state);
+  return state;
+}
+const void* Address(se::StreamExecutor<se::cuda>* executor, const se::DeviceMemoryBase& memory) {
+  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(se::NativeMemory(*executor, memory).value()));
+}
+
+}  // namespace
+
+TEST_CASE("cuFFT plugin: plans, streams and exec calls", "[fft][cuda]") {
+  auto* executor = Executor();
+  se::ScopedDeviceMemory<std::complex<float>> a = executor->AllocateOwnedArray<std::complex<float>>(4 * 6 * 8);
+  se::ScopedDeviceMemory<std::complex<float>> b = executor->AllocateOwnedArray<std::complex<float>>(4 * 6 * 8);
+  {
+    auto plan = se::fft::Create3dPlan(executor, 4, 6, 8, Type::kC2CInverse);
+    INFO(plan.status().ToString());
+    REQUIRE(plan.ok());
+    SeCufftDoubleState made = State();
+    CHECK(made.live_plans == 1);
+    CHECK(made.plan_rank == 3);
+    CHECK(made.plan_dims[0] == 4);
+    CHECK(made.plan_dims[1] == 6);
+    CHECK(made.plan_dims[2] == 8);
+    CHECK(made.plan_type == CUFFT_C2C);
+
+    se::Stream<se::cuda> stream(executor);
+    REQUIRE(stream.Init().ThenFft(&plan.value(), *a.ptr(), b.ptr()).BlockHostUntilDone().ok());
+    SeCufftDoubleState ran = State();
+    CHECK(Double().calls("cufftExecC2C") == 1);
+    CHECK(ran.exec_input == Address(executor, *a.ptr()));
+    CHECK(ran.exec_output == Address(executor, *b.ptr()));
+    CHECK(ran.exec_direction == CUFFT_INVERSE);
+    CHECK(ran.exec_stream == static_cast<void*>(se::NativeQueue(stream)));
+
+    // In place, on another stream: the same plan, that stream bound.
+    se::Stream<se::cuda> other(executor);
+    REQUIRE(other.Init().ThenFft(&plan.value(), *a.ptr(), a.ptr()).BlockHostUntilDone().ok());
+    CHECK(State().exec_output == Address(executor, *a.ptr()));
+    CHECK(State().exec_stream == static_cast<void*>(se::NativeQueue(other)));
+    CHECK(Double().calls("cufftPlan3d") == 1);
+  }
+  CHECK(State().live_plans == 0);  // destroyed with the FftPlan
+}
+
+TEST_CASE("cuFFT plugin: real and double transforms call their exec", "[fft][cuda]") {
+  auto* executor = Executor();
+  se::ScopedDeviceMemory<double> reals = executor->AllocateOwnedArray<double>(64);
+  se::ScopedDeviceMemory<std::complex<double>> spectrum = executor->AllocateOwnedArray<std::complex<double>>(33);
+  auto d2z = se::fft::Create1dPlan(executor, 64, Type::kD2Z);
+  auto z2d = se::fft::Create1dPlan(executor, 64, Type::kZ2D);
+  REQUIRE(d2z.ok());
+  REQUIRE(z2d.ok());
+  CHECK(State().plan_type == CUFFT_Z2D);
+  CHECK(State().plan_batch == 1);
+  se::Stream<se::cuda> stream(executor);
+  REQUIRE(stream.Init().ThenFft(&d2z.value(), *reals.ptr(), spectrum.ptr()).BlockHostUntilDone().ok());
+  CHECK(Double().calls("cufftExecD2Z") == 1);
+  CHECK(State().exec_output == Address(executor, *spectrum.ptr()));
+  REQUIRE(stream.ThenFft(&z2d.value(), *spectrum.ptr(), reals.ptr()).BlockHostUntilDone().ok());
+  CHECK(Double().calls("cufftExecZ2D") == 1);
+  CHECK(State().exec_output == Address(executor, *reals.ptr()));
+}
+
+TEST_CASE("cuFFT plugin: errors name the call", "[fft][cuda]") {
+  auto* executor = Executor();
+  Double().fail_next("cufftPlan2d", CUFFT_INVALID_SIZE);
+  auto failed = se::fft::Create2dPlan(executor, 16, 16, Type::kR2C);
+  CHECK(failed.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(failed.status(), "cufftPlan2d on cuda:0: CUFFT_INVALID_SIZE"));
+
+  auto plan = se::fft::Create1dPlan(executor, 16, Type::kC2CForward);
+  REQUIRE(plan.ok());
+  se::ScopedDeviceMemory<std::complex<float>> data = executor->AllocateOwnedArray<std::complex<float>>(16);
+  Double().fail_next("cufftExecC2C", CUFFT_EXEC_FAILED);
+  se::Stream<se::cuda> stream(executor);
+  se::Status s = stream.Init().ThenFft(&plan.value(), *data.ptr(), data.ptr()).BlockHostUntilDone();
+  CHECK(s.code() == se::ErrorCode::kInternal);
+  CHECK(Mentions(s, "cufftExecC2C on cuda:0: CUFFT_EXEC_FAILED (6)"));
+}
+
+TEST_CASE("cuFFT missing: UNAVAILABLE, naming the library and the package", "[fft][cuda]") {
+  const char* const absent[] = {"libcufft_absent_for_this_test.so.12"};
+  const se::fft_detail::CuFftLoad load = se::fft_detail::LoadCuFft(absent);
+  CHECK(load.status.code() == se::ErrorCode::kUnavailable);
+  CHECK(Mentions(load.status, "the cuFFT plugin needs cuFFT (libcufft_absent_for_this_test.so.12)"));
+  CHECK(Mentions(load.status, "install libcufft-13-0"));
+}
