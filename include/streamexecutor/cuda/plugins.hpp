@@ -12,11 +12,12 @@ struct PluginIds {
   static constexpr BlasPluginId kCuBlasPlugin{"cuda", "cublas"};   // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};     // default RNG (Random123 in PTX)
   static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};     // the vendor generator
+  static constexpr DnnPluginId kCuDnnPlugin{"cuda", "cudnn"};       // default DNN (cuDNN, loaded at run time)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kCuBlasPlugin).SetRng(kPhiloxPlugin);
+    defaults.SetBlas(kCuBlasPlugin).SetRng(kPhiloxPlugin).SetDnn(kCuDnnPlugin);
     return defaults;
   }
 };

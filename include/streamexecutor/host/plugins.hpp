@@ -11,11 +11,12 @@ namespace streamexecutor::host_detail {
 struct PluginIds {
   static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
   static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
+  static constexpr DnnPluginId kOneDnnPlugin{"host", "onednn"};     // default DNN (oneDNN CPU engine)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kOpenBlasPlugin).SetRng(kPhiloxPlugin);
+    defaults.SetBlas(kOpenBlasPlugin).SetRng(kPhiloxPlugin).SetDnn(kOneDnnPlugin);
     return defaults;
   }
 };

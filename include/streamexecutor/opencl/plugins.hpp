@@ -11,11 +11,12 @@ namespace streamexecutor::opencl_detail {
 struct PluginIds {
   static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
   static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
+  static constexpr DnnPluginId kClBlastDnnPlugin{"opencl", "clblast"};  // default DNN (CLBlast: convolution, matmul)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kClBlastPlugin).SetRng(kPhiloxPlugin);
+    defaults.SetBlas(kClBlastPlugin).SetRng(kPhiloxPlugin).SetDnn(kClBlastDnnPlugin);
     return defaults;
   }
 };
