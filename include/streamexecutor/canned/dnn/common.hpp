@@ -10,11 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include <fmt/format.h>
-
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/fmt.hpp"  // not <fmt/format.h>: this one configures fmt for nvcc
 
 namespace streamexecutor::dnn {
 

@@ -91,7 +91,7 @@ struct Library<cuda> {
         made(api.cudnnCreatePoolingDescriptor(&state->pooling_), "cudnnCreatePoolingDescriptor"));
     STREAMEXECUTOR_RETURN_IF_ERROR(
         made(api.cudnnCreateActivationDescriptor(&state->activation_), "cudnnCreateActivationDescriptor"));
-    return state;
+    return StatusOr<std::unique_ptr<State>>(std::move(state));
   }
 
   template <dnn::Element T>

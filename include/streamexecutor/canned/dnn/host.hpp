@@ -27,7 +27,12 @@
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/host/backend.hpp"
 
-#if defined(STREAMEXECUTOR_DNN_WITH_ONEDNN)
+// nvcc 13's front end stops with an internal error (lexical.c, in
+// find_allocated_name_reference) on oneDNN 2.6's dnnl.hpp in C++20 mode, so a
+// CUDA translation unit gets the plugin without oneDNN: its host DNN calls are
+// UNAVAILABLE and say so (make them from a unit the host compiler compiles).
+#if defined(STREAMEXECUTOR_DNN_WITH_ONEDNN) && !defined(__CUDACC__)
+#define STREAMEXECUTOR_DNN_HOST_ONEDNN 1
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -35,7 +40,7 @@ namespace streamexecutor::dnn_detail {
 
 template <>
 struct Library<host> {
-#if defined(STREAMEXECUTOR_DNN_WITH_ONEDNN)
+#if defined(STREAMEXECUTOR_DNN_HOST_ONEDNN)
   // One cached primitive and the memory objects its arguments are bound to.
   struct Prepared {
     dnnl::primitive primitive;
@@ -62,7 +67,7 @@ struct Library<host> {
       auto state = std::make_unique<State>();
       state->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
       state->stream = dnnl::stream(state->engine);
-      return state;
+      return StatusOr<std::unique_ptr<State>>(std::move(state));
     } catch (const dnnl::error& e) {
       return MakeError(ErrorCode::kUnavailable, "oneDNN could not open its CPU engine for {}: {}",
                        executor.DeviceLabel(), e.what());
@@ -284,7 +289,7 @@ struct Library<host> {
     if (!plugin.is_default() && plugin != host::kOneDnnPlugin) {
       return UnknownPlugin(executor.DeviceLabel(), plugin, host::kOneDnnPlugin.name);
     }
-    return NotBuiltIn(executor.DeviceLabel(), "oneDNN", "libdnnl-dev");
+    return Missing(executor.DeviceLabel());
   }
   template <typename T>
   static Status Convolve(Stream<host>&, State&, const ConvolveArgs&) { return Missing(); }
@@ -298,7 +303,16 @@ struct Library<host> {
   static Status MatMul(Stream<host>&, State&, const MatMulArgs&) { return Missing(); }
 
  private:
-  static Status Missing() { return NotBuiltIn("host", "oneDNN", "libdnnl-dev"); }
+  static Status Missing(std::string_view device = "host") {
+#if defined(STREAMEXECUTOR_DNN_WITH_ONEDNN)
+    return MakeError(ErrorCode::kUnavailable,
+                     "DNN on {}: oneDNN's C++ header does not compile under nvcc (its front end fails on dnnl.hpp in "
+                     "C++20 mode); make host DNN calls from a translation unit compiled by the host compiler",
+                     device);
+#else
+    return NotBuiltIn(device, "oneDNN", "libdnnl-dev");
+#endif
+  }
 #endif
 };
 
