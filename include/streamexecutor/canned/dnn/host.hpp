@@ -7,8 +7,8 @@
 // cached primitive keeps its dnnl::memory objects and argument map, and a call
 // only points them at its buffers, so running one allocates nothing; that
 // sharing is why one executor's oneDNN calls run one at a time (a lock around
-// each), which costs little since oneDNN spreads every primitive over all
-// cores itself.
+// each run; enqueueing takes another, for the cache only), which costs little
+// since oneDNN spreads every primitive over all cores itself.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,8 @@ struct Library<host> {
   struct State {
     dnnl::engine engine;
     dnnl::stream stream;
-    std::mutex mutex;
+    std::mutex mutex;        // held while a primitive runs
+    std::mutex cache_mutex;  // held while the cache is searched or grows, so enqueueing never waits for a run
     std::map<std::vector<std::int64_t>, Prepared> cache;  // node addresses are stable
   };
 
@@ -232,7 +233,7 @@ struct Library<host> {
                     const DeviceMemoryBase& weights, const DeviceMemoryBase& dst) {
     const Prepared* prepared = nullptr;
     try {
-      std::lock_guard<std::mutex> lock(state.mutex);
+      std::lock_guard<std::mutex> lock(state.cache_mutex);
       auto found = state.cache.find(key);
       if (found == state.cache.end()) found = state.cache.emplace(std::move(key), make()).first;
       prepared = &found->second;
