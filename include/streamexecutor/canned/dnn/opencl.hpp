@@ -127,7 +127,7 @@ struct Library<opencl> {
   }
 
   template <dnn::Element T>
-  static Status Convolve(Stream<opencl>& stream, State&, const ConvolveArgs& a) {
+  static Status Convolve(Stream<opencl>& stream, State&, [[maybe_unused]] const ConvolveArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     return clblast_dnn::Enqueue(
         *stream.native_handle(), "ThenConvolve", {a.input_data, a.filter_data, a.output_data},
@@ -154,7 +154,7 @@ struct Library<opencl> {
   }
 
   template <dnn::Element T>
-  static Status MatMul(Stream<opencl>& stream, State&, const MatMulArgs& a) {
+  static Status MatMul(Stream<opencl>& stream, State&, [[maybe_unused]] const MatMulArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     return clblast_dnn::Enqueue(
         *stream.native_handle(), "ThenMatMul", {a.input_data, a.weights, a.output_data},
