@@ -242,6 +242,7 @@ Stream<B>& CannedSoftmax(Stream<B>& stream, const dnn::BatchDescriptor& dimensio
   if (!stream.ReadyForCanned(caller)) return stream;
   StreamExecutor<B>* executor = stream.parent();
   if (output_data == nullptr) return stream.CheckCanned(dnn_detail::NullOutput(caller, executor->DeviceLabel()));
+  // The mode is an activation's; softmax has none and ignores it.
   const dnn_detail::PointwiseArgs args{dnn::ActivationMode::kRelu, dimensions, input_data, *output_data};
   if (Status s = dnn_detail::CheckPointwise<B, T>(executor, caller, args); !s.ok()) {
     return stream.CheckCanned(std::move(s));
