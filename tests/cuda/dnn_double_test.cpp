@@ -261,3 +261,24 @@ TEST_CASE("a missing cuDNN is UNAVAILABLE naming the package", "[dnn][cudnn]") {
   CHECK(Mentions(load.status, "the cuDNN plugin needs cuDNN (libcudnn-not-installed.so.9), which could not be loaded"));
   CHECK(Mentions(load.status, "install libcudnn9-cuda-13"));
 }
+
+TEST_CASE("a cuDNN call from inside a host callback is refused before cuDNN", "[dnn][cudnn][errors]") {
+  auto* executor = Executor();
+  const dnn::BatchDescriptor d(1, 1, 2, 2);
+  auto x = executor->AllocateOwnedArray<float>(4);
+  auto y = executor->AllocateOwnedArray<float>(4);
+  se::Stream inner(executor);
+  inner.Init();
+  REQUIRE(inner.ThenSoftmax(d, x.cref(), y.ptr()).BlockHostUntilDone().ok());  // the state exists already
+  const long softmaxes = Double().calls("cudnnSoftmaxForward");
+  se::Status seen;
+  se::Stream outer(executor);
+  outer.Init().ThenDoHostCallback([&] {
+    inner.ThenSoftmax(d, x.cref(), y.ptr());
+    seen = inner.status();
+  });
+  (void)outer.BlockHostUntilDone();
+  CHECK(seen.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(seen, "a host callback (ThenDoHostCallback) may not call the CUDA driver"));
+  CHECK(Double().calls("cudnnSoftmaxForward") == softmaxes);
+}
