@@ -13,11 +13,12 @@ struct PluginIds {
   static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};     // default RNG (Random123 in PTX)
   static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};     // the vendor generator
   static constexpr FftPluginId kCuFftPlugin{"cuda", "cufft"};        // default FFT (cuFFT, loaded at run time)
+  static constexpr DnnPluginId kCuDnnPlugin{"cuda", "cudnn"};       // default DNN (cuDNN, loaded at run time)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetBlas(kCuBlasPlugin).SetRng(kPhiloxPlugin).SetFft(kCuFftPlugin);
+    defaults.SetBlas(kCuBlasPlugin).SetRng(kPhiloxPlugin).SetFft(kCuFftPlugin).SetDnn(kCuDnnPlugin);
     return defaults;
   }
 };

@@ -1,0 +1,113 @@
+// cuDNN, loaded at run time like the driver (cuda/driver.hpp): a program built
+// with the cuDNN plugin still starts where cuDNN is not installed, and there
+// its first DNN call is UNAVAILABLE and names the package. cudnn.h is needed
+// at build time only, for the types. libcudnn.so.9 is cuDNN 9's front library:
+// it forwards the legacy calls used here to libcudnn_ops and libcudnn_cnn.
+#pragma once
+
+#include <cudnn.h>
+#include <dlfcn.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
+
+namespace streamexecutor::dnn_detail {
+
+inline constexpr const char* kCuDnnLibraries[] = {"libcudnn.so.9", "libcudnn.so"};
+inline constexpr std::string_view kCuDnnPackage = "libcudnn9-cuda-13 (or -cuda-12) from NVIDIA's CUDA repository";
+
+// Every entry point the plugin calls.
+#define SE_CUDNN_ENTRY_POINTS(X)          \
+  X(cudnnGetErrorString)                  \
+  X(cudnnCreate)                          \
+  X(cudnnDestroy)                         \
+  X(cudnnSetStream)                       \
+  X(cudnnCreateTensorDescriptor)          \
+  X(cudnnDestroyTensorDescriptor)         \
+  X(cudnnSetTensor4dDescriptor)           \
+  X(cudnnCreateFilterDescriptor)          \
+  X(cudnnDestroyFilterDescriptor)         \
+  X(cudnnSetFilter4dDescriptor)           \
+  X(cudnnCreateConvolutionDescriptor)     \
+  X(cudnnDestroyConvolutionDescriptor)    \
+  X(cudnnSetConvolution2dDescriptor)      \
+  X(cudnnSetConvolutionMathType)          \
+  X(cudnnConvolutionForward)              \
+  X(cudnnCreatePoolingDescriptor)         \
+  X(cudnnDestroyPoolingDescriptor)        \
+  X(cudnnSetPooling2dDescriptor)          \
+  X(cudnnPoolingForward)                  \
+  X(cudnnCreateActivationDescriptor)      \
+  X(cudnnDestroyActivationDescriptor)     \
+  X(cudnnSetActivationDescriptor)         \
+  X(cudnnActivationForward)               \
+  X(cudnnSoftmaxForward)
+
+struct CuDnnApi {
+#define SE_CUDNN_MEMBER(name) decltype(&::name) name = nullptr;
+  SE_CUDNN_ENTRY_POINTS(SE_CUDNN_MEMBER)
+#undef SE_CUDNN_MEMBER
+};
+
+struct CuDnnLoad {
+  CuDnnApi api;
+  Status status;
+};
+
+// `names`: the sonames to try, newest first; tests pass ones that cannot exist.
+inline CuDnnLoad LoadCuDnn(std::span<const char* const> names = kCuDnnLibraries) {
+  CuDnnLoad load;
+  void* library = nullptr;
+  std::string errors;
+  for (const char* name : names) {
+    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr) break;
+    const char* why = dlerror();
+    errors += errors.empty() ? "" : "; ";
+    errors += why != nullptr ? why : name;
+  }
+  if (library == nullptr) {
+    load.status = MakeError(ErrorCode::kUnavailable,
+                            "cuda: the cuDNN plugin needs cuDNN ({}), which could not be loaded: {}; install {}",
+                            names.empty() ? "" : names[0], errors, kCuDnnPackage);
+    return load;
+  }
+  std::string missing;
+  auto resolve = [&](const char* name, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name));
+    if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
+  };
+#define SE_CUDNN_RESOLVE(name) resolve(#name, load.api.name);
+  SE_CUDNN_ENTRY_POINTS(SE_CUDNN_RESOLVE)
+#undef SE_CUDNN_RESOLVE
+  if (!missing.empty()) {
+    load.status =
+        MakeError(ErrorCode::kUnavailable, "cuda: the loaded cuDNN lacks {}; install {}", missing, kCuDnnPackage);
+  }
+  // Kept loaded until exit, as the driver is: handles may outlive main.
+  return load;
+}
+
+// One table per process, however many shared libraries include this header.
+STREAMEXECUTOR_EXPORT inline const CuDnnLoad& CuDnn() {
+  static const CuDnnLoad load = LoadCuDnn();
+  return load;
+}
+
+inline Status CuDnnError(const CuDnnApi& api, cudnnStatus_t status, std::string_view caller, std::string_view call,
+                         std::string_view device) {
+  const ErrorCode code = status == CUDNN_STATUS_ALLOC_FAILED      ? ErrorCode::kResourceExhausted
+                         : status == CUDNN_STATUS_BAD_PARAM       ? ErrorCode::kInvalidArgument
+                         : status == CUDNN_STATUS_NOT_SUPPORTED   ? ErrorCode::kUnimplemented
+                                                                  : ErrorCode::kInternal;
+  const char* name = api.cudnnGetErrorString != nullptr ? api.cudnnGetErrorString(status) : nullptr;
+  return MakeError(code, "{} on {}: {} failed with {} ({})", caller, device, call,
+                   name != nullptr ? name : "an unknown cudnnStatus_t", static_cast<int>(status));
+}
+
+}  // namespace streamexecutor::dnn_detail
