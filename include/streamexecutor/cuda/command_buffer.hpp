@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/detail/stored_callback.hpp"
 
 namespace streamexecutor::cuda_detail {
 
@@ -120,9 +122,9 @@ class RecordedGraph {
 
   template <typename Callback>
   Status AddHostCall(Callback&& callback) {
-    using F = std::decay_t<Callback>;
     try {
-      callbacks_.push_back(std::make_unique<StoredCallbackOf<F>>(this, std::forward<Callback>(callback)));
+      auto stored = streamexecutor::detail::StoredCallback::Make(std::forward<Callback>(callback));
+      callbacks_.push_back(HostNode{this, std::move(stored)});
     } catch (const std::exception& e) {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw: {}", ordinal_,
                        e.what());
@@ -130,8 +132,8 @@ class RecordedGraph {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw", ordinal_);
     }
     CUDA_HOST_NODE_PARAMS params{};
-    params.fn = &StoredCallback::Run;
-    params.userData = callbacks_.back().get();
+    params.fn = &HostNode::Run;
+    params.userData = &callbacks_.back();
     return AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
       return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
     });
@@ -176,13 +178,13 @@ class RecordedGraph {
     if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  struct StoredCallback {
-    explicit StoredCallback(RecordedGraph* o) : owner(o) {}
-    virtual ~StoredCallback() = default;
-    virtual void Invoke() = 0;
+  // A recorded host callback and the graph whose failure it reports; the
+  // host node's user data (a deque: its address never moves).
+  struct HostNode {
     RecordedGraph* owner;
+    streamexecutor::detail::StoredCallbackPtr callback;
     static void CUDA_CB Run(void* user_data) {
-      auto* self = static_cast<StoredCallback*>(user_data);
+      auto* self = static_cast<HostNode*>(user_data);
       struct Inside {
         Inside() { InHostFunction() = true; }
         ~Inside() { InHostFunction() = false; }
@@ -190,8 +192,8 @@ class RecordedGraph {
         Inside& operator=(const Inside&) = delete;
       } const inside;
       struct Call {
-        StoredCallback* self;
-        void operator()() const { self->Invoke(); }
+        HostNode* self;
+        void operator()() const { self->callback->Invoke(); }
       };
       Call call{self};
       if (Status status = streamexecutor::detail::InvokeHostCallback(call, "cuda", self->owner->ordinal_);
@@ -199,13 +201,6 @@ class RecordedGraph {
         self->owner->failure_.Fail(std::move(status));
       }
     }
-  };
-  template <typename F>
-  struct StoredCallbackOf final : StoredCallback {
-    template <typename G>
-    StoredCallbackOf(RecordedGraph* o, G&& g) : StoredCallback(o), callable(std::forward<G>(g)) {}
-    void Invoke() override { callable(); }
-    F callable;
   };
   struct Submission {
     RecordedGraph* graph;
@@ -224,7 +219,7 @@ class RecordedGraph {
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   CUgraphNode last_ = nullptr;
-  std::vector<std::unique_ptr<StoredCallback>> callbacks_;
+  std::deque<HostNode> callbacks_;
   streamexecutor::detail::StickyStatus failure_;  // the first host node that threw
 };
 

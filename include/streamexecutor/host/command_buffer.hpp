@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/stored_callback.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
 
 namespace streamexecutor::host_detail {
@@ -43,11 +44,9 @@ class RecordedCommands {
   }
   template <typename Callback>
   Status AddCallback(Callback&& callback) {
-    using F = std::decay_t<Callback>;
-    std::unique_ptr<StoredCallback> stored;
     try {
-      stored = std::make_unique<StoredCallbackOf<F>>(std::forward<Callback>(callback));
-      callbacks_.push_back(std::move(stored));
+      callbacks_.reserve(callbacks_.size() + 1);  // so that the push below cannot throw
+      callbacks_.push_back(streamexecutor::detail::StoredCallback::Make(std::forward<Callback>(callback)));
     } catch (const std::exception& e) {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw: {}", ordinal_,
                        e.what());
@@ -83,17 +82,7 @@ class RecordedCommands {
   }
 
  private:
-  struct StoredCallback {
-    virtual ~StoredCallback() = default;
-    virtual void Invoke() = 0;
-  };
-  template <typename F>
-  struct StoredCallbackOf final : StoredCallback {
-    template <typename G>
-    explicit StoredCallbackOf(G&& g) : callable(std::forward<G>(g)) {}
-    void Invoke() override { callable(); }
-    F callable;
-  };
+  using StoredCallback = streamexecutor::detail::StoredCallback;
   // What a callback command carries in its payload.
   struct CallbackRef {
     RecordedCommands* owner;
@@ -166,7 +155,7 @@ class RecordedCommands {
   std::atomic<int> references_{1};
   int ordinal_;
   std::vector<Entry> entries_;
-  std::vector<std::unique_ptr<StoredCallback>> callbacks_;
+  std::vector<streamexecutor::detail::StoredCallbackPtr> callbacks_;
 };
 
 static_assert(std::is_trivially_copyable_v<Command>, "recorded commands are copied into the ring as they are");
