@@ -74,8 +74,13 @@ struct CublasApi {
 
 // The sonames tried, newest first; the _v2 entry points used here have the
 // same ABI in both. Tests put a directory holding a double of the first on
-// LD_LIBRARY_PATH.
+// LD_LIBRARY_PATH. A build may name one library of its own instead (a
+// vendored cuBLAS; the missing-library test names one that does not exist).
+#if defined(STREAMEXECUTOR_CUBLAS_LIBRARY)
+inline constexpr const char* kCublasLibraries[] = {STREAMEXECUTOR_CUBLAS_LIBRARY};
+#else
 inline constexpr const char* kCublasLibraries[] = {"libcublas.so.13", "libcublas.so.12"};
+#endif
 inline constexpr std::string_view kCublasPackage = "libcublas-13-0 (or libcublas-12-x) from NVIDIA's CUDA repository";
 
 struct CublasLoad {
