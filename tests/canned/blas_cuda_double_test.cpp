@@ -101,7 +101,7 @@ TEST_CASE("sgemm reaches cublasSgemm_v2 with the shape, scalars, addresses and s
 
 TEST_CASE("each operation and element type reaches its cuBLAS entry point", "[blas]") {
   Warm();
-  auto xf = Allocate<float>(64), yf = Allocate<float>(64), af = Allocate<float>(64 * 64);
+  auto xf = Allocate<float>(256), yf = Allocate<float>(64), af = Allocate<float>(64 * 64);
   auto xd = Allocate<double>(64), yd = Allocate<double>(64), ad = Allocate<double>(64 * 64);
   se::Stream stream(Executor());
   stream.Init();
@@ -125,6 +125,7 @@ TEST_CASE("each operation and element type reaches its cuBLAS entry point", "[bl
   CHECK(std::string(Last().name) == "cublasDdot_v2");
 
   stream.ThenBlasGemv(Transpose::kTranspose, 50, 20, 2.0f, af.cref(), 60, xf.cref(), 3, 0.5f, yf.ptr(), 1);
+  REQUIRE(stream.ok());
   call = Last();
   CHECK(std::string(call.name) == "cublasSgemv_v2");
   CHECK((call.trans_a == CUBLAS_OP_T && call.m == 50 && call.n == 20 && call.lda == 60));
