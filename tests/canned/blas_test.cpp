@@ -334,6 +334,11 @@ TEST_CASE("BLAS argument errors name the argument", "[blas]") {
   }
   {
     se::Stream stream(Executor());
+    stream.Init().ThenBlasAxpy(-1, 1.0f, x.cref(), 1, y.ptr(), 1);
+    check(stream, se::ErrorCode::kInvalidArgument, "n=-1 is negative");
+  }
+  {
+    se::Stream stream(Executor());
     stream.Init().ThenBlasAxpy(4, 1.0f, x.cref(), 0, y.ptr(), 1);
     check(stream, se::ErrorCode::kInvalidArgument, "incx=0 must be positive");
   }

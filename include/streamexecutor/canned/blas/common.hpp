@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/plugin.hpp"
@@ -123,15 +124,28 @@ inline Status NotBuiltIn(std::string_view device, std::string_view library, std:
 // Each returns the number of elements an operand reads or writes, or an error
 // whose message gives the sizes involved.
 
+// Sizes are taken as any integer type, so that a literal or an int passes
+// through Stream's forwarding members without a sign conversion there.
 // BLAS libraries take int dimensions (OpenBLAS's blasint, cuBLAS, CLBlast's
 // checks): larger values would be truncated, not rejected, by the library.
-inline Status CheckDimension(std::string_view caller, std::string_view device, std::string_view name,
-                             std::uint64_t value) {
-  if (value > static_cast<std::uint64_t>(INT_MAX)) {
+template <std::integral I>
+Status CheckDimension(std::string_view caller, std::string_view device, std::string_view name, I value) {
+  if constexpr (std::is_signed_v<I>) {
+    if (value < 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: {}={} is negative", caller, device, name, value);
+    }
+  }
+  if (static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(INT_MAX)) {
     return MakeError(ErrorCode::kInvalidArgument, "{} on {}: {}={} is larger than the BLAS libraries' int limit ({})",
                      caller, device, name, value, INT_MAX);
   }
   return Status();
+}
+
+// The value of a dimension that CheckDimension accepted.
+template <std::integral I>
+constexpr std::uint64_t Dimension(I value) {
+  return static_cast<std::uint64_t>(value);
 }
 
 // Negative increments walk a vector backwards in reference BLAS but are not

@@ -54,14 +54,19 @@ Stream<B>& Finish(Stream<B>& stream, Status checked, Submit&& submit) {
   return stream.CheckCanned(submit(*state.value()));
 }
 
+template <std::integral M, std::integral N, std::integral K>
+Status CheckGemmDimensions(std::string_view caller, std::string_view device, M m, N n, K k) {
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckDimension(caller, device, "m", m));
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckDimension(caller, device, "n", n));
+  return CheckDimension(caller, device, "k", k);
+}
+
+// m, n and k passed CheckGemmDimensions.
 template <Backend B, blas::Scalar T>
 Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, GemmArgs<T>& args, std::uint64_t m,
                  std::uint64_t n, std::uint64_t k, const DeviceMemory<T>& a, const DeviceMemory<T>& b,
                  const DeviceMemory<T>* c) {
   const std::string& device = executor.DeviceLabel();
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckDimension(caller, device, "m", m));
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckDimension(caller, device, "n", n));
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckDimension(caller, device, "k", k));
   const bool a_plain = args.transa == blas::Transpose::kNoTranspose;
   const bool b_plain = args.transb == blas::Transpose::kNoTranspose;
   // op(A) is m x k and op(B) k x n; stored, A is m x k or k x m, B k x n or n x k.
@@ -93,9 +98,9 @@ Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, Gem
   return Status();
 }
 
-template <Backend B, blas::Scalar T>
-Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::uint64_t m,
-                       std::uint64_t n, std::uint64_t k, T alpha, std::span<DeviceMemory<T>* const> a, int lda,
+template <Backend B, blas::Scalar T, std::integral M, std::integral N, std::integral K>
+Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, M m_in, N n_in, K k_in,
+                       T alpha, std::span<DeviceMemory<T>* const> a, int lda,
                        std::span<DeviceMemory<T>* const> b, int ldb, T beta, std::span<DeviceMemory<T>* const> c,
                        int ldc, int batch_count) {
   constexpr std::string_view caller = "ThenBlasGemmBatched";
@@ -107,6 +112,10 @@ Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpos
         ErrorCode::kOutOfRange, "{} on {}: batch_count={} but the batch lists hold {} A, {} B and {} C matrices",
         caller, executor.DeviceLabel(), batch_count, a.size(), b.size(), c.size()));
   }
+  if (Status s = CheckGemmDimensions(caller, executor.DeviceLabel(), m_in, n_in, k_in); !s.ok()) {
+    return stream.CheckCanned(std::move(s));
+  }
+  const std::uint64_t m = Dimension(m_in), n = Dimension(n_in), k = Dimension(k_in);
   if (m == 0 || n == 0 || batch_count == 0) return stream;
   std::vector<GemmArgs<T>> batch(static_cast<std::size_t>(batch_count),
                                  GemmArgs<T>{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc});
@@ -128,14 +137,15 @@ Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpos
 
 // y <- alpha * x + y over n elements.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasAxpy(Stream<B>& stream, std::uint64_t n, std::type_identity_t<T> alpha,
+Stream<B>& CannedBlasAxpy(Stream<B>& stream, std::integral auto n_in, std::type_identity_t<T> alpha,
                           const DeviceMemory<T>& x, int incx, DeviceMemory<T>* y, int incy) {
   constexpr std::string_view caller = "ThenBlasAxpy";
   if (!stream.ReadyForCanned(caller)) return stream;
   const StreamExecutor<B>& executor = *stream.parent();
   const std::string& device = executor.DeviceLabel();
+  const std::uint64_t n = blas_detail::Dimension(n_in);  // used once checked
   auto check = [&]() -> Status {
-    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n));
+    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n_in));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incx", incx));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
     if (y == nullptr) return blas_detail::NullPointer(executor, caller, "y");
@@ -155,14 +165,15 @@ Stream<B>& CannedBlasAxpy(Stream<B>& stream, std::uint64_t n, std::type_identity
 
 // *result <- x . y over n elements; the result stays in device memory.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasDot(Stream<B>& stream, std::uint64_t n, const DeviceMemory<T>& x, int incx,
+Stream<B>& CannedBlasDot(Stream<B>& stream, std::integral auto n_in, const DeviceMemory<T>& x, int incx,
                          const DeviceMemory<T>& y, int incy, DeviceMemory<T>* result) {
   constexpr std::string_view caller = "ThenBlasDot";
   if (!stream.ReadyForCanned(caller)) return stream;
   const StreamExecutor<B>& executor = *stream.parent();
   const std::string& device = executor.DeviceLabel();
+  const std::uint64_t n = blas_detail::Dimension(n_in);  // used once checked
   auto check = [&]() -> Status {
-    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n));
+    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n_in));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incx", incx));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
     if (result == nullptr) return blas_detail::NullPointer(executor, caller, "result");
@@ -184,7 +195,7 @@ Stream<B>& CannedBlasDot(Stream<B>& stream, std::uint64_t n, const DeviceMemory<
 
 // y <- alpha * op(A) x + beta * y, A an m x n matrix.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::uint64_t m, std::uint64_t n,
+Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integral auto m_in, std::integral auto n_in,
                           std::type_identity_t<T> alpha, const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& x,
                           int incx, std::type_identity_t<T> beta, DeviceMemory<T>* y, int incy) {
   constexpr std::string_view caller = "ThenBlasGemv";
@@ -192,9 +203,10 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::uint64_
   const StreamExecutor<B>& executor = *stream.parent();
   const std::string& device = executor.DeviceLabel();
   const bool plain = trans == blas::Transpose::kNoTranspose;
+  const std::uint64_t m = blas_detail::Dimension(m_in), n = blas_detail::Dimension(n_in);  // used once checked
   auto check = [&]() -> Status {
-    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "m", m));
-    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n));
+    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "m", m_in));
+    STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckDimension(caller, device, "n", n_in));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckLeadingDimension(caller, device, "lda", lda, m, "A", "m"));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incx", incx));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
@@ -222,15 +234,19 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::uint64_
 
 // C <- alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::uint64_t m,
-                          std::uint64_t n, std::uint64_t k, std::type_identity_t<T> alpha, const DeviceMemory<T>& a,
+Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::integral auto m,
+                          std::integral auto n, std::integral auto k, std::type_identity_t<T> alpha, const DeviceMemory<T>& a,
                           int lda, const DeviceMemory<T>& b, int ldb, std::type_identity_t<T> beta, DeviceMemory<T>* c,
                           int ldc) {
   constexpr std::string_view caller = "ThenBlasGemm";
   if (!stream.ReadyForCanned(caller)) return stream;
   blas_detail::GemmArgs<T> args{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc};
-  Status checked = blas_detail::CheckGemm(*stream.parent(), caller, args, m, n, k, a, b, c);
-  if (checked.ok() && (m == 0 || n == 0)) return stream;
+  Status checked = blas_detail::CheckGemmDimensions(caller, stream.parent()->DeviceLabel(), m, n, k);
+  if (checked.ok()) {
+    checked = blas_detail::CheckGemm(*stream.parent(), caller, args, blas_detail::Dimension(m),
+                                     blas_detail::Dimension(n), blas_detail::Dimension(k), a, b, c);
+  }
+  if (checked.ok() && (args.m == 0 || args.n == 0)) return stream;
   return blas_detail::Finish(stream, std::move(checked), [&](typename blas_detail::Library<B>::State& state) {
     return blas_detail::Library<B>::Gemm(stream, state, args);
   });
@@ -240,8 +256,8 @@ Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Trans
 // call, so they may go right after it. Overloads per element type, so that a
 // std::vector<DeviceMemory<float>*> converts to the span.
 template <Backend B>
-Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::uint64_t m,
-                                 std::uint64_t n, std::uint64_t k, float alpha,
+Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb,
+                                 std::integral auto m, std::integral auto n, std::integral auto k, float alpha,
                                  std::span<DeviceMemory<float>* const> a, int lda,
                                  std::span<DeviceMemory<float>* const> b, int ldb, float beta,
                                  std::span<DeviceMemory<float>* const> c, int ldc, int batch_count) {
@@ -249,8 +265,8 @@ Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas
                                             batch_count);
 }
 template <Backend B>
-Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::uint64_t m,
-                                 std::uint64_t n, std::uint64_t k, double alpha,
+Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb,
+                                 std::integral auto m, std::integral auto n, std::integral auto k, double alpha,
                                  std::span<DeviceMemory<double>* const> a, int lda,
                                  std::span<DeviceMemory<double>* const> b, int ldb, double beta,
                                  std::span<DeviceMemory<double>* const> c, int ldc, int batch_count) {
