@@ -67,7 +67,7 @@ struct Library<cuda> {
       state->handle = nullptr;
       return load.api.Error(s, "cublasCreate", "creating the cuBLAS handle of {}", executor.DeviceLabel());
     }
-    return state;
+    return StatusOr<std::unique_ptr<State>>(std::move(state));
 #else
     return NotBuiltIn(executor.DeviceLabel(), "cuBLAS's header (cublas_v2.h)", "cuda-cublas-dev (libcublas-dev-13-0)");
 #endif
