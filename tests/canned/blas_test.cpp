@@ -189,6 +189,23 @@ TEMPLATE_TEST_CASE("gemm matches a loop for every transpose pair, on slices", "[
   }
 }
 
+TEMPLATE_TEST_CASE("gemm with k = 0 scales C by beta, as BLAS defines it", "[blas]", float, double) {
+  using T = TestType;
+  const int m = 5, n = 4, ldc = 7;
+  auto a = Upload(std::vector<T>(8, T(1)));
+  for (int rows : {ldc, m}) {  // padded columns, then contiguous ones
+    std::vector<T> c = Data<T>(static_cast<std::size_t>(rows * n), 3);
+    auto dc = Upload(c);
+    se::Stream stream(Executor());
+    REQUIRE(Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, 0, T(3), a.cref(),
+                                           m, a.cref(), 1, T(0.5), dc.ptr(), rows))
+                .ok());
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) c[static_cast<std::size_t>(i + j * rows)] *= T(0.5);
+    RequireClose(Download(dc.cref()), c);
+  }
+}
+
 TEMPLATE_TEST_CASE("batched gemm matches a loop, on separate allocations and on slices of one", "[blas]", float,
                    double) {
   using T = TestType;

@@ -222,6 +222,7 @@ struct Library<opencl> {
   template <blas::Scalar T>
   static Status RunGemm(opencl_detail::StreamState& s, const GemmArgs<T>& args) {
     using clblast_detail::Offset;
+    if (args.k == 0) return ScaleC(s, args);
     return clblast_detail::Check(
         clblast::Gemm<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.transa), clblast_detail::Op(args.transb),
                          Size(args.m), Size(args.n), Size(args.k), args.alpha, Buffer(args.a), Offset<T>(args.a),
@@ -230,10 +231,29 @@ struct Library<opencl> {
         "clblast::Gemm", s);
   }
 
+  // With k = 0, BLAS defines C <- beta * C, which OpenBLAS and cuBLAS do and
+  // CLBlast's gemm refuses (kInvalidDimension): CLBlast's scal, per column
+  // unless the columns are contiguous.
+  template <blas::Scalar T>
+  static Status ScaleC(opencl_detail::StreamState& s, const GemmArgs<T>& args) {
+    if (args.beta == T(1)) return Status();
+    using clblast_detail::Offset;
+    const bool contiguous = args.ldc == args.m;
+    const int columns = contiguous ? 1 : args.n;
+    const std::size_t length = contiguous ? Size(args.m) * Size(args.n) : Size(args.m);
+    for (int j = 0; j < columns; ++j) {
+      STREAMEXECUTOR_RETURN_IF_ERROR(clblast_detail::Check(
+          clblast::Scal<T>(length, args.beta, Buffer(args.c), Offset<T>(args.c) + Size(j) * Size(args.ldc), 1,
+                           &s.queue, nullptr),
+          "clblast::Scal", s));
+    }
+    return Status();
+  }
+
   template <blas::Scalar T>
   static Status RunBatch(opencl_detail::StreamState& s, const std::vector<GemmArgs<T>>& entries) {
     const GemmArgs<T>& first = entries.front();
-    bool shared = true;
+    bool shared = first.k > 0;
     for (const GemmArgs<T>& args : entries) {
       shared = shared && Buffer(args.a) == Buffer(first.a) && Buffer(args.b) == Buffer(first.b) &&
                Buffer(args.c) == Buffer(first.c);
