@@ -311,6 +311,40 @@ TEST_CASE("a failed host callback skips the BLAS calls after it", "[blas]") {
   REQUIRE(Download(dc.cref()) == std::vector<float>(16, 5.0f));
 }
 
+TEST_CASE("streams on several threads share the executor's BLAS state, made once", "[blas]") {
+  const int n = 24;
+  const std::vector<float> a = Data<float>(n * n, 1), b = Data<float>(n * n, 2);
+  std::vector<float> want(n * n, 0.0f);
+  ReferenceGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, n, n, n, 1.0f, a, n, b, n, 0.0f, want, n);
+  auto da = Upload(a), db = Upload(b);
+  std::vector<se::ScopedDeviceMemory<float>> results;
+  for (int t = 0; t < 4; ++t) results.push_back(Upload(std::vector<float>(n * n, 0.0f)));
+  std::vector<se::Status> statuses(results.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&, t] {
+      se::Stream stream(Executor());
+      stream.Init();
+      for (int round = 0; round < 10; ++round) {
+        stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, n, n, n, 1.0f, da.cref(), n, db.cref(), n,
+                            0.0f, results[t].ptr(), n);
+      }
+      statuses[t] = stream.BlockHostUntilDone();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (std::size_t t = 0; t < results.size(); ++t) {
+    REQUIRE(statuses[t].ok());
+    RequireClose(Download(results[t].cref()), want);
+  }
+  using State = se::blas_detail::Library<B>::State;
+  State* state = Executor()->FindExtension<State>();
+  REQUIRE(state != nullptr);
+  REQUIRE(Executor()->GetOrCreateExtension<State>([]() -> se::StatusOr<std::unique_ptr<State>> {
+                      return se::Status(se::ErrorCode::kInternal, "made a second time");
+                    }).value() == state);
+}
+
 TEST_CASE("a gemm whose shape does not fit its buffers is OUT_OF_RANGE naming m, n, k and the sizes", "[blas]") {
   auto a = Upload(std::vector<float>(6 * 4)), b = Upload(std::vector<float>(4 * 5)), c = Upload(std::vector<float>(29));
   se::Stream stream(Executor());
