@@ -64,7 +64,9 @@ void Measure(benchmark::State& state, const std::string& pair, const std::string
 
 std::vector<float> Matrix(int n, int seed) {
   std::vector<float> m(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>((i * 7 + static_cast<std::size_t>(seed)) % 11) / 11.0f;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    m[i] = static_cast<float>((i * 7 + static_cast<std::size_t>(seed)) % 11) / 11.0f;
+  }
   return m;
 }
 
@@ -124,6 +126,8 @@ std::vector<PairedCase>& Paired() {
   return cases;
 }
 
+std::uint64_t Elements(int n) { return static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(n); }
+
 template <typename B>
 struct Ours {
   se::StreamExecutor<B>* executor;
@@ -133,9 +137,9 @@ struct Ours {
 
   explicit Ours(int size)
       : executor(se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie()),
-        a(executor->template AllocateOwnedArray<float>(static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(size))),
-        b(executor->template AllocateOwnedArray<float>(static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(size))),
-        c(executor->template AllocateOwnedArray<float>(static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(size))),
+        a(executor->template AllocateOwnedArray<float>(Elements(size))),
+        b(executor->template AllocateOwnedArray<float>(Elements(size))),
+        c(executor->template AllocateOwnedArray<float>(Elements(size))),
         stream(executor),
         n(size) {
     if (!a.ok() || !b.ok() || !c.ok()) bench::Die("allocating the gemm operands");

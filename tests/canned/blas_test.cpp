@@ -107,7 +107,8 @@ TEMPLATE_TEST_CASE("axpy matches a loop, contiguous and strided", "[blas]", floa
   using T = TestType;
   for (const auto& [incx, incy] : {std::pair{1, 1}, std::pair{2, 3}}) {
     const int n = 1001;
-    std::vector<T> x = Data<T>(static_cast<std::size_t>(n * incx), 1), y = Data<T>(static_cast<std::size_t>(n * incy), 2);
+    std::vector<T> x = Data<T>(static_cast<std::size_t>(n * incx), 1);
+    std::vector<T> y = Data<T>(static_cast<std::size_t>(n * incy), 2);
     auto dx = Upload(x), dy = Upload(y);
     se::Stream stream(Executor());
     REQUIRE(Run(stream.Init().ThenBlasAxpy(n, T(1.5), dx.cref(), incx, dy.ptr(), incy)).ok());
@@ -241,13 +242,14 @@ TEMPLATE_TEST_CASE("batched gemm matches a loop, on separate allocations and on 
     REQUIRE(Run(stream.Init().ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kTranspose, m, n, k, T(2), pa, m,
                                                   pb, n, T(-1), pc, m, batch))
                 .ok());
-    for (int i = 0; i < batch; ++i) RequireClose(Download(dc[static_cast<std::size_t>(i)].cref()), want[static_cast<std::size_t>(i)]);
+    for (std::size_t i = 0; i < dc.size(); ++i) RequireClose(Download(dc[i].cref()), want[i]);
   }
   SECTION("slices of one allocation per operand") {
     std::vector<T> all_a, all_b, all_c;
     for (int i = 0; i < batch; ++i) {
       all_a.insert(all_a.end(), a[static_cast<std::size_t>(i)].begin(), a[static_cast<std::size_t>(i)].end());
-      all_b.insert(all_b.end(), b_stored[static_cast<std::size_t>(i)].begin(), b_stored[static_cast<std::size_t>(i)].end());
+      const std::vector<T>& bi = b_stored[static_cast<std::size_t>(i)];
+      all_b.insert(all_b.end(), bi.begin(), bi.end());
       all_c.insert(all_c.end(), c[static_cast<std::size_t>(i)].begin(), c[static_cast<std::size_t>(i)].end());
     }
     auto da = Upload(all_a), db = Upload(all_b), dc = Upload(all_c);
@@ -443,12 +445,14 @@ TEST_CASE("BLAS on an uninitialised or failed stream does nothing, and the first
 TEST_CASE("a BLAS plugin of another platform, or one that does not exist, is refused", "[plugin]") {
   se::Platform<B>& platform = se::Platform<B>::Get();
   const se::BlasPluginId foreign =
-      B::kName == std::string_view("host") ? se::BlasPluginId{"opencl", "clblast"} : se::BlasPluginId{"host", "openblas"};
+      B::kName == std::string_view("host") ? se::BlasPluginId{"opencl", "clblast"}
+                                           : se::BlasPluginId{"host", "openblas"};
   auto refused = platform.ExecutorForDeviceWithPluginConfig(0, se::PluginConfig().SetBlas(foreign));
   REQUIRE(refused.status().code() == se::ErrorCode::kInvalidArgument);
   REQUIRE(Mentions(refused.status(), "belongs to the"));
 
-  auto executor = platform.ExecutorForDeviceWithPluginConfig(0, se::PluginConfig().SetBlas(se::BlasPluginId{B::kName, "mkl"}));
+  auto executor =
+      platform.ExecutorForDeviceWithPluginConfig(0, se::PluginConfig().SetBlas(se::BlasPluginId{B::kName, "mkl"}));
   REQUIRE(executor.ok());
   auto x = Upload(std::vector<float>(4, 1.0f));
   se::Stream stream(executor.value());

@@ -72,10 +72,10 @@ Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, Gem
   // op(A) is m x k and op(B) k x n; stored, A is m x k or k x m, B k x n or n x k.
   const std::uint64_t a_rows = a_plain ? m : k, a_cols = a_plain ? k : m;
   const std::uint64_t b_rows = b_plain ? k : n, b_cols = b_plain ? n : k;
-  STREAMEXECUTOR_RETURN_IF_ERROR(
-      CheckLeadingDimension(caller, device, "lda", args.lda, a_rows, "A", a_plain ? "m, transa=N" : "k, transa=T"));
-  STREAMEXECUTOR_RETURN_IF_ERROR(
-      CheckLeadingDimension(caller, device, "ldb", args.ldb, b_rows, "B", b_plain ? "k, transb=N" : "n, transb=T"));
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "lda", args.lda, a_rows, "A",
+                                                       a_plain ? "m, transa=N" : "k, A transposed"));
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "ldb", args.ldb, b_rows, "B",
+                                                       b_plain ? "k, transb=N" : "n, B transposed"));
   STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "ldc", args.ldc, m, "C", "m"));
   if (c == nullptr) return NullPointer(executor, caller, "C");
   auto describe = [&] {
@@ -195,8 +195,9 @@ Stream<B>& CannedBlasDot(Stream<B>& stream, std::integral auto n_in, const Devic
 
 // y <- alpha * op(A) x + beta * y, A an m x n matrix.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integral auto m_in, std::integral auto n_in,
-                          std::type_identity_t<T> alpha, const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& x,
+Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integral auto m_in,
+                          std::integral auto n_in, std::type_identity_t<T> alpha, const DeviceMemory<T>& a, int lda,
+                          const DeviceMemory<T>& x,
                           int incx, std::type_identity_t<T> beta, DeviceMemory<T>* y, int incy) {
   constexpr std::string_view caller = "ThenBlasGemv";
   if (!stream.ReadyForCanned(caller)) return stream;
@@ -235,9 +236,9 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integra
 // C <- alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
 template <Backend B, blas::Scalar T>
 Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::integral auto m,
-                          std::integral auto n, std::integral auto k, std::type_identity_t<T> alpha, const DeviceMemory<T>& a,
-                          int lda, const DeviceMemory<T>& b, int ldb, std::type_identity_t<T> beta, DeviceMemory<T>* c,
-                          int ldc) {
+                          std::integral auto n, std::integral auto k, std::type_identity_t<T> alpha,
+                          const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& b, int ldb,
+                          std::type_identity_t<T> beta, DeviceMemory<T>* c, int ldc) {
   constexpr std::string_view caller = "ThenBlasGemm";
   if (!stream.ReadyForCanned(caller)) return stream;
   blas_detail::GemmArgs<T> args{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc};
