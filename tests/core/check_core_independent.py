@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""The core templates must not depend on any backend: each header under
+"""The core templates must not depend on any backend, nor on the canned
+operations built on them (BLAS, ...): each header under
 include/streamexecutor/core/ is preprocessed alone (the compiler's -M list of
-what it really includes) and may reach no file of a backend folder."""
+what it really includes) and may reach no file of a backend folder or of
+include/streamexecutor/canned/."""
 import pathlib
 import subprocess
 import sys
 
 BACKENDS = ("host", "opencl", "cuda")
+# Canned-operation libraries: their folder, and their public headers.
+CANNED = ("/streamexecutor/canned/", "/streamexecutor/blas.hpp")
 
 
 def main() -> int:
@@ -25,9 +29,10 @@ def main() -> int:
             continue
         deps = result.stdout.replace("\\\n", " ").split()
         reached = sorted({d for d in deps
-                          for b in BACKENDS if f"/streamexecutor/{b}/" in d or d.endswith(f"/streamexecutor/{b}.hpp")})
+                          for b in BACKENDS if f"/streamexecutor/{b}/" in d or d.endswith(f"/streamexecutor/{b}.hpp")} |
+                         {d for d in deps for c in CANNED if c in d})
         if reached:
-            failures.append(f"{header.name} includes backend code: {', '.join(reached)}")
+            failures.append(f"{header.name} includes backend or canned-operation code: {', '.join(reached)}")
     for failure in failures:
         print(failure, file=sys.stderr)
     print(f"{len(headers)} core headers checked, {len(failures)} depend on a backend")

@@ -1,0 +1,237 @@
+// A test double of libcublas.so.13 (see cublas_double.hpp): the entry points
+// the BLAS plugin resolves, defined against cuBLAS's own prototypes, so the
+// double and the plugin agree with the toolkit's ABI by construction.
+#include <cublas_v2.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "cublas_double.hpp"
+
+namespace {
+
+struct Handle {
+  cudaStream_t stream = nullptr;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+};
+
+struct Record {
+  std::mutex mutex;
+  std::map<std::string, long> calls;
+  std::map<std::string, int> fail_next;
+  SeCublasDoubleCall last{};
+  bool any = false;
+};
+
+Record& Recorded() {
+  static Record record;
+  return record;
+}
+
+// Counts the call and says whether it was told to fail; records it otherwise.
+cublasStatus_t Enter(const char* name, const SeCublasDoubleCall& call) {
+  Record& r = Recorded();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  ++r.calls[name];
+  if (auto it = r.fail_next.find(name); it != r.fail_next.end()) {
+    const auto status = static_cast<cublasStatus_t>(it->second);
+    r.fail_next.erase(it);
+    return status;
+  }
+  r.last = call;
+  std::strncpy(r.last.name, name, sizeof(r.last.name) - 1);
+  r.any = true;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+template <typename T>
+double Read(const Handle* h, const T* value) {
+  return h->mode == CUBLAS_POINTER_MODE_HOST && value != nullptr ? static_cast<double>(*value) : 0.0;
+}
+
+SeCublasDoubleCall Base(cublasHandle_t handle) {
+  SeCublasDoubleCall call{};
+  auto* h = reinterpret_cast<Handle*>(handle);
+  call.handle = handle;
+  call.stream = h->stream;
+  call.pointer_mode = h->mode;
+  return call;
+}
+
+template <typename T>
+cublasStatus_t Axpy(const char* name, cublasHandle_t handle, int n, const T* alpha, const T* x, int incx, T* y,
+                    int incy) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  SeCublasDoubleCall call = Base(handle);
+  call.n = n;
+  call.alpha = Read(reinterpret_cast<Handle*>(handle), alpha);
+  call.a = x;
+  call.b = y;
+  call.c = y;
+  call.lda = incx;
+  call.ldb = incy;
+  return Enter(name, call);
+}
+
+template <typename T>
+cublasStatus_t Dot(const char* name, cublasHandle_t handle, int n, const T* x, int incx, const T* y, int incy,
+                   T* result) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  SeCublasDoubleCall call = Base(handle);
+  call.n = n;
+  call.a = x;
+  call.b = y;
+  call.c = result;
+  call.lda = incx;
+  call.ldb = incy;
+  return Enter(name, call);
+}
+
+template <typename T>
+cublasStatus_t Gemv(const char* name, cublasHandle_t handle, cublasOperation_t trans, int m, int n, const T* alpha,
+                    const T* a, int lda, const T* x, int incx, const T* beta, T* y, int incy) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  auto* h = reinterpret_cast<Handle*>(handle);
+  SeCublasDoubleCall call = Base(handle);
+  call.trans_a = trans;
+  call.m = m;
+  call.n = n;
+  call.alpha = Read(h, alpha);
+  call.beta = Read(h, beta);
+  call.a = a;
+  call.b = x;
+  call.c = y;
+  call.lda = lda;
+  call.ldb = incx;
+  call.ldc = incy;
+  return Enter(name, call);
+}
+
+template <typename T>
+cublasStatus_t Gemm(const char* name, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                    int n, int k, const T* alpha, const T* a, int lda, const T* b, int ldb, const T* beta, T* c,
+                    int ldc) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  auto* h = reinterpret_cast<Handle*>(handle);
+  SeCublasDoubleCall call = Base(handle);
+  call.trans_a = transa;
+  call.trans_b = transb;
+  call.m = m;
+  call.n = n;
+  call.k = k;
+  call.alpha = Read(h, alpha);
+  call.beta = Read(h, beta);
+  call.a = a;
+  call.b = b;
+  call.c = c;
+  call.lda = lda;
+  call.ldb = ldb;
+  call.ldc = ldc;
+  return Enter(name, call);
+}
+
+}  // namespace
+
+extern "C" {
+
+long se_cublas_double_calls(const char* entry_point) {
+  Record& r = Recorded();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.calls.find(entry_point);
+  return it == r.calls.end() ? 0 : it->second;
+}
+
+bool se_cublas_double_last_call(SeCublasDoubleCall* out) {
+  Record& r = Recorded();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.any) return false;
+  *out = r.last;
+  return true;
+}
+
+void se_cublas_double_fail_next(const char* entry_point, int status) {
+  Record& r = Recorded();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.fail_next[entry_point] = status;
+}
+
+cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {
+  SeCublasDoubleCall call{};
+  if (cublasStatus_t s = Enter("cublasCreate_v2", call); s != CUBLAS_STATUS_SUCCESS) return s;
+  *handle = reinterpret_cast<cublasHandle_t>(new Handle());
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t CUBLASWINAPI cublasDestroy_v2(cublasHandle_t handle) {
+  delete reinterpret_cast<Handle*>(handle);
+  return Enter("cublasDestroy_v2", SeCublasDoubleCall{});
+}
+
+cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  SeCublasDoubleCall call = Base(handle);
+  call.stream = stream;
+  if (cublasStatus_t s = Enter("cublasSetStream_v2", call); s != CUBLAS_STATUS_SUCCESS) return s;
+  reinterpret_cast<Handle*>(handle)->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t CUBLASWINAPI cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  SeCublasDoubleCall call = Base(handle);
+  call.pointer_mode = mode;
+  if (cublasStatus_t s = Enter("cublasSetPointerMode_v2", call); s != CUBLAS_STATUS_SUCCESS) return s;
+  reinterpret_cast<Handle*>(handle)->mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+const char* CUBLASWINAPI cublasGetStatusName(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    default: return "CUBLAS_STATUS_INTERNAL_ERROR";
+  }
+}
+
+cublasStatus_t CUBLASWINAPI cublasSaxpy_v2(cublasHandle_t handle, int n, const float* alpha, const float* x, int incx,
+                                           float* y, int incy) {
+  return Axpy("cublasSaxpy_v2", handle, n, alpha, x, incx, y, incy);
+}
+cublasStatus_t CUBLASWINAPI cublasDaxpy_v2(cublasHandle_t handle, int n, const double* alpha, const double* x,
+                                           int incx, double* y, int incy) {
+  return Axpy("cublasDaxpy_v2", handle, n, alpha, x, incx, y, incy);
+}
+cublasStatus_t CUBLASWINAPI cublasSdot_v2(cublasHandle_t handle, int n, const float* x, int incx, const float* y,
+                                          int incy, float* result) {
+  return Dot("cublasSdot_v2", handle, n, x, incx, y, incy, result);
+}
+cublasStatus_t CUBLASWINAPI cublasDdot_v2(cublasHandle_t handle, int n, const double* x, int incx, const double* y,
+                                          int incy, double* result) {
+  return Dot("cublasDdot_v2", handle, n, x, incx, y, incy, result);
+}
+cublasStatus_t CUBLASWINAPI cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+                                           const float* alpha, const float* a, int lda, const float* x, int incx,
+                                           const float* beta, float* y, int incy) {
+  return Gemv("cublasSgemv_v2", handle, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t CUBLASWINAPI cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+                                           const double* alpha, const double* a, int lda, const double* x, int incx,
+                                           const double* beta, double* y, int incy) {
+  return Gemv("cublasDgemv_v2", handle, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                           int m, int n, int k, const float* alpha, const float* a, int lda,
+                                           const float* b, int ldb, const float* beta, float* c, int ldc) {
+  return Gemm("cublasSgemm_v2", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+cublasStatus_t CUBLASWINAPI cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                           int m, int n, int k, const double* alpha, const double* a, int lda,
+                                           const double* b, int ldb, const double* beta, double* c, int ldc) {
+  return Gemm("cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // extern "C"
