@@ -2,6 +2,8 @@
 //   fork_join/empty/{ours,tbb,openmp,spin}  launch of an empty kernel over one
 //       block per worker + wait, against a parallel_for of as many empty
 //       iterations (oneTBB, OpenMP) and a minimal spinning fork-join
+//   fork_join/empty/tbb_handoff     the same tasks enqueued into a TBB arena the
+//       caller does not join: the work really goes to another thread
 //   enqueue/empty/{ours,tbb}                ThenLaunch without waiting, against
 //       tbb::task_group::run; per launch
 //   saxpy/2^24/{ours,tbb,openmp}            y = a*x + y over 2^24 floats, the
@@ -23,6 +25,7 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #endif
 #if defined(SE_BENCH_HAVE_OPENMP)
@@ -160,6 +163,29 @@ void ForkJoinTbb(benchmark::State& state) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1),
                       [](const tbb::blocked_range<std::size_t>& r) { benchmark::DoNotOptimize(r.begin()); },
                       tbb::simple_partitioner());
+  }
+}
+
+// The work really leaves the caller: one task per worker enqueued into an
+// arena that reserves no slot for the calling thread, which waits for them
+// without joining (as our ours_event_wait side does). tbb::parallel_for of
+// empty bodies above finishes on the caller before a worker wakes.
+void ForkJoinTbbHandOff(benchmark::State& state) {
+  const unsigned n = Workers();
+  tbb::task_arena arena(static_cast<int>(n), /*reserved_for_masters=*/0);
+  // Outlives every task: the last one may notify after the wait returned.
+  std::atomic<unsigned> left{0};
+  for (auto _ : state) {
+    left.store(n, std::memory_order_release);
+    for (unsigned i = 0; i < n; ++i) {
+      arena.enqueue([&left] {
+        benchmark::DoNotOptimize(left);
+        if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) left.notify_one();
+      });
+    }
+    for (unsigned seen = left.load(std::memory_order_acquire); seen != 0; seen = left.load(std::memory_order_acquire)) {
+      left.wait(seen, std::memory_order_acquire);
+    }
   }
 }
 #endif
@@ -318,6 +344,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark(Name("fork_join", "empty", "ours").c_str(), ForkJoinOurs, Workers())->UseRealTime();
 #if defined(SE_BENCH_HAVE_TBB)
   benchmark::RegisterBenchmark(Name("fork_join", "empty", "tbb").c_str(), ForkJoinTbb)->UseRealTime();
+  benchmark::RegisterBenchmark(Name("fork_join", "empty", "tbb_handoff").c_str(), ForkJoinTbbHandOff)->UseRealTime();
 #endif
 #if defined(SE_BENCH_HAVE_OPENMP)
   benchmark::RegisterBenchmark(Name("fork_join", "empty", "openmp").c_str(), ForkJoinOpenMP)->UseRealTime();
