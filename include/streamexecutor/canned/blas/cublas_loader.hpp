@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
 
@@ -91,17 +92,10 @@ struct CublasLoad {
 inline CublasLoad LoadCublas() {
   CublasLoad load;
   CublasApi& api = load.api;
-  std::string tried;
-  for (const char* name : kCublasLibraries) {
-    // RTLD_LOCAL: cuBLAS's symbols must not interpose on anything else.
-    api.library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api.library != nullptr) {
-      api.library_name = name;
-      break;
-    }
-    const char* why = dlerror();
-    tried += fmt::format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", name, why ? why : "unknown reason");
-  }
+  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(kCublasLibraries);
+  api.library = opened.handle;
+  api.library_name = opened.name;
+  const std::string& tried = opened.errors;
   if (api.library == nullptr) {
     load.status = MakeError(ErrorCode::kUnavailable,
                             "cuBLAS is not installed: {} (install the package {}, or put the directory holding "

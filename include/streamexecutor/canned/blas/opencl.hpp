@@ -17,10 +17,10 @@
 #include "streamexecutor/canned/blas/common.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/opencl/backend.hpp"
-#include "streamexecutor/opencl/held.hpp"
+#include "streamexecutor/opencl/library_call.hpp"
 
 #if defined(STREAMEXECUTOR_BLAS_WITH_CLBLAST)
-#include <clblast.h>
+#include "streamexecutor/canned/detail/clblast.hpp"
 #endif
 
 namespace streamexecutor::blas_detail {
@@ -28,44 +28,10 @@ namespace streamexecutor::blas_detail {
 #if defined(STREAMEXECUTOR_BLAS_WITH_CLBLAST)
 namespace clblast_detail {
 
-inline std::string_view StatusName(clblast::StatusCode code) {
-  switch (code) {
-    case clblast::StatusCode::kSuccess: return "kSuccess";
-    case clblast::StatusCode::kOpenCLCompilerNotAvailable: return "kOpenCLCompilerNotAvailable";
-    case clblast::StatusCode::kTempBufferAllocFailure: return "kTempBufferAllocFailure";
-    case clblast::StatusCode::kOpenCLOutOfResources: return "kOpenCLOutOfResources";
-    case clblast::StatusCode::kOpenCLOutOfHostMemory: return "kOpenCLOutOfHostMemory";
-    case clblast::StatusCode::kOpenCLBuildProgramFailure: return "kOpenCLBuildProgramFailure";
-    case clblast::StatusCode::kInvalidValue: return "kInvalidValue";
-    case clblast::StatusCode::kInvalidCommandQueue: return "kInvalidCommandQueue";
-    case clblast::StatusCode::kInvalidMemObject: return "kInvalidMemObject";
-    case clblast::StatusCode::kNotImplemented: return "kNotImplemented";
-    case clblast::StatusCode::kInvalidDimension: return "kInvalidDimension";
-    case clblast::StatusCode::kInvalidLeadDimA: return "kInvalidLeadDimA";
-    case clblast::StatusCode::kInvalidLeadDimB: return "kInvalidLeadDimB";
-    case clblast::StatusCode::kInvalidLeadDimC: return "kInvalidLeadDimC";
-    case clblast::StatusCode::kInsufficientMemoryA: return "kInsufficientMemoryA";
-    case clblast::StatusCode::kInsufficientMemoryB: return "kInsufficientMemoryB";
-    case clblast::StatusCode::kInsufficientMemoryC: return "kInsufficientMemoryC";
-    case clblast::StatusCode::kInsufficientMemoryX: return "kInsufficientMemoryX";
-    case clblast::StatusCode::kInsufficientMemoryY: return "kInsufficientMemoryY";
-    case clblast::StatusCode::kNoDoublePrecision: return "kNoDoublePrecision";
-    case clblast::StatusCode::kInvalidLocalMemUsage: return "kInvalidLocalMemUsage";
-    case clblast::StatusCode::kUnknownError: return "kUnknownError";
-    default: return "a CLBlast or OpenCL status";
-  }
-}
-
 inline Status Check(clblast::StatusCode code, std::string_view call, const opencl_detail::StreamState& stream) {
   if (code == clblast::StatusCode::kSuccess) [[likely]] return Status();
-  const ErrorCode error = code == clblast::StatusCode::kNoDoublePrecision   ? ErrorCode::kUnimplemented
-                          : code == clblast::StatusCode::kOpenCLOutOfHostMemory ||
-                                  code == clblast::StatusCode::kTempBufferAllocFailure ||
-                                  code == clblast::StatusCode::kOpenCLOutOfResources
-                              ? ErrorCode::kResourceExhausted
-                              : ErrorCode::kInternal;
-  return MakeError(error, "{} failed with {} ({}) on {}", call, StatusName(code), static_cast<int>(code),
-                   stream.executor->label);
+  return MakeError(canned_detail::ClBlastErrorCode(code), "{} failed with {} ({}) on {}", call,
+                   canned_detail::ClBlastStatusName(code), static_cast<int>(code), stream.executor->label);
 }
 
 constexpr clblast::Transpose Op(blas::Transpose transpose) {
@@ -77,51 +43,7 @@ constexpr clblast::Transpose Op(blas::Transpose transpose) {
   return clblast::Transpose::kNo;
 }
 
-template <typename T>
-std::size_t Offset(const DeviceMemoryBase& memory) {
-  return static_cast<std::size_t>(memory.offset() / sizeof(T));
-}
-
-// A CLBlast call held behind a pending host callback: it keeps the buffers it
-// uses alive (the caller may free them as soon as the Then* call returns).
-template <typename Call>
-struct Held {
-  Call call;
-  std::vector<DeviceMemoryBase> buffers;
-
-  static bool Run(opencl_detail::StreamState& stream, void* payload) {
-    const std::unique_ptr<Held> held(static_cast<Held*>(payload));
-    if (!stream.Failed()) {
-      if (Status status = held->call(stream); !status.ok()) stream.Fail(std::move(status));
-    }
-    for (const DeviceMemoryBase& buffer : held->buffers) opencl_detail::ReleaseBuffer(buffer);
-    return false;
-  }
-};
-
-// `call(stream)` enqueues on stream.queue. `buffers` lists every view it uses.
-template <typename Call>
-Status Enqueue(opencl_detail::StreamState& stream, std::string_view caller, std::span<const DeviceMemoryBase> buffers,
-               Call&& call) {
-  if (stream.Diverted()) [[unlikely]] {
-    if (stream.Failed()) return Status();  // skipped, as on every backend
-    std::optional<Status> held = opencl_detail::HoldIfPending(stream, [&]() -> Status {
-      using Payload = Held<std::decay_t<Call>>;
-      Payload* payload = nullptr;
-      try {
-        payload = new Payload{std::forward<Call>(call), std::vector<DeviceMemoryBase>(buffers.begin(), buffers.end())};
-        stream.held.push_back({payload, &Payload::Run});
-      } catch (...) {
-        delete payload;
-        return opencl_detail::HoldFailed(stream, caller);
-      }
-      for (const DeviceMemoryBase& buffer : buffers) opencl_detail::RetainBuffer(buffer);
-      return Status();
-    });
-    if (held) return *held;
-  }
-  return call(stream);
-}
+using canned_detail::Offset;
 
 }  // namespace clblast_detail
 #endif
@@ -150,7 +72,7 @@ struct Library<opencl> {
   template <blas::Scalar T>
   static Status Axpy(Stream<opencl>& stream, State&, const AxpyArgs<T>& args) {
     const std::array<DeviceMemoryBase, 2> buffers{args.x, args.y};
-    return clblast_detail::Enqueue(*stream.native_handle(), "ThenBlasAxpy", buffers,
+    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasAxpy", buffers,
                                    [args](opencl_detail::StreamState& s) {
                                      using clblast_detail::Offset;
                                      return clblast_detail::Check(
@@ -164,7 +86,7 @@ struct Library<opencl> {
   template <blas::Scalar T>
   static Status Dot(Stream<opencl>& stream, State&, const DotArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.x, args.y, args.result};
-    return clblast_detail::Enqueue(*stream.native_handle(), "ThenBlasDot", buffers,
+    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasDot", buffers,
                                    [args](opencl_detail::StreamState& s) {
                                      using clblast_detail::Offset;
                                      return clblast_detail::Check(
@@ -179,7 +101,7 @@ struct Library<opencl> {
   template <blas::Scalar T>
   static Status Gemv(Stream<opencl>& stream, State&, const GemvArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.x, args.y};
-    return clblast_detail::Enqueue(*stream.native_handle(), "ThenBlasGemv", buffers,
+    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemv", buffers,
                                    [args](opencl_detail::StreamState& s) {
                                      using clblast_detail::Offset;
                                      return clblast_detail::Check(
@@ -196,7 +118,7 @@ struct Library<opencl> {
   template <blas::Scalar T>
   static Status Gemm(Stream<opencl>& stream, State&, const GemmArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.b, args.c};
-    return clblast_detail::Enqueue(*stream.native_handle(), "ThenBlasGemm", buffers,
+    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemm", buffers,
                                    [args](opencl_detail::StreamState& s) { return RunGemm(s, args); });
   }
 
@@ -210,7 +132,7 @@ struct Library<opencl> {
     for (const GemmArgs<T>& args : batch) {
       buffers.insert(buffers.end(), {args.a, args.b, args.c});
     }
-    return clblast_detail::Enqueue(*stream.native_handle(), "ThenBlasGemmBatched", buffers,
+    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemmBatched", buffers,
                                    [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())](
                                        opencl_detail::StreamState& s) { return RunBatch<T>(s, entries); });
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
 
@@ -62,15 +63,9 @@ struct CuDnnLoad {
 // `names`: the sonames to try, newest first; tests pass ones that cannot exist.
 inline CuDnnLoad LoadCuDnn(std::span<const char* const> names = kCuDnnLibraries) {
   CuDnnLoad load;
-  void* library = nullptr;
-  std::string errors;
-  for (const char* name : names) {
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) break;
-    const char* why = dlerror();
-    errors += errors.empty() ? "" : "; ";
-    errors += why != nullptr ? why : name;
-  }
+  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(names);
+  void* const library = opened.handle;
+  const std::string& errors = opened.errors;
   if (library == nullptr) {
     load.status = MakeError(ErrorCode::kUnavailable,
                             "cuda: the cuDNN plugin needs cuDNN ({}), which could not be loaded: {}; install {}",
@@ -78,11 +73,7 @@ inline CuDnnLoad LoadCuDnn(std::span<const char* const> names = kCuDnnLibraries)
     return load;
   }
   std::string missing;
-  auto resolve = [&](const char* name, auto& fn) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name));
-    if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-  };
-#define SE_CUDNN_RESOLVE(name) resolve(#name, load.api.name);
+#define SE_CUDNN_RESOLVE(name) canned_detail::ResolveSymbol(library, #name, load.api.name, missing);
   SE_CUDNN_ENTRY_POINTS(SE_CUDNN_RESOLVE)
 #undef SE_CUDNN_RESOLVE
   if (!missing.empty()) {

@@ -23,10 +23,10 @@
 #include "streamexecutor/canned/dnn/common.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/opencl/backend.hpp"
-#include "streamexecutor/opencl/held.hpp"
+#include "streamexecutor/opencl/library_call.hpp"
 
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
-#include <clblast.h>
+#include "streamexecutor/canned/detail/clblast.hpp"
 #endif
 
 namespace streamexecutor::dnn_detail {
@@ -45,63 +45,13 @@ namespace clblast_dnn {
 inline Status Check(clblast::StatusCode code, std::string_view caller, std::string_view call,
                     const opencl_detail::StreamState& stream) {
   if (code == clblast::StatusCode::kSuccess) [[likely]] return Status();
-  const ErrorCode error = code == clblast::StatusCode::kNoDoublePrecision ? ErrorCode::kUnimplemented
-                          : code == clblast::StatusCode::kOpenCLOutOfHostMemory ||
-                                  code == clblast::StatusCode::kTempBufferAllocFailure ||
-                                  code == clblast::StatusCode::kOpenCLOutOfResources
-                              ? ErrorCode::kResourceExhausted
-                              : ErrorCode::kInternal;
-  return MakeError(error, "{} on {}: {} failed with CLBlast status {}{}", caller, stream.executor->label, call,
-                   static_cast<int>(code),
+  return MakeError(canned_detail::ClBlastErrorCode(code), "{} on {}: {} failed with CLBlast status {} ({}){}", caller,
+                   stream.executor->label, call, canned_detail::ClBlastStatusName(code), static_cast<int>(code),
                    code == clblast::StatusCode::kNoDoublePrecision ? " (the device has no double precision)" : "");
 }
 
-template <typename T>
-std::size_t Offset(const DeviceMemoryBase& memory) {
-  return static_cast<std::size_t>(memory.offset() / sizeof(T));
-}
+using canned_detail::Offset;
 inline std::size_t Size(std::int64_t value) { return static_cast<std::size_t>(value); }
-
-// A call held behind a pending host callback keeps its buffers alive: the
-// caller may free them as soon as the Then* call returns.
-template <typename Call>
-struct Held {
-  Call call;
-  std::array<DeviceMemoryBase, 3> buffers;
-
-  static bool Run(opencl_detail::StreamState& stream, void* payload) {
-    const std::unique_ptr<Held> held(static_cast<Held*>(payload));
-    if (!stream.Failed()) {
-      if (Status status = held->call(stream); !status.ok()) stream.Fail(std::move(status));
-    }
-    for (const DeviceMemoryBase& buffer : held->buffers) opencl_detail::ReleaseBuffer(buffer);
-    return false;
-  }
-};
-
-// `call(stream)` enqueues on stream.queue; `buffers` are the views it uses.
-template <typename Call>
-Status Enqueue(opencl_detail::StreamState& stream, std::string_view caller,
-               const std::array<DeviceMemoryBase, 3>& buffers, Call&& call) {
-  if (stream.Diverted()) [[unlikely]] {
-    if (stream.Failed()) return Status();  // skipped, as on every backend
-    std::optional<Status> held = opencl_detail::HoldIfPending(stream, [&]() -> Status {
-      using Payload = Held<std::decay_t<Call>>;
-      Payload* payload = nullptr;
-      try {
-        payload = new Payload{std::forward<Call>(call), buffers};
-        stream.held.push_back({payload, &Payload::Run});
-      } catch (...) {
-        delete payload;
-        return opencl_detail::HoldFailed(stream, caller);
-      }
-      for (const DeviceMemoryBase& buffer : buffers) opencl_detail::RetainBuffer(buffer);
-      return Status();
-    });
-    if (held) return *held;
-  }
-  return call(stream);
-}
 
 }  // namespace clblast_dnn
 #endif
@@ -129,8 +79,9 @@ struct Library<opencl> {
   template <dnn::Element T>
   static Status Convolve(Stream<opencl>& stream, State&, [[maybe_unused]] const ConvolveArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
-    return clblast_dnn::Enqueue(
-        *stream.native_handle(), "ThenConvolve", {a.input_data, a.filter_data, a.output_data},
+    const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.filter_data, a.output_data};
+    return opencl_detail::EnqueueLibraryCall(
+        *stream.native_handle(), "ThenConvolve", buffers,
         [a](opencl_detail::StreamState& s) {
           using clblast_dnn::Offset;
           using clblast_dnn::Size;
@@ -156,8 +107,9 @@ struct Library<opencl> {
   template <dnn::Element T>
   static Status MatMul(Stream<opencl>& stream, State&, [[maybe_unused]] const MatMulArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
-    return clblast_dnn::Enqueue(
-        *stream.native_handle(), "ThenMatMul", {a.input_data, a.weights, a.output_data},
+    const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.weights, a.output_data};
+    return opencl_detail::EnqueueLibraryCall(
+        *stream.native_handle(), "ThenMatMul", buffers,
         [a](opencl_detail::StreamState& s) {
           using clblast_dnn::Offset;
           using clblast_dnn::Size;

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/canned/fft/common.hpp"
 #include "streamexecutor/cuda.hpp"
 #include "streamexecutor/detail/export.hpp"
@@ -46,24 +47,12 @@ struct CuFftLoad {
   Status status;
 };
 
-template <typename Fn>
-void ResolveCuFft(void* library, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-}
-
 // `names`: the sonames to try; tests pass ones that cannot exist.
 inline CuFftLoad LoadCuFft(std::span<const char* const> names = kCuFftLibraries) {
   CuFftLoad load;
-  void* library = nullptr;
-  std::string errors;
-  for (const char* name : names) {
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) break;
-    const char* why = dlerror();
-    errors += errors.empty() ? "" : "; ";
-    errors += why != nullptr ? why : name;
-  }
+  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(names);
+  void* const library = opened.handle;
+  const std::string& errors = opened.errors;
   if (library == nullptr) {
     load.status = MakeError(ErrorCode::kUnavailable,
                             "cuda: the cuFFT plugin needs cuFFT ({}), which could not be loaded: {}; install {}",
@@ -72,17 +61,18 @@ inline CuFftLoad LoadCuFft(std::span<const char* const> names = kCuFftLibraries)
   }
   CuFftApi& api = load.api;
   std::string missing;
-  ResolveCuFft(library, "cufftPlan1d", api.cufftPlan1d, missing);
-  ResolveCuFft(library, "cufftPlan2d", api.cufftPlan2d, missing);
-  ResolveCuFft(library, "cufftPlan3d", api.cufftPlan3d, missing);
-  ResolveCuFft(library, "cufftDestroy", api.cufftDestroy, missing);
-  ResolveCuFft(library, "cufftSetStream", api.cufftSetStream, missing);
-  ResolveCuFft(library, "cufftExecC2C", api.cufftExecC2C, missing);
-  ResolveCuFft(library, "cufftExecR2C", api.cufftExecR2C, missing);
-  ResolveCuFft(library, "cufftExecC2R", api.cufftExecC2R, missing);
-  ResolveCuFft(library, "cufftExecZ2Z", api.cufftExecZ2Z, missing);
-  ResolveCuFft(library, "cufftExecD2Z", api.cufftExecD2Z, missing);
-  ResolveCuFft(library, "cufftExecZ2D", api.cufftExecZ2D, missing);
+  using canned_detail::ResolveSymbol;
+  ResolveSymbol(library, "cufftPlan1d", api.cufftPlan1d, missing);
+  ResolveSymbol(library, "cufftPlan2d", api.cufftPlan2d, missing);
+  ResolveSymbol(library, "cufftPlan3d", api.cufftPlan3d, missing);
+  ResolveSymbol(library, "cufftDestroy", api.cufftDestroy, missing);
+  ResolveSymbol(library, "cufftSetStream", api.cufftSetStream, missing);
+  ResolveSymbol(library, "cufftExecC2C", api.cufftExecC2C, missing);
+  ResolveSymbol(library, "cufftExecR2C", api.cufftExecR2C, missing);
+  ResolveSymbol(library, "cufftExecC2R", api.cufftExecC2R, missing);
+  ResolveSymbol(library, "cufftExecZ2Z", api.cufftExecZ2Z, missing);
+  ResolveSymbol(library, "cufftExecD2Z", api.cufftExecD2Z, missing);
+  ResolveSymbol(library, "cufftExecZ2D", api.cufftExecZ2D, missing);
   if (!missing.empty()) {
     load.status = MakeError(ErrorCode::kUnavailable, "cuda: the loaded cuFFT lacks {}; install {}", missing,
                             kCuFftPackage);

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/canned/rng/state.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda.hpp"
@@ -47,25 +48,12 @@ struct CuRandLoad {
   Status status;
 };
 
-template <typename Fn>
-bool ResolveCuRand(void* library, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-  return fn != nullptr;
-}
-
 // `names`: the sonames to try; tests pass ones that cannot exist.
 inline CuRandLoad LoadCuRand(std::span<const char* const> names = kCuRandLibraries) {
   CuRandLoad load;
-  void* library = nullptr;
-  std::string errors;
-  for (const char* name : names) {
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) break;
-    const char* why = dlerror();
-    errors += errors.empty() ? "" : "; ";
-    errors += why != nullptr ? why : name;
-  }
+  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(names);
+  void* const library = opened.handle;
+  const std::string& errors = opened.errors;
   if (library == nullptr) {
     load.status = MakeError(ErrorCode::kUnavailable, "cuda: the cuRAND plugin needs cuRAND ({}), which could not be "
                             "loaded: {}; install {}",
@@ -74,15 +62,16 @@ inline CuRandLoad LoadCuRand(std::span<const char* const> names = kCuRandLibrari
   }
   CuRandApi& api = load.api;
   std::string missing;
-  ResolveCuRand(library, "curandCreateGenerator", api.curandCreateGenerator, missing);
-  ResolveCuRand(library, "curandDestroyGenerator", api.curandDestroyGenerator, missing);
-  ResolveCuRand(library, "curandSetStream", api.curandSetStream, missing);
-  ResolveCuRand(library, "curandSetPseudoRandomGeneratorSeed", api.curandSetPseudoRandomGeneratorSeed, missing);
-  ResolveCuRand(library, "curandSetGeneratorOffset", api.curandSetGeneratorOffset, missing);
-  ResolveCuRand(library, "curandGenerateUniform", api.curandGenerateUniform, missing);
-  ResolveCuRand(library, "curandGenerateUniformDouble", api.curandGenerateUniformDouble, missing);
-  ResolveCuRand(library, "curandGenerateNormal", api.curandGenerateNormal, missing);
-  ResolveCuRand(library, "curandGenerateNormalDouble", api.curandGenerateNormalDouble, missing);
+  using canned_detail::ResolveSymbol;
+  ResolveSymbol(library, "curandCreateGenerator", api.curandCreateGenerator, missing);
+  ResolveSymbol(library, "curandDestroyGenerator", api.curandDestroyGenerator, missing);
+  ResolveSymbol(library, "curandSetStream", api.curandSetStream, missing);
+  ResolveSymbol(library, "curandSetPseudoRandomGeneratorSeed", api.curandSetPseudoRandomGeneratorSeed, missing);
+  ResolveSymbol(library, "curandSetGeneratorOffset", api.curandSetGeneratorOffset, missing);
+  ResolveSymbol(library, "curandGenerateUniform", api.curandGenerateUniform, missing);
+  ResolveSymbol(library, "curandGenerateUniformDouble", api.curandGenerateUniformDouble, missing);
+  ResolveSymbol(library, "curandGenerateNormal", api.curandGenerateNormal, missing);
+  ResolveSymbol(library, "curandGenerateNormalDouble", api.curandGenerateNormalDouble, missing);
   if (!missing.empty()) {
     load.status = MakeError(ErrorCode::kUnavailable, "cuda: the loaded cuRAND lacks {}; install {}", missing,
                             kCuRandPackage);
