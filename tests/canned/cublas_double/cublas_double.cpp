@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cublas_double.hpp"
+#include "../../library_double.hpp"
 
 namespace {
 
@@ -17,10 +18,7 @@ struct Handle {
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
 };
 
-struct Record {
-  std::mutex mutex;
-  std::map<std::string, long> calls;
-  std::map<std::string, int> fail_next;
+struct Record : library_double::CallLog<cublasStatus_t, CUBLAS_STATUS_SUCCESS> {
   SeCublasDoubleCall last{};
   bool any = false;
 };
@@ -34,12 +32,7 @@ Record& Recorded() {
 cublasStatus_t Enter(const char* name, const SeCublasDoubleCall& call) {
   Record& r = Recorded();
   std::lock_guard<std::mutex> lock(r.mutex);
-  ++r.calls[name];
-  if (auto it = r.fail_next.find(name); it != r.fail_next.end()) {
-    const auto status = static_cast<cublasStatus_t>(it->second);
-    r.fail_next.erase(it);
-    return status;
-  }
+  if (const cublasStatus_t status = r.EnterLocked(name); status != CUBLAS_STATUS_SUCCESS) return status;
   r.last = call;
   std::strncpy(r.last.name, name, sizeof(r.last.name) - 1);
   r.any = true;
@@ -136,12 +129,7 @@ cublasStatus_t Gemm(const char* name, cublasHandle_t handle, cublasOperation_t t
 
 extern "C" {
 
-long se_cublas_double_calls(const char* entry_point) {
-  Record& r = Recorded();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.calls.find(entry_point);
-  return it == r.calls.end() ? 0 : it->second;
-}
+long se_cublas_double_calls(const char* entry_point) { return Recorded().Calls(entry_point); }
 
 bool se_cublas_double_last_call(SeCublasDoubleCall* out) {
   Record& r = Recorded();
@@ -152,9 +140,7 @@ bool se_cublas_double_last_call(SeCublasDoubleCall* out) {
 }
 
 void se_cublas_double_fail_next(const char* entry_point, int status) {
-  Record& r = Recorded();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.fail_next[entry_point] = status;
+  Recorded().FailNext(entry_point, static_cast<cublasStatus_t>(status));
 }
 
 cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {

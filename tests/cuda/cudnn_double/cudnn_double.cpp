@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "cudnn_double.hpp"
+#include "../../library_double.hpp"
 
 // cudnn.h leaves these incomplete: the double gives them their content.
 struct cudnnContext {
@@ -43,13 +44,9 @@ namespace {
 // The value a compute call writes over its whole output.
 constexpr double kMarker = 0.5;
 
-struct Record {
-  std::mutex mutex;
-  std::map<std::string, long> calls;
+struct Record : library_double::CallLog<cudnnStatus_t, CUDNN_STATUS_SUCCESS> {
   SeCudnnDoubleCall last{};
   SeCudnnDoubleLive live{};
-  std::string fail_call;
-  cudnnStatus_t fail_status = CUDNN_STATUS_SUCCESS;
 };
 
 Record& TheRecord() {
@@ -57,17 +54,7 @@ Record& TheRecord() {
   return record;
 }
 
-// Counts the call; a failure armed by se_cudnn_double_fail_next answers it.
-cudnnStatus_t Enter(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  ++r.calls[name];
-  if (r.fail_call == name) {
-    r.fail_call.clear();
-    return r.fail_status;
-  }
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t Enter(const char* name) { return TheRecord().Enter(name); }
 
 template <typename T>
 cudnnStatus_t Make(const char* name, T** out) {
@@ -295,10 +282,7 @@ cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t 
 }
 
 long se_cudnn_double_calls(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.calls.find(name);
-  return it == r.calls.end() ? 0 : it->second;
+  return TheRecord().Calls(name);
 }
 
 void se_cudnn_double_last(SeCudnnDoubleCall* out) {
@@ -314,10 +298,7 @@ void se_cudnn_double_live(SeCudnnDoubleLive* out) {
 }
 
 void se_cudnn_double_fail_next(const char* name, int status) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.fail_call = name;
-  r.fail_status = static_cast<cudnnStatus_t>(status);
+  TheRecord().FailNext(name, static_cast<cudnnStatus_t>(status));
 }
 
 }  // extern "C"

@@ -10,16 +10,13 @@
 #include <string>
 
 #include "cufft_double.hpp"
+#include "../../library_double.hpp"
 
 namespace {
 
-struct Record {
-  std::mutex mutex;
-  std::map<std::string, long> calls;
+struct Record : library_double::CallLog<cufftResult, CUFFT_SUCCESS> {
   SeCufftDoubleState state{};
   int next_handle = 1;
-  std::string fail_call;
-  cufftResult fail_result = CUFFT_SUCCESS;
 };
 
 Record& TheRecord() {
@@ -27,16 +24,7 @@ Record& TheRecord() {
   return record;
 }
 
-cufftResult Enter(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  ++r.calls[name];
-  if (r.fail_call == name) {
-    r.fail_call.clear();
-    return r.fail_result;
-  }
-  return CUFFT_SUCCESS;
-}
+cufftResult Enter(const char* name) { return TheRecord().Enter(name); }
 
 cufftResult Plan(const char* name, cufftHandle* plan, int rank, int nx, int ny, int nz, cufftType type) {
   if (const cufftResult s = Enter(name); s != CUFFT_SUCCESS) return s;
@@ -112,10 +100,7 @@ cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* in, cufftDoubleRe
 }
 
 long se_cufft_double_calls(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.calls.find(name);
-  return it == r.calls.end() ? 0 : it->second;
+  return TheRecord().Calls(name);
 }
 void se_cufft_double_state(SeCufftDoubleState* out) {
   Record& r = TheRecord();
@@ -123,10 +108,7 @@ void se_cufft_double_state(SeCufftDoubleState* out) {
   *out = r.state;
 }
 void se_cufft_double_fail_next(const char* name, int result) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.fail_call = name;
-  r.fail_result = static_cast<cufftResult>(result);
+  TheRecord().FailNext(name, static_cast<cufftResult>(result));
 }
 
 }  // extern "C"

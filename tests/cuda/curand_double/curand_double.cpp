@@ -14,6 +14,7 @@
 #include <string>
 
 #include "curand_double.hpp"
+#include "../../library_double.hpp"
 
 namespace {
 
@@ -21,12 +22,8 @@ struct Generator {
   curandRngType_t type;
 };
 
-struct Record {
-  std::mutex mutex;
-  std::map<std::string, long> calls;
+struct Record : library_double::CallLog<curandStatus_t, CURAND_STATUS_SUCCESS> {
   SeCurandDoubleState state{};
-  std::string fail_call;
-  curandStatus_t fail_status = CURAND_STATUS_SUCCESS;
 };
 
 Record& TheRecord() {
@@ -34,17 +31,7 @@ Record& TheRecord() {
   return record;
 }
 
-// Counts the call; a failure armed by se_curand_double_fail_next answers it.
-curandStatus_t Enter(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  ++r.calls[name];
-  if (r.fail_call == name) {
-    r.fail_call.clear();
-    return r.fail_status;
-  }
-  return CURAND_STATUS_SUCCESS;
-}
+curandStatus_t Enter(const char* name) { return TheRecord().Enter(name); }
 
 template <typename T>
 curandStatus_t Generate(const char* name, curandGenerator_t generator, T* out, std::size_t n, int kind, double mean,
@@ -125,10 +112,7 @@ curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double* o
 }
 
 long se_curand_double_calls(const char* name) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.calls.find(name);
-  return it == r.calls.end() ? 0 : it->second;
+  return TheRecord().Calls(name);
 }
 
 void se_curand_double_state(SeCurandDoubleState* out) {
@@ -138,10 +122,7 @@ void se_curand_double_state(SeCurandDoubleState* out) {
 }
 
 void se_curand_double_fail_next(const char* name, int status) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.fail_call = name;
-  r.fail_status = static_cast<curandStatus_t>(status);
+  TheRecord().FailNext(name, static_cast<curandStatus_t>(status));
 }
 
 }  // extern "C"
