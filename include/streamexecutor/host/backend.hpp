@@ -27,6 +27,8 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static constexpr std::string_view kName = "host";
   // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
   using KernelContext = host_detail::KernelContext;
+  // What a per-block host kernel receives first: blockIdx, blockDim, gridDim.
+  using BlockContext = host_detail::BlockContext;
   // Memory is aligned like a GPU allocation so that vector loads never straddle.
   static constexpr std::size_t kAlignment = 64;
   // Copies between backends read and write it directly (core/copy.hpp).
@@ -398,7 +400,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     const std::string expected = host_detail::HostSignature<Params...>();
     if (actual != expected) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "GetKernel on host:{}: host kernel '{}' takes (const KernelContext&, ...) with parameters {} "
+                       "GetKernel on host:{}: host kernel '{}' takes parameters {} after its context "
                        "but the TypedKernel needs {}",
                        executor.ordinal, entry.kernel_name, actual, expected);
     }

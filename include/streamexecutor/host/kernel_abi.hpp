@@ -8,6 +8,10 @@
 //   SharedDeviceMemory<T>      std::span<T>  (per-block scratch)
 //   scalar T                   T   (or const T&)
 // The kernel body runs once per thread, like a CUDA kernel body.
+// A kernel whose first parameter is `const se::host::BlockContext&` instead
+// runs once per block and loops over the block's threads itself: a loop the
+// compiler can vectorise, where a per-thread body's bounds check
+// (`if (i < n)`) becomes a conditional store that baseline x86-64 cannot.
 #pragma once
 
 #include <array>
@@ -35,6 +39,13 @@ namespace streamexecutor::host_detail {
 // CUDA's built-in variables, passed explicitly. Names follow CUDA on purpose.
 struct KernelContext {
   Dim3 threadIdx{0, 0, 0};
+  Dim3 blockIdx{0, 0, 0};
+  Dim3 blockDim;
+  Dim3 gridDim;
+};
+
+// A per-block kernel's view: the block it runs, without a thread index.
+struct BlockContext {
   Dim3 blockIdx{0, 0, 0};
   Dim3 blockDim;
   Dim3 gridDim;
@@ -183,26 +194,44 @@ void RunBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_blo
   }
 }
 
+// Per-block kernels: one call per block, the kernel loops over its threads.
+template <typename Invoker, typename... H>
+void RunWholeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block, std::uint64_t end_block,
+                    std::byte* shared) {
+  const auto& stored = *static_cast<const std::tuple<StoredT<H>...>*>(launch.args);
+  std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
+  SharedLayout<H...>(stored, offsets);
+  BlockContext ctx;
+  ctx.blockDim = launch.block;
+  ctx.gridDim = launch.grid;
+  for (std::uint64_t b = first_block; b < end_block; ++b) {
+    ctx.blockIdx = Unlinearize(b, launch.grid);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      Invoker::Call(fn, ctx, Materialize<H>(std::get<I>(stored), shared, offsets[I])...);
+    }(std::index_sequence_for<H...>{});
+  }
+}
+
 // Invokers: how the runner reaches the user's code. The two static forms let
 // the compiler inline the kernel body into the per-thread loop.
 template <typename Fn>
 struct RuntimeFunctionInvoker {
-  template <typename... A>
-  static void Call(AnyFunction fn, const KernelContext& ctx, A&&... args) {
+  template <typename Context, typename... A>
+  static void Call(AnyFunction fn, const Context& ctx, A&&... args) {
     reinterpret_cast<Fn>(fn)(ctx, static_cast<A&&>(args)...);
   }
 };
 template <auto Fn>
 struct StaticFunctionInvoker {
-  template <typename... A>
-  static void Call(AnyFunction, const KernelContext& ctx, A&&... args) {
+  template <typename Context, typename... A>
+  static void Call(AnyFunction, const Context& ctx, A&&... args) {
     Fn(ctx, static_cast<A&&>(args)...);
   }
 };
 template <typename Lambda>
 struct StatelessLambdaInvoker {
-  template <typename... A>
-  static void Call(AnyFunction, const KernelContext& ctx, A&&... args) {
+  template <typename Context, typename... A>
+  static void Call(AnyFunction, const Context& ctx, A&&... args) {
     Lambda{}(ctx, static_cast<A&&>(args)...);
   }
 };
@@ -231,6 +260,7 @@ template <typename R, typename Ctx, typename... P>
 struct FunctionParams<R (*)(Ctx, P...)> {
   using Return = R;
   using Context = Ctx;
+  static constexpr bool kPerBlock = std::is_same_v<std::remove_cvref_t<Ctx>, BlockContext>;
   template <template <typename...> class T>
   using Apply = T<NormalizeT<P>...>;
 };
@@ -240,8 +270,10 @@ struct FunctionParams<R (C::*)(Ctx, P...) const> : FunctionParams<R (*)(Ctx, P..
 template <typename Fn>
 constexpr bool CheckKernelShape() {
   static_assert(std::is_same_v<typename FunctionParams<Fn>::Return, void>, "host kernels must return void");
-  static_assert(std::is_same_v<std::remove_cvref_t<typename FunctionParams<Fn>::Context>, KernelContext>,
-                "the first parameter of a host kernel must be `const se::host::KernelContext&`");
+  using Context = std::remove_cvref_t<typename FunctionParams<Fn>::Context>;
+  static_assert(std::is_same_v<Context, KernelContext> || std::is_same_v<Context, BlockContext>,
+                "the first parameter of a host kernel must be `const se::host::KernelContext&` (one call per "
+                "thread) or `const se::host::BlockContext&` (one call per block)");
   return true;
 }
 
@@ -313,18 +345,20 @@ inline constexpr std::array<KernelParamInfo, sizeof...(H)> kRuntimeParams{Runtim
 template <typename... H>
 inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>};
 
-template <typename Invoker, typename... H>
+template <typename Invoker, bool kPerBlock, typename... H>
 struct EntryFor {
   static KernelEntry Make(AnyFunction fn) {
-    return KernelEntry{reinterpret_cast<void (*)()>(&RunBlocks<Invoker, H...>), fn, &SignatureString<H...>,
-                       &kRuntimeAbi<H...>};
+    BlockRunner runner;
+    if constexpr (kPerBlock) runner = &RunWholeBlocks<Invoker, H...>;
+    else runner = &RunBlocks<Invoker, H...>;
+    return KernelEntry{reinterpret_cast<void (*)()>(runner), fn, &SignatureString<H...>, &kRuntimeAbi<H...>};
   }
 };
 
-template <typename Invoker>
+template <typename Invoker, typename Fn>
 struct BindInvoker {
   template <typename... H>
-  using type = EntryFor<Invoker, H...>;
+  using type = EntryFor<Invoker, FunctionParams<Fn>::kPerBlock, H...>;
 };
 
 }  // namespace abi
@@ -366,7 +400,7 @@ KernelEntry MakeKernelEntry() {
                 "AddHostKernel<F>: F must be a function");
   static_assert(abi::CheckKernelShape<FnPtr>());
   using Entry = typename abi::FunctionParams<FnPtr>::template Apply<
-      abi::BindInvoker<abi::StaticFunctionInvoker<Fn>>::template type>;
+      abi::BindInvoker<abi::StaticFunctionInvoker<Fn>, FnPtr>::template type>;
   return Entry::Make(nullptr);
 }
 
@@ -375,7 +409,7 @@ KernelEntry MakeKernelEntry(Callable callable) {
   if constexpr (std::is_pointer_v<Callable> && std::is_function_v<std::remove_pointer_t<Callable>>) {
     static_assert(abi::CheckKernelShape<Callable>());
     using Entry = typename abi::FunctionParams<Callable>::template Apply<
-        abi::BindInvoker<abi::RuntimeFunctionInvoker<Callable>>::template type>;
+        abi::BindInvoker<abi::RuntimeFunctionInvoker<Callable>, Callable>::template type>;
     return Entry::Make(reinterpret_cast<AnyFunction>(callable));
   } else {
     static_assert(std::is_empty_v<Callable> && std::is_default_constructible_v<Callable>,
@@ -385,7 +419,7 @@ KernelEntry MakeKernelEntry(Callable callable) {
     using Call = decltype(&Callable::operator());
     static_assert(abi::CheckKernelShape<Call>());
     using Entry = typename abi::FunctionParams<Call>::template Apply<
-        abi::BindInvoker<abi::StatelessLambdaInvoker<Callable>>::template type>;
+        abi::BindInvoker<abi::StatelessLambdaInvoker<Callable>, Call>::template type>;
     return Entry::Make(nullptr);
   }
 }
