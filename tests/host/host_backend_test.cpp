@@ -2,6 +2,7 @@
 // really asynchronous and parallel, and that a throwing kernel is contained.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -30,6 +31,27 @@ void two_params(const se::host::KernelContext&, float, const int*) {}
 
 void throw_in_block_3(const se::host::KernelContext& ctx, int*) {
   if (ctx.blockIdx.x == 3) throw std::runtime_error("bad pixel at block 3");
+}
+
+// Per block: records which block ran, and sums its threads' values through
+// the block's scratch, looping twice as a kernel with a barrier would.
+void block_sum(const se::host::BlockContext& ctx, const int* in, int* out, std::span<int> scratch) {
+  const std::uint64_t block = (ctx.blockIdx.z * ctx.gridDim.y + ctx.blockIdx.y) * ctx.gridDim.x + ctx.blockIdx.x;
+  const std::uint64_t threads = ctx.blockDim.x * ctx.blockDim.y * ctx.blockDim.z;
+  for (std::uint64_t t = 0; t < threads; ++t) scratch[t] = in[block * threads + t];
+  int sum = 0;
+  for (std::uint64_t t = 0; t < threads; ++t) sum += scratch[t];
+  out[block] = sum;
+}
+
+void block_saxpy(const se::host::BlockContext& ctx, float a, const float* x, float* y, std::uint32_t n) {
+  const std::uint64_t first = ctx.blockIdx.x * ctx.blockDim.x;
+  const std::uint64_t end = std::min<std::uint64_t>(first + ctx.blockDim.x, n);
+  for (std::uint64_t i = first; i < end; ++i) y[i] = a * x[i] + y[i];
+}
+
+void block_throws(const se::host::BlockContext& ctx, int*) {
+  if (ctx.blockIdx.x == 2) throw std::runtime_error("block 2 gave up");
 }
 
 }  // namespace
@@ -213,4 +235,115 @@ TEST_CASE("a host kernel entry spells its normalised parameter list", "[kernel_s
   CHECK(spec.host_kernel()->entry.signature() == "(float, int*)");
   CHECK(se::host_detail::HostSignature<float, se::DeviceMemory<int>*>() == "(float, int*)");
   CHECK(se::host_detail::HostSignature<float, se::SharedDeviceMemory<int>>() == "(float, std::span<int>)");
+}
+
+TEST_CASE("per-block kernels run once per block, in every grid shape and form", "[host]") {
+  auto* executor = Executor();
+  // 3 x 2 x 2 blocks of 4 x 2 x 1 threads.
+  const se::BlockDim blocks(3, 2, 2);
+  const se::ThreadDim threads(4, 2, 1);
+  constexpr std::uint64_t kBlocks = 12, kThreads = 8;
+  std::vector<int> in(kBlocks * kThreads);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i);
+  auto input = executor->AllocateOwnedArray<int>(in.size());
+  using SumKernel = se::TypedKernel<se::DeviceMemory<int>*, se::DeviceMemory<int>*, se::SharedDeviceMemory<int>>;
+
+  se::MultiKernelLoaderSpec compile_time(3), run_time(3), lambda(3);
+  compile_time.AddHostKernel<&block_sum>("block_sum");
+  run_time.AddHostKernel("block_sum", &block_sum);
+  lambda.AddHostKernel("block_sum", [](const se::host::BlockContext& ctx, const int* i, int* o, std::span<int> s) {
+    block_sum(ctx, i, o, s);
+  });
+  for (const se::MultiKernelLoaderSpec* spec : {&compile_time, &run_time, &lambda}) {
+    SumKernel kernel(executor);
+    REQUIRE(executor->GetKernel(*spec, &kernel).ok());
+    auto output = executor->AllocateOwnedArray<int>(kBlocks);
+    std::vector<int> out(kBlocks, -1);
+    se::Stream stream(executor);
+    REQUIRE(stream.Init()
+                .ThenMemcpyH2D<int>(in, input.ptr())
+                .ThenLaunch(threads, blocks, kernel, input.ptr(), output.ptr(),
+                            se::SharedDeviceMemory<int>(kThreads))
+                .ThenMemcpyD2H<int>(output.cref(), out)
+                .BlockHostUntilDone()
+                .ok());
+    for (std::uint64_t b = 0; b < kBlocks; ++b) {
+      int expected = 0;
+      for (std::uint64_t t = 0; t < kThreads; ++t) expected += in[b * kThreads + t];
+      CHECK(out[b] == expected);
+    }
+  }
+}
+
+TEST_CASE("a per-block saxpy covers a size that is not a multiple of the block", "[host]") {
+  auto* executor = Executor();
+  constexpr std::uint32_t n = 1000;
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddHostKernel<&block_saxpy>("saxpy");
+  se::TypedKernel<float, se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  std::vector<float> x(n), y(n, 1.0f);
+  for (std::uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  // One element past n is a sentinel the kernel must not touch.
+  auto dx = executor->AllocateOwnedArray<float>(n);
+  auto dy = executor->AllocateOwnedArray<float>(n + 1);
+  std::vector<float> y_with_sentinel(y);
+  y_with_sentinel.push_back(-7.0f);
+  std::vector<float> result(n + 1);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenMemcpyH2D<float>(x, dx.ptr())
+              .ThenMemcpyH2D<float>(y_with_sentinel, dy.ptr())
+              .ThenLaunch(se::ThreadDim(64), se::BlockDim((n + 63) / 64 + 1), kernel, 2.0f, dx.ptr(), dy.ptr(), n)
+              .ThenMemcpyD2H<float>(dy.cref(), result)
+              .BlockHostUntilDone()
+              .ok());
+  for (std::uint32_t i = 0; i < n; ++i) CHECK(result[i] == 2.0f * x[i] + 1.0f);
+  CHECK(result[n] == -7.0f);
+}
+
+TEST_CASE("a per-block kernel is checked against the TypedKernel and contained when it throws", "[host][errors]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddHostKernel<&block_throws>("block_throws");
+  se::TypedKernel<se::DeviceMemory<float>*> wrong(executor);
+  se::Status refused = executor->GetKernel(spec, &wrong);
+  CHECK(refused.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(refused, "(int*)"));
+  CHECK(Mentions(refused, "(float*)"));
+
+  se::TypedKernel<se::DeviceMemory<int>*> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto memory = executor->AllocateOwnedArray<int>(1);
+  se::Stream stream(executor);
+  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(8), kernel, memory.ptr()).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kAborted);
+  CHECK(Mentions(status, "kernel 'block_throws' threw an exception: block 2 gave up"));
+}
+
+TEST_CASE("a thread waiting on an event helps with the launch it waits for", "[host]") {
+  auto* executor = Executor();
+  // Blocks that record which threads ran them: the waiter must be among them
+  // at least once over many launches, or it only slept.
+  static std::mutex mutex;
+  static std::set<std::thread::id> runners;
+  se::MultiKernelLoaderSpec spec(0);
+  spec.AddHostKernel("record", [](const se::host::BlockContext&) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::lock_guard<std::mutex> lock(mutex);
+    runners.insert(std::this_thread::get_id());
+  });
+  se::TypedKernel<> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  se::Stream stream(executor);
+  se::Event done(executor);
+  REQUIRE(stream.Init().ok());
+  REQUIRE(done.Init());
+  for (int round = 0; round < 20; ++round) {
+    REQUIRE(stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(64), kernel).ThenRecordEvent(&done).ok());
+    REQUIRE(done.Synchronize().ok());
+    CHECK(done.PollForStatus() == se::Event<se::host>::Status::kComplete);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  CHECK(runners.count(std::this_thread::get_id()) == 1);
 }

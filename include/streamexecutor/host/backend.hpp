@@ -286,7 +286,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     EventHandle& event = *operation.event;
 
     using Command = host_detail::Command;
-    auto* token = new (std::nothrow) host_detail::CompletionToken();
+    auto* token = new (std::nothrow) host_detail::CompletionToken(stream->pool());
     if (token == nullptr) {
       return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on host:{}: out of memory",
                        stream->ordinal());

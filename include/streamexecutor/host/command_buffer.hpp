@@ -73,7 +73,7 @@ class RecordedCommands {
       std::uint64_t used = 0;
       Status failure;
       for (; used < room && next < entries_.size() && failure.ok(); ++next) {
-        if (Fill(entries_[next], stream->BatchSlot(used), failure)) ++used;
+        if (Fill(entries_[next], stream->BatchSlot(used), stream->pool(), failure)) ++used;
       }
       stream->PublishBatch(used);
       if (!failure.ok()) return failure;
@@ -110,7 +110,7 @@ class RecordedCommands {
 
   // Writes `entry` into `slot`; false when it needs no slot (a wait on a
   // recording that already completed) or on failure.
-  bool Fill(const Entry& entry, Command& slot, Status& failure) {
+  bool Fill(const Entry& entry, Command& slot, Pool* pool, Status& failure) {
     switch (entry.kind) {
       case Entry::Kind::kCommand:
         slot = entry.command;
@@ -124,7 +124,7 @@ class RecordedCommands {
         return true;
       }
       case Entry::Kind::kRecordEvent: {
-        auto* token = new (std::nothrow) CompletionToken();
+        auto* token = new (std::nothrow) CompletionToken(pool);
         if (token == nullptr) {
           failure = MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on host:{}: out of memory for an event record",
                               ordinal_);
