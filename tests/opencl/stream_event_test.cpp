@@ -1,4 +1,5 @@
 // Streams, events, timers and host callbacks on OpenCL queues.
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -148,3 +149,82 @@ TEST_CASE("one event recorded and waited on from two threads at once", "[opencl]
   CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kComplete);
 }
 
+
+namespace {
+cl_command_queue_properties QueueProperties(cl_command_queue queue) {
+  cl_command_queue_properties properties = 0;
+  REQUIRE(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(properties), &properties, nullptr) == CL_SUCCESS);
+  return properties;
+}
+}  // namespace
+
+TEST_CASE("a stream's queue profiles only from its first timer on, and keeps its order", "[opencl][timer]") {
+  auto* executor = OpenCLExecutor();
+  constexpr std::size_t kCount = 1 << 14;
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddOpenCLTextInMemory(kBusy, "busy");
+  BusyKernel kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto data = executor->AllocateOwnedArray<float>(kCount);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ok());
+  cl_command_queue untimed = se::NativeQueue(stream);
+  CHECK((QueueProperties(untimed) & CL_QUEUE_PROFILING_ENABLE) == 0);
+
+  // Work queued before the switch (a slow kernel, then a host callback still
+  // pending) must all come before work queued after it.
+  std::vector<float> ones(kCount, 1.0f), from_callback(kCount, 0.0f), result(kCount, 0.0f);
+  bool callback_ran = false;
+  se::Timer timer(executor);
+  REQUIRE(timer.Init());
+  stream.ThenMemcpyH2D<float>(ones, data.ptr())
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(kCount / 64), kernel, data.ptr(), 20000u)
+      .ThenDoHostCallback([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::fill(from_callback.begin(), from_callback.end(), 3.0f);
+        callback_ran = true;
+      })
+      .ThenStartTimer(&timer)
+      .ThenMemcpyH2D<float>(from_callback, data.ptr())
+      .ThenMemcpyD2H<float>(data.cref(), result)
+      .ThenStopTimer(&timer);
+  cl_command_queue timed = se::NativeQueue(stream);
+  CHECK(timed != untimed);
+  CHECK((QueueProperties(timed) & CL_QUEUE_PROFILING_ENABLE) != 0);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(callback_ran);
+  CHECK(result == std::vector<float>(kCount, 3.0f));
+  auto elapsed = timer.ElapsedNanoseconds();
+  REQUIRE(elapsed.ok());
+  CHECK(elapsed.value() > 0);
+
+  // A second timer reuses the profiling queue.
+  se::Timer again(executor);
+  REQUIRE(again.Init());
+  REQUIRE(stream.ThenStartTimer(&again).ThenStopTimer(&again).BlockHostUntilDone().ok());
+  CHECK(se::NativeQueue(stream) == timed);
+  CHECK(again.ElapsedNanoseconds().ok());
+}
+
+TEST_CASE("a timer on an adopted queue without profiling says so when read, and the stream goes on",
+          "[opencl][timer][errors]") {
+  auto* executor = OpenCLExecutor();
+  cl_int error = CL_SUCCESS;
+  cl_command_queue queue = clCreateCommandQueueWithProperties(executor->native_state().impl->context,
+                                                              executor->native_state().impl->device, nullptr, &error);
+  REQUIRE(error == CL_SUCCESS);
+  {
+    se::Stream stream(executor);
+    REQUIRE(stream.InitAdopted(queue).ok());
+    se::Timer timer(executor);
+    REQUIRE(timer.Init());
+    REQUIRE(stream.ThenStartTimer(&timer).ThenStopTimer(&timer).BlockHostUntilDone().ok());
+    CHECK(se::NativeQueue(stream) == queue);  // the user's queue is never replaced
+    auto elapsed = timer.ElapsedNanoseconds();
+    REQUIRE_FALSE(elapsed.ok());
+    CHECK(Mentions(elapsed.status(), "CL_PROFILING_INFO_NOT_AVAILABLE"));
+    CHECK(Mentions(elapsed.status(), "adopted without CL_QUEUE_PROFILING_ENABLE"));
+    CHECK(stream.ok());
+  }
+  clReleaseCommandQueue(queue);
+}

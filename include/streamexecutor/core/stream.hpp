@@ -276,11 +276,11 @@ class Stream {
 
   Stream& ThenStartTimer(Timer<B>* timer) {
     if (timer == nullptr) return Ready("ThenStartTimer") ? Fail(Null("ThenStartTimer", "timer")) : *this;
-    return ThenRecordEvent(&timer->start_);
+    return EnableTiming("ThenStartTimer").ThenRecordEvent(&timer->start_);
   }
   Stream& ThenStopTimer(Timer<B>* timer) {
     if (timer == nullptr) return Ready("ThenStopTimer") ? Fail(Null("ThenStopTimer", "timer")) : *this;
-    return ThenRecordEvent(&timer->stop_);
+    return EnableTiming("ThenStopTimer").ThenRecordEvent(&timer->stop_);
   }
 
   // Runs `callback` on a host thread once all earlier work has finished, and
@@ -399,6 +399,15 @@ class Stream {
     return Check(B::Submit(handle_, operation));
   }
 
+  // A backend whose streams time their work only on request (OpenCL queue
+  // profiling costs every command) turns it on with the stream's first timer.
+  Stream& EnableTiming(std::string_view caller) {
+    if constexpr (requires(typename B::StreamHandle& h) { B::EnableTiming(h); }) {
+      if (!Ready(caller)) return *this;
+      if (Status s = B::EnableTiming(handle_); !s.ok()) return Fail(std::move(s));
+    }
+    return *this;
+  }
   bool Ready(std::string_view caller) {
     if (!status_.ok()) return false;
     if (!initialized_) {

@@ -193,10 +193,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
     opencl_detail::Executor& e = *executor.impl;
-    // Profiling is on so that timers can read the markers' timestamps.
-    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    // No profiling until a timer asks for it (EnableTiming).
     cl_int error = CL_SUCCESS;
-    cl_command_queue queue = clCreateCommandQueueWithProperties(e.context, e.device, properties, &error);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(e.context, e.device, nullptr, &error);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for a stream on {}", e.label);
     stream = new opencl_detail::StreamState();
     stream->executor = &e;
@@ -209,8 +208,11 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     clFinish(stream->queue);
     stream->StopWorker();
     clReleaseCommandQueue(stream->queue);
+    if (stream->untimed_queue) clReleaseCommandQueue(stream->untimed_queue);
     delete std::exchange(stream, nullptr);
   }
+  // Timers read the markers' timestamps, which only a profiling queue records.
+  static Status EnableTiming(StreamHandle& stream) { return stream->EnableProfiling("ThenStartTimer/ThenStopTimer"); }
   static Status StreamSynchronize(StreamHandle& stream) {
     STREAMEXECUTOR_RETURN_IF_ERROR(stream->WaitUntilFlushed());
     const cl_int error = clFinish(stream->queue);
@@ -452,7 +454,13 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     if (error == CL_SUCCESS) {
       error = clGetEventProfilingInfo(last.event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
     }
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error, "of a timer");
+    if (error != CL_SUCCESS) {
+      return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error,
+                                    "of a timer{}",
+                                    error == CL_PROFILING_INFO_NOT_AVAILABLE
+                                        ? " (its stream's queue was adopted without CL_QUEUE_PROFILING_ENABLE)"
+                                        : "");
+    }
     if (end < begin) {
       return Status(ErrorCode::kFailedPrecondition, "the stop event completed before the start event");
     }

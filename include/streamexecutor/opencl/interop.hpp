@@ -82,6 +82,8 @@ struct Interop<opencl> {
     }
     state->executor = &e;
     state->queue = queue;  // DestroyStream releases the reference just taken
+    state->adopted = true;
+    state->profiling = (properties & CL_QUEUE_PROFILING_ENABLE) != 0;
     stream = state;
     return Status();
   }

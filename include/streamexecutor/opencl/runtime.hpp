@@ -105,6 +105,13 @@ struct CallbackJob {
 struct StreamState {
   Executor* executor = nullptr;
   cl_command_queue queue = nullptr;
+  // Whether `queue` has CL_QUEUE_PROFILING_ENABLE. A stream starts without:
+  // PoCL then reads no clock per command. The first timer moves the stream to
+  // a profiling queue (EnableProfiling); the queue it leaves is kept until the
+  // stream goes, so a native handle taken earlier stays valid.
+  bool profiling = false;
+  bool adopted = false;  // the user's queue: never replaced
+  cl_command_queue untimed_queue = nullptr;
 
   // The first asynchronous failure (a throwing callback, a failed command),
   // reported by StreamSynchronize.
@@ -256,6 +263,43 @@ struct StreamState {
     }
     mode.fetch_and(~kHolding, std::memory_order_acq_rel);
     flushed.notify_all();
+  }
+
+  // Called by the stream's own thread (a Stream is used by one thread at a
+  // time); the callback thread enqueues held work on `queue` only under
+  // jobs_mutex, so it sees the old queue or the new one, never a mix.
+  Status EnableProfiling(std::string_view caller) {
+    // An adopted queue is the user's: it keeps its properties, and a timer
+    // on one without profiling reports that when it is read.
+    if (profiling || adopted) return Status();
+    std::lock_guard<std::mutex> lock(jobs_mutex);
+    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_int error_code = CL_SUCCESS;
+    cl_command_queue timed =
+        clCreateCommandQueueWithProperties(executor->context, executor->device, properties, &error_code);
+    if (error_code != CL_SUCCESS) {
+      return ClError("clCreateCommandQueueWithProperties", error_code, "for the profiling queue of a stream on {} ({})",
+                     executor->label, caller);
+    }
+    // Everything already queued runs before anything on the new queue: it
+    // starts with a barrier on the old queue's last command.
+    cl_event last = nullptr;
+    const char* call = "clEnqueueMarkerWithWaitList";
+    error_code = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &last);
+    if (error_code == CL_SUCCESS) {
+      clFlush(queue);
+      call = "clEnqueueBarrierWithWaitList";
+      error_code = clEnqueueBarrierWithWaitList(timed, 1, &last, nullptr);
+      clReleaseEvent(last);
+    }
+    if (error_code != CL_SUCCESS) {
+      clReleaseCommandQueue(timed);
+      return ClError(call, error_code, "moving a stream of {} to a profiling queue ({})", executor->label, caller);
+    }
+    untimed_queue = queue;
+    queue = timed;
+    profiling = true;
+    return Status();
   }
 
   void StopWorker() {
