@@ -13,6 +13,10 @@
 
 #include "opencl/opencl_test_util.hpp"
 
+// Our headers include only <CL/cl.h>; a consumer who wants the C++ wrapper
+// includes it after them, with no flags of its own.
+#include <CL/opencl.hpp>
+
 namespace {
 
 cl_uint References(cl_mem memory) {
@@ -229,4 +233,23 @@ TEST_CASE("registered host memory is a mapped USE_HOST_PTR buffer while register
   REQUIRE(executor->HostMemoryUnregister(memory.get()).ok());
   std::lock_guard<std::mutex> lock(impl.mutex);
   CHECK(impl.pinned.count(memory.get()) == 0);
+}
+
+TEST_CASE("native handles wrap into CLHPP objects", "[opencl][interop]") {
+  auto* executor = OpenCLExecutor();
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ok());
+  cl::CommandQueue queue(se::NativeQueue(stream), /*retainObject=*/true);
+  const cl_uint before = References(se::NativeQueue(stream));
+  cl::Context context = queue.getInfo<CL_QUEUE_CONTEXT>();
+  CHECK(context() == executor->native_state().impl->context);
+  auto data = executor->AllocateOwnedArray<int>(4);
+  cl::Buffer buffer(se::NativeMemory(*executor, *data.ptr()).value(), /*retainObject=*/true);
+  const int pattern = 7;
+  CHECK(queue.enqueueFillBuffer(buffer, pattern, 0, 4 * sizeof(int)) == CL_SUCCESS);
+  CHECK(queue.finish() == CL_SUCCESS);
+  std::vector<int> out(4);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(data.cref(), out).ok());
+  CHECK(out == std::vector<int>(4, 7));
+  CHECK(References(se::NativeQueue(stream)) == before);
 }

@@ -9,8 +9,6 @@
 // replay of everything (for testing that path on devices with the extension).
 #pragma once
 
-#include <CL/cl_ext.h>
-
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -19,9 +17,11 @@
 #include <vector>
 
 #include "streamexecutor/core/operations.hpp"
-#include "streamexecutor/opencl/errors.hpp"
+#include "streamexecutor/opencl/errors.hpp"  // first: it sets CL_TARGET_OPENCL_VERSION for <CL/cl_ext.h>
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
+
+#include <CL/cl_ext.h>
 
 namespace streamexecutor::opencl_detail {
 
