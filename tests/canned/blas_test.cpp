@@ -485,7 +485,14 @@ TEST_CASE("half gemm matches a float loop for every transpose pair, on slices", 
 
 TEST_CASE("half gemm with beta = 0 does not read C; k = 0 scales C by beta", "[blas][half]") {
   if (!DeviceHasHalf()) {
-    SUCCEED("no cl_khr_fp16 on " << Executor()->DeviceLabel() << ": the UNIMPLEMENTED path is checked below");
+    // k = 0 takes CLBlast's scal, not its gemm: refused the same way.
+    auto c = Upload(HalfData(16, 8));
+    se::Stream stream(Executor());
+    const se::Status status = Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4,
+                                                             0, 1.0f, c.cref(), 4, c.cref(), 1, 0.5f, c.ptr(), 4));
+    REQUIRE(status.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(status, "clblast::Scal failed with kNoHalfPrecision"));
+    CHECK(Mentions(status, "cl_khr_fp16"));
     return;
   }
   const int m = 6, n = 5, k = 4;
@@ -589,23 +596,37 @@ TEST_CASE("half batched gemm matches a float loop, on separate allocations and o
   }
 }
 
-TEST_CASE("half gemm on a device without cl_khr_fp16 is UNIMPLEMENTED naming the device and the extension",
+TEST_CASE("half gemm runs where the device has half, else is UNIMPLEMENTED naming the device and cl_khr_fp16",
           "[blas][half]") {
-  if (DeviceHasHalf()) {
-    SUCCEED(Executor()->DeviceLabel() << " computes half gemms: checked against a float loop above");
-    return;
-  }
-  auto a = Upload(HalfData(16, 7));
+  // Small integers: exact in half, whatever the device accumulates in.
+  std::vector<Half> host_a(16);
+  for (std::size_t i = 0; i < host_a.size(); ++i) host_a[i] = Half(static_cast<float>(i % 5) - 2.0f);
+  auto a = Upload(host_a), c = Upload(std::vector<Half>(16));
   se::Stream stream(Executor());
   const se::Status status = Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4,
-                                                           1.0f, a.cref(), 4, a.cref(), 4, 0.0f, a.ptr(), 4));
+                                                           1.0f, a.cref(), 4, a.cref(), 4, 0.0f, c.ptr(), 4));
+  if (DeviceHasHalf()) {
+    REQUIRE(status.ok());
+    const std::vector<Half> got = Download(c.cref());
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 4; ++i) {
+        float want = 0;
+        for (int p = 0; p < 4; ++p) {
+          want += static_cast<float>(host_a[static_cast<std::size_t>(i + p * 4)]) *
+                  static_cast<float>(host_a[static_cast<std::size_t>(p + j * 4)]);
+        }
+        REQUIRE(static_cast<float>(got[static_cast<std::size_t>(i + j * 4)]) == want);
+      }
+    }
+    return;
+  }
   REQUIRE(status.code() == se::ErrorCode::kUnimplemented);
   CHECK(Mentions(status, "clblast::Gemm failed with kNoHalfPrecision (-2045)"));
   CHECK(Mentions(status, "cl_khr_fp16"));
   CHECK(Mentions(status, Executor()->DeviceLabel()));
   // The stream failed: later work is skipped, and the error sticks.
   CHECK(stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, a.cref(), 4, a.cref(), 4,
-                            0.0f, a.ptr(), 4)
+                            0.0f, c.ptr(), 4)
             .status()
             .code() == se::ErrorCode::kUnimplemented);
 }
