@@ -355,11 +355,14 @@ TEST_CASE("any other batch is one cublas<t>gemmBatched, its pointer arrays in a 
     many_b.push_back(pb[(i * 5) % 6]);
     many_c.push_back(pc[(i * 7) % 6]);
   }
+  const long frees = DriverCalls("cuMemFree");
   REQUIRE(stream
               .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, many_a, 4, many_b,
                                    4, 0.0f, many_c, 4, 300)
               .BlockHostUntilDone()
               .ok());
+  // The old buffer may still be read by the batch before: retired, not freed.
+  CHECK(DriverCalls("cuMemFree") == frees);
   call = Last();
   CHECK(call.batch_count == 300);
   CHECK(call.c == Offset(call.a, 600 * sizeof(void*)));
@@ -369,7 +372,20 @@ TEST_CASE("any other batch is one cublas<t>gemmBatched, its pointer arrays in a 
   CHECK(DriverCalls("cuMemAlloc") == allocations + 1);
   REQUIRE(batched(stream, 6).ok());
   check_arrays(Last(), 6);
+  CHECK(Last().a == call.a);  // the grown buffer
   CHECK(DriverCalls("cuMemAlloc") == allocations + 1);
+  // That call found the last reader done (cuEventQuery) and freed the retired buffer.
+  CHECK(DriverCalls("cuMemFree") == frees + 1);
+
+  // A failed stream makes no copy, no event and no cuBLAS call.
+  const long failed_copies = DriverCalls("cuMemcpyHtoDAsync"), failed_gemms = Cublas().calls("cublasSgemmBatched");
+  se::Stream failed(Executor());
+  failed.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 64, 64, 64, 1.0f, memory[0].cref(),
+                             64, memory[0].cref(), 64, 0.0f, memory[0].ptr(), 64);
+  REQUIRE(failed.status().code() == se::ErrorCode::kOutOfRange);
+  CHECK(!batched(failed, 6).ok());
+  CHECK(DriverCalls("cuMemcpyHtoDAsync") == failed_copies);
+  CHECK(Cublas().calls("cublasSgemmBatched") == failed_gemms);
 }
 
 TEST_CASE("a half or double batch with pointer arrays reaches cublasHgemmBatched / cublasDgemmBatched", "[blas]") {

@@ -37,10 +37,6 @@ class Half {
 
   constexpr bool IsNaN() const { return (bits_ & 0x7C00u) == 0x7C00u && (bits_ & 0x03FFu) != 0; }
 
-  // Bitwise: +0 and -0 differ, a NaN equals itself. Compare the floats for
-  // IEEE's equality.
-  friend constexpr bool SameBits(Half a, Half b) { return a.bits_ == b.bits_; }
-
  private:
   static constexpr std::uint16_t FromFloat(float value) {
     const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
