@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -145,28 +146,299 @@ TEST_CASE("each operation and element type reaches its cuBLAS entry point", "[bl
   REQUIRE(stream.BlockHostUntilDone().ok());
 }
 
-TEST_CASE("batched gemm is one cuBLAS gemm per entry, in order", "[blas]") {
-  Warm();
-  auto a = Allocate<float>(3 * 16), b = Allocate<float>(3 * 16), c = Allocate<float>(3 * 16);
-  std::vector<se::DeviceMemory<float>> va, vb, vc;
-  for (std::size_t i = 0; i < 3; ++i) {
-    va.push_back(a.cref().GetSlice(i * 16, 16));
-    vb.push_back(b.cref().GetSlice(i * 16, 16));
-    vc.push_back(c.cref().GetSlice(i * 16, 16));
+// The counting driver double's call counts (device memory, copies, events).
+long DriverCalls(const char* entry_point) {
+  static se_test::CountingDoubleApi api = se_test::CountingDoubleApi::Find();
+  REQUIRE(api.loaded());
+  return api.calls(entry_point);
+}
+
+const void* Offset(const void* base, std::size_t bytes) { return static_cast<const char*>(base) + bytes; }
+
+// Views i * step elements into one allocation per operand.
+template <typename T>
+struct StridedOperands {
+  se::ScopedDeviceMemory<T> a, b, c;
+  std::vector<se::DeviceMemory<T>> va, vb, vc;
+  std::vector<se::DeviceMemory<T>*> pa, pb, pc;
+
+  StridedOperands(std::size_t count, std::size_t a_step, std::size_t b_step, std::size_t c_step)
+      : a(Allocate<T>(a_step * count + 16)), b(Allocate<T>(b_step * count + 16)), c(Allocate<T>(c_step * count + 16)) {
+    for (std::size_t i = 0; i < count; ++i) {
+      va.push_back(a.cref().GetSlice(i * a_step, 16));
+      vb.push_back(b.cref().GetSlice(i * b_step, 16));
+      vc.push_back(c.cref().GetSlice(i * c_step, 16));
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      pa.push_back(&va[i]);
+      pb.push_back(&vb[i]);
+      pc.push_back(&vc[i]);
+    }
   }
-  std::vector<se::DeviceMemory<float>*> pa{&va[0], &va[1], &va[2]}, pb{&vb[0], &vb[1], &vb[2]},
-      pc{&vc[0], &vc[1], &vc[2]};
+};
+
+TEST_CASE("a half gemm reaches cublasHgemm with half scalars, addresses and stream", "[blas]") {
+  Warm();
+  auto a = Allocate<se::Half>(64 * 40), b = Allocate<se::Half>(48 * 40), c = Allocate<se::Half>(70 * 40);
+  se::DeviceMemory<se::Half> c_view = c.cref().GetSlice(100, 60 * 40);
+  se::Stream stream(Executor());
+  const long before = Cublas().calls("cublasHgemm");
+  REQUIRE(stream.Init()
+              .ThenBlasGemm(Transpose::kTranspose, Transpose::kNoTranspose, 33, 40, 30, 1.5f, a.cref(), 64, b.cref(),
+                            48, -0.25f, &c_view, 60)
+              .BlockHostUntilDone()
+              .ok());
+  REQUIRE(Cublas().calls("cublasHgemm") == before + 1);
+  SeCublasDoubleCall call = Last();
+  CHECK(std::string(call.name) == "cublasHgemm");
+  CHECK((call.trans_a == CUBLAS_OP_T && call.trans_b == CUBLAS_OP_N));
+  CHECK((call.m == 33 && call.n == 40 && call.k == 30));
+  CHECK((call.lda == 64 && call.ldb == 48 && call.ldc == 60));
+  // The scalars as __half, read by the toolkit's own conversion.
+  CHECK(call.alpha == 1.5);
+  CHECK(call.beta == -0.25);
+  CHECK(call.pointer_mode == CUBLAS_POINTER_MODE_HOST);
+  CHECK(call.a == Address(a.cref()));
+  CHECK(call.b == Address(b.cref()));
+  CHECK(call.c == Offset(Address(c.cref()), 100 * sizeof(se::Half)));
+  CHECK(call.stream == Stream(stream));
+
+  // A float scalar that half cannot hold is rounded to the nearest half.
+  REQUIRE(stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 0.1f, a.cref(), 4, b.cref(),
+                              4, 1e-8f, c.ptr(), 4)
+              .BlockHostUntilDone()
+              .ok());
+  call = Last();
+  CHECK(call.alpha == 0.0999755859375);  // 0x2E66
+  CHECK(call.beta == 0.0);               // below half's smallest subnormal
+}
+
+TEST_CASE("a batch of equally strided slices is one cublas<t>gemmStridedBatched", "[blas]") {
+  Warm();
+  const long copies = DriverCalls("cuMemcpyHtoDAsync"), allocations = DriverCalls("cuMemAlloc");
+  SECTION("float, distinct strides per operand") {
+    StridedOperands<float> ops(5, 16, 20, 24);
+    se::Stream stream(Executor());
+    const long gemms = Cublas().calls("cublasSgemm_v2"), before = Cublas().calls("cublasSgemmStridedBatched");
+    REQUIRE(stream.Init()
+                .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kTranspose, 4, 4, 3, 2.0f, ops.pa, 4, ops.pb,
+                                     4, -1.0f, ops.pc, 4, 5)
+                .BlockHostUntilDone()
+                .ok());
+    CHECK(Cublas().calls("cublasSgemmStridedBatched") == before + 1);
+    CHECK(Cublas().calls("cublasSgemm_v2") == gemms);  // not one per entry
+    const SeCublasDoubleCall call = Last();
+    CHECK(std::string(call.name) == "cublasSgemmStridedBatched");
+    CHECK(call.batch_count == 5);
+    CHECK((call.stride_a == 16 && call.stride_b == 20 && call.stride_c == 24));
+    CHECK((call.m == 4 && call.n == 4 && call.k == 3 && call.trans_a == CUBLAS_OP_N && call.trans_b == CUBLAS_OP_T));
+    CHECK((call.lda == 4 && call.ldb == 4 && call.ldc == 4 && call.alpha == 2.0 && call.beta == -1.0));
+    CHECK(call.a == Address(ops.va[0]));
+    CHECK(call.b == Address(ops.vb[0]));
+    CHECK(call.c == Address(ops.vc[0]));
+    CHECK(call.stream == Stream(stream));
+  }
+  SECTION("double, one A for every entry (stride 0)") {
+    StridedOperands<double> ops(3, 0, 16, 16);
+    se::Stream stream(Executor());
+    REQUIRE(stream.Init()
+                .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0, ops.pa, 4, ops.pb,
+                                     4, 0.0, ops.pc, 4, 3)
+                .BlockHostUntilDone()
+                .ok());
+    const SeCublasDoubleCall call = Last();
+    CHECK(std::string(call.name) == "cublasDgemmStridedBatched");
+    CHECK((call.batch_count == 3 && call.stride_a == 0 && call.stride_b == 16 && call.stride_c == 16));
+  }
+  SECTION("half, with half scalars") {
+    StridedOperands<se::Half> ops(4, 16, 16, 32);
+    se::Stream stream(Executor());
+    REQUIRE(stream.Init()
+                .ThenBlasGemmBatched(Transpose::kTranspose, Transpose::kNoTranspose, 4, 4, 4, 0.5f, ops.pa, 4, ops.pb,
+                                     4, 2.0f, ops.pc, 4, 4)
+                .BlockHostUntilDone()
+                .ok());
+    const SeCublasDoubleCall call = Last();
+    CHECK(std::string(call.name) == "cublasHgemmStridedBatched");
+    CHECK((call.batch_count == 4 && call.stride_a == 16 && call.stride_b == 16 && call.stride_c == 32));
+    CHECK((call.alpha == 0.5 && call.beta == 2.0 && call.trans_a == CUBLAS_OP_T));
+    CHECK(call.c == Address(ops.vc[0]));
+  }
+  // Strides need no pointer arrays: nothing allocated or copied.
+  CHECK(DriverCalls("cuMemcpyHtoDAsync") == copies);
+  CHECK(DriverCalls("cuMemAlloc") == allocations + 3);  // the three test allocations only
+}
+
+TEST_CASE("a batch of one is a plain gemm", "[blas]") {
+  Warm();
+  StridedOperands<float> ops(1, 16, 16, 16);
   se::Stream stream(Executor());
   const long before = Cublas().calls("cublasSgemm_v2");
   REQUIRE(stream.Init()
-              .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, pa, 4, pb, 4, 0.0f,
-                                   pc, 4, 3)
+              .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, ops.pa, 4, ops.pb,
+                                   4, 0.0f, ops.pc, 4, 1)
               .BlockHostUntilDone()
               .ok());
-  CHECK(Cublas().calls("cublasSgemm_v2") == before + 3);
-  const SeCublasDoubleCall call = Last();
-  CHECK(call.a == Address(va[2]));
-  CHECK(call.c == Address(vc[2]));
+  CHECK(Cublas().calls("cublasSgemm_v2") == before + 1);
+  CHECK(Last().c == Address(ops.vc[0]));
+}
+
+TEST_CASE("any other batch is one cublas<t>gemmBatched, its pointer arrays in a buffer that only grows", "[blas]") {
+  Warm();
+  // Allocations of unequal sizes, listed out of order: no constant step.
+  std::vector<se::ScopedDeviceMemory<float>> memory;
+  for (std::size_t size : {16u, 40u, 24u, 64u, 16u, 48u}) memory.push_back(Allocate<float>(size));
+  const std::vector<std::size_t> order{3, 0, 5, 1, 4, 2};
+  std::vector<se::DeviceMemory<float>*> pa, pb, pc;
+  for (std::size_t i : order) {
+    pa.push_back(memory[i].ptr());
+    pb.push_back(memory[(i + 1) % 6].ptr());
+    pc.push_back(memory[(i + 2) % 6].ptr());
+  }
+  const auto batched = [&](se::Stream<se::cuda>& stream, int count) {
+    return stream
+        .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.5f, pa, 4, pb, 4, 0.5f, pc,
+                             4, count)
+        .BlockHostUntilDone();
+  };
+  const auto check_arrays = [&](const SeCublasDoubleCall& call, int count) {
+    CHECK(call.batch_count == count);
+    // A's, B's and C's arrays, one after the other in the buffer.
+    CHECK(call.b == Offset(call.a, static_cast<std::size_t>(count) * sizeof(void*)));
+    CHECK(call.c == Offset(call.a, 2 * static_cast<std::size_t>(count) * sizeof(void*)));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(std::min(count, 8)); ++i) {
+      INFO("entry " << i);
+      CHECK(call.a_entries[i] == Address(*pa[i]));
+      CHECK(call.b_entries[i] == Address(*pb[i]));
+      CHECK(call.c_entries[i] == Address(*pc[i]));
+    }
+  };
+
+  se::Stream stream(Executor()), other(Executor());
+  stream.Init();
+  other.Init();
+  long allocations = DriverCalls("cuMemAlloc");
+  const long copies = DriverCalls("cuMemcpyHtoDAsync"), records = DriverCalls("cuEventRecord"),
+             waits = DriverCalls("cuStreamWaitEvent"), gemms = Cublas().calls("cublasSgemm_v2");
+  REQUIRE(batched(stream, 6).ok());
+  SeCublasDoubleCall call = Last();
+  CHECK(std::string(call.name) == "cublasSgemmBatched");
+  CHECK((call.m == 4 && call.n == 4 && call.k == 4 && call.alpha == 1.5 && call.beta == 0.5));
+  CHECK(call.stream == Stream(stream));
+  check_arrays(call, 6);
+  const void* buffer = call.a;
+  CHECK(DriverCalls("cuMemcpyHtoDAsync") == copies + 1);
+  CHECK(DriverCalls("cuEventRecord") == records + 1);
+  CHECK(Cublas().calls("cublasSgemm_v2") == gemms);
+  // The first batch that needs arrays allocates the executor's buffer...
+  CHECK(DriverCalls("cuMemAlloc") <= allocations + 1);
+  allocations = DriverCalls("cuMemAlloc");
+
+  // ...and later batches that fit reuse it, from any stream, each waiting
+  // for the previous reader of the arrays before overwriting them.
+  REQUIRE(batched(other, 5).ok());
+  call = Last();
+  check_arrays(call, 5);
+  CHECK(call.a == buffer);
+  CHECK(call.stream == Stream(other));
+  REQUIRE(batched(stream, 6).ok());
+  CHECK(Last().a == buffer);
+  CHECK(DriverCalls("cuMemAlloc") == allocations);
+  CHECK(DriverCalls("cuMemcpyHtoDAsync") == copies + 3);
+  CHECK(DriverCalls("cuEventRecord") == records + 3);
+  CHECK(DriverCalls("cuStreamWaitEvent") >= waits + 2);
+
+  // A larger batch grows the buffer once; the smaller ones after it fit.
+  std::vector<se::DeviceMemory<float>*> many_a, many_b, many_c;
+  for (std::size_t i = 0; i < 300; ++i) {
+    many_a.push_back(pa[i % 6]);
+    many_b.push_back(pb[(i * 5) % 6]);
+    many_c.push_back(pc[(i * 7) % 6]);
+  }
+  const long frees = DriverCalls("cuMemFree");
+  REQUIRE(stream
+              .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, many_a, 4, many_b,
+                                   4, 0.0f, many_c, 4, 300)
+              .BlockHostUntilDone()
+              .ok());
+  // The old buffer may still be read by the batch before: retired, not freed.
+  CHECK(DriverCalls("cuMemFree") == frees);
+  call = Last();
+  CHECK(call.batch_count == 300);
+  CHECK(call.c == Offset(call.a, 600 * sizeof(void*)));
+  CHECK(call.a_entries[6] == Address(*pa[0]));
+  CHECK(call.b_entries[7] == Address(*pb[5]));
+  CHECK(call.c_entries[7] == Address(*pc[1]));
+  CHECK(DriverCalls("cuMemAlloc") == allocations + 1);
+  REQUIRE(batched(stream, 6).ok());
+  check_arrays(Last(), 6);
+  CHECK(Last().a == call.a);  // the grown buffer
+  CHECK(DriverCalls("cuMemAlloc") == allocations + 1);
+  // That call found the last reader done (cuEventQuery) and freed the retired buffer.
+  CHECK(DriverCalls("cuMemFree") == frees + 1);
+
+  // A failed stream makes no copy, no event and no cuBLAS call.
+  const long failed_copies = DriverCalls("cuMemcpyHtoDAsync"), failed_gemms = Cublas().calls("cublasSgemmBatched");
+  se::Stream failed(Executor());
+  failed.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 64, 64, 64, 1.0f, memory[0].cref(),
+                             64, memory[0].cref(), 64, 0.0f, memory[0].ptr(), 64);
+  REQUIRE(failed.status().code() == se::ErrorCode::kOutOfRange);
+  CHECK(!batched(failed, 6).ok());
+  CHECK(DriverCalls("cuMemcpyHtoDAsync") == failed_copies);
+  CHECK(Cublas().calls("cublasSgemmBatched") == failed_gemms);
+}
+
+TEST_CASE("a half or double batch with pointer arrays reaches cublasHgemmBatched / cublasDgemmBatched", "[blas]") {
+  Warm();
+  auto x = Allocate<se::Half>(16), y = Allocate<se::Half>(48), z = Allocate<se::Half>(32);
+  std::vector<se::DeviceMemory<se::Half>*> ha{z.ptr(), x.ptr(), y.ptr()}, hb{x.ptr(), x.ptr(), z.ptr()},
+      hc{y.ptr(), z.ptr(), x.ptr()};
+  se::Stream stream(Executor());
+  REQUIRE(stream.Init()
+              .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kTranspose, 4, 4, 4, 0.25f, ha, 4, hb, 4, 1.0f,
+                                   hc, 4, 3)
+              .BlockHostUntilDone()
+              .ok());
+  SeCublasDoubleCall call = Last();
+  CHECK(std::string(call.name) == "cublasHgemmBatched");
+  CHECK((call.alpha == 0.25 && call.beta == 1.0 && call.trans_b == CUBLAS_OP_T && call.batch_count == 3));
+  CHECK((call.a_entries[0] == Address(z.cref()) && call.b_entries[2] == Address(z.cref()) &&
+         call.c_entries[1] == Address(z.cref())));
+
+  auto p = Allocate<double>(16), q = Allocate<double>(40);
+  std::vector<se::DeviceMemory<double>*> da{q.ptr(), p.ptr()}, dc{p.ptr(), q.ptr()};
+  REQUIRE(stream
+              .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0, da, 4, da, 4, 0.0,
+                                   dc, 4, 2)
+              .BlockHostUntilDone()
+              .ok());
+  call = Last();
+  CHECK(std::string(call.name) == "cublasDgemmBatched");
+  CHECK((call.a_entries[0] == Address(q.cref()) && call.c_entries[0] == Address(p.cref())));
+}
+
+TEST_CASE("a failed batched call names its cuBLAS entry point", "[blas]") {
+  Warm();
+  auto x = Allocate<float>(16), y = Allocate<float>(40);
+  std::vector<se::DeviceMemory<float>*> pa{y.ptr(), x.ptr()}, pc{x.ptr(), y.ptr()};
+  Cublas().fail_next("cublasSgemmBatched", CUBLAS_STATUS_EXECUTION_FAILED);
+  const long records = DriverCalls("cuEventRecord");
+  se::Stream stream(Executor());
+  stream.Init().ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, pa, 4, pa, 4,
+                                    0.0f, pc, 4, 2);
+  const se::Status status = stream.BlockHostUntilDone();
+  REQUIRE(status.code() == se::ErrorCode::kInternal);
+  CHECK(Mentions(status, "cublasSgemmBatched failed with CUBLAS_STATUS_EXECUTION_FAILED"));
+  // The arrays' copy was enqueued: the event is recorded all the same.
+  CHECK(DriverCalls("cuEventRecord") == records + 1);
+
+  StridedOperands<float> ops(2, 16, 16, 16);
+  Cublas().fail_next("cublasSgemmStridedBatched", CUBLAS_STATUS_INVALID_VALUE);
+  se::Stream other(Executor());
+  other.Init().ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, ops.pa, 4, ops.pb,
+                                   4, 0.0f, ops.pc, 4, 2);
+  CHECK(other.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(other.status(), "cublasSgemmStridedBatched failed with CUBLAS_STATUS_INVALID_VALUE"));
 }
 
 TEST_CASE("rejected and skipped work makes no cuBLAS call", "[blas]") {

@@ -1,6 +1,7 @@
 // <streamexecutor/blas.hpp> compiled by nvcc -std=c++20 in a CUDA translation
 // unit, for the host and CUDA backends with OpenBLAS and cuBLAS. Run as a
-// test: the host backend computes a gemm for real (checked against a loop);
+// test: the host backend computes a gemm for real, in float and in half, and
+// a batched half gemm (checked against a loop: small integers, exact in half);
 // the CUDA backend runs it where a device exists and otherwise must report
 // why not.
 #include <streamexecutor/blas.hpp>
@@ -13,28 +14,38 @@ namespace se = streamexecutor;
 
 namespace {
 
-template <typename B>
-se::Status Gemm(se::StreamExecutor<B>* executor, std::vector<float>* c_out) {
+// T is float or se::Half; `batched` makes it a batch of two gemms (the
+// second on the same operands), through the batched call.
+template <typename T, typename B>
+se::Status Gemm(se::StreamExecutor<B>* executor, std::vector<float>* c_out, bool batched = false) {
   const int n = 8;
-  std::vector<float> a(n * n), b(n * n);
+  std::vector<T> a(n * n), b(n * n), c(n * n);
   for (int i = 0; i < n * n; ++i) {
-    a[i] = static_cast<float>(i % 7) - 3.0f;
-    b[i] = static_cast<float>(i % 5) - 2.0f;
+    a[i] = T(static_cast<float>(i % 7) - 3.0f);
+    b[i] = T(static_cast<float>(i % 5) - 2.0f);
   }
-  se::ScopedDeviceMemory<float> da = executor->template AllocateOwnedArray<float>(n * n);
-  se::ScopedDeviceMemory<float> db = executor->template AllocateOwnedArray<float>(n * n);
-  se::ScopedDeviceMemory<float> dc = executor->template AllocateOwnedArray<float>(n * n);
-  if (!da.ok() || !db.ok() || !dc.ok()) return da.ok() ? (db.ok() ? dc.status() : db.status()) : da.status();
-  c_out->assign(n * n, 0.0f);
+  se::ScopedDeviceMemory<T> da = executor->template AllocateOwnedArray<T>(n * n);
+  se::ScopedDeviceMemory<T> db = executor->template AllocateOwnedArray<T>(n * n);
+  se::ScopedDeviceMemory<T> dc = executor->template AllocateOwnedArray<T>(n * n);
+  se::ScopedDeviceMemory<T> dc2 = executor->template AllocateOwnedArray<T>(n * n);
+  if (!da.ok() || !db.ok() || !dc.ok() || !dc2.ok()) {
+    return da.ok() ? (db.ok() ? (dc.ok() ? dc2.status() : dc.status()) : db.status()) : da.status();
+  }
   se::Stream<B> stream(executor);
-  return stream.Init()
-      .template ThenMemcpyH2D<float>(a, da.ptr())
-      .template ThenMemcpyH2D<float>(b, db.ptr())
-      .ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, da.cref(), n,
-                    db.cref(), n, 0.0f, dc.ptr(), n)
-      .template ThenMemcpyD2H<float>(dc.cref(), *c_out)
-      .BlockHostUntilDone();
+  stream.Init().template ThenMemcpyH2D<T>(a, da.ptr()).template ThenMemcpyH2D<T>(b, db.ptr());
+  if (batched) {
+    std::vector<se::DeviceMemory<T>*> as{da.ptr(), da.ptr()}, bs{db.ptr(), db.ptr()}, cs{dc2.ptr(), dc.ptr()};
+    stream.ThenBlasGemmBatched(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, as,
+                               n, bs, n, 0.0f, cs, n, 2);
+  } else {
+    stream.ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, da.cref(),
+                        n, db.cref(), n, 0.0f, dc.ptr(), n);
+  }
+  const se::Status status = stream.template ThenMemcpyD2H<T>(dc.cref(), c).BlockHostUntilDone();
+  c_out->assign(c.begin(), c.end());  // Half converts to float exactly
+  return status;
 }
+
 
 bool Matches(const std::vector<float>& c) {
   const int n = 8;
@@ -50,25 +61,33 @@ bool Matches(const std::vector<float>& c) {
   return true;
 }
 
+template <typename B>
+const char* GemmAll(se::StreamExecutor<B>* executor, std::vector<float>* c, se::Status* status) {
+  if (*status = Gemm<float>(executor, c); !status->ok() || !Matches(*c)) return "float gemm";
+  if (*status = Gemm<se::Half>(executor, c); !status->ok() || !Matches(*c)) return "half gemm";
+  if (*status = Gemm<se::Half>(executor, c, true); !status->ok() || !Matches(*c)) return "batched half gemm";
+  return nullptr;
+}
+
 }  // namespace
 
 int main() {
   std::vector<float> c;
+  se::Status s;
   auto* host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-  if (se::Status s = Gemm(host, &c); !s.ok() || !Matches(c)) {
-    std::fprintf(stderr, "host gemm under nvcc failed: %s\n", s.ToString().c_str());
+  if (const char* failed = GemmAll(host, &c, &s)) {
+    std::fprintf(stderr, "host %s under nvcc failed: %s\n", failed, s.ToString().c_str());
     return 1;
   }
   auto cuda = se::Platform<se::cuda>::Get().ExecutorForDevice(0);
   if (!cuda.ok()) {
-    std::printf("host gemm OK; cuda: no device (%s)\n", cuda.status().ToString().c_str());
+    std::printf("host gemm (float, half, batched half) OK; cuda: no device (%s)\n", cuda.status().ToString().c_str());
     return 0;
   }
-  const se::Status s = Gemm(cuda.value(), &c);
-  if (!s.ok() || !Matches(c)) {
-    std::fprintf(stderr, "cuda gemm failed: %s\n", s.ToString().c_str());
+  if (const char* failed = GemmAll(cuda.value(), &c, &s)) {
+    std::fprintf(stderr, "cuda %s failed: %s\n", failed, s.ToString().c_str());
     return 1;
   }
-  std::printf("host and cuda gemm OK\n");
+  std::printf("host and cuda gemm (float, half, batched half) OK\n");
   return 0;
 }

@@ -43,6 +43,10 @@ template <typename T>
 double Read(const Handle* h, const T* value) {
   return h->mode == CUBLAS_POINTER_MODE_HOST && value != nullptr ? static_cast<double>(*value) : 0.0;
 }
+// Half scalars through the toolkit's own conversion (host code in cuda_fp16.h).
+double Read(const Handle* h, const __half* value) {
+  return h->mode == CUBLAS_POINTER_MODE_HOST && value != nullptr ? static_cast<double>(__half2float(*value)) : 0.0;
+}
 
 SeCublasDoubleCall Base(cublasHandle_t handle) {
   SeCublasDoubleCall call{};
@@ -122,6 +126,64 @@ cublasStatus_t Gemm(const char* name, cublasHandle_t handle, cublasOperation_t t
   call.lda = lda;
   call.ldb = ldb;
   call.ldc = ldc;
+  return Enter(name, call);
+}
+
+template <typename T>
+SeCublasDoubleCall GemmCall(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const T* alpha, int lda, int ldb, const T* beta, int ldc) {
+  auto* h = reinterpret_cast<Handle*>(handle);
+  SeCublasDoubleCall call = Base(handle);
+  call.trans_a = transa;
+  call.trans_b = transb;
+  call.m = m;
+  call.n = n;
+  call.k = k;
+  call.alpha = Read(h, alpha);
+  call.beta = Read(h, beta);
+  call.lda = lda;
+  call.ldb = ldb;
+  call.ldc = ldc;
+  return call;
+}
+
+template <typename T>
+cublasStatus_t StridedBatched(const char* name, cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* a, int lda,
+                              long long stride_a, const T* b, int ldb, long long stride_b, const T* beta, T* c, int ldc,
+                              long long stride_c, int batch_count) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch_count < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  SeCublasDoubleCall call = GemmCall(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc);
+  call.a = a;
+  call.b = b;
+  call.c = c;
+  call.stride_a = stride_a;
+  call.stride_b = stride_b;
+  call.stride_c = stride_c;
+  call.batch_count = batch_count;
+  return Enter(name, call);
+}
+
+// The arrays are device memory, which under the counting driver double is
+// host memory: read back what the plugin copied there.
+template <typename T>
+cublasStatus_t Batched(const char* name, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                       int m, int n, int k, const T* alpha, const T* const a[], int lda, const T* const b[], int ldb,
+                       const T* beta, T* const c[], int ldc, int batch_count) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch_count < 0 || a == nullptr || b == nullptr || c == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  SeCublasDoubleCall call = GemmCall(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc);
+  call.a = a;
+  call.b = b;
+  call.c = const_cast<T**>(c);
+  call.batch_count = batch_count;
+  const int kept = batch_count < 8 ? batch_count : 8;
+  for (int i = 0; i < kept; ++i) {
+    call.a_entries[i] = a[i];
+    call.b_entries[i] = b[i];
+    call.c_entries[i] = c[i];
+  }
   return Enter(name, call);
 }
 
@@ -218,6 +280,62 @@ cublasStatus_t CUBLASWINAPI cublasDgemm_v2(cublasHandle_t handle, cublasOperatio
                                            int m, int n, int k, const double* alpha, const double* a, int lda,
                                            const double* b, int ldb, const double* beta, double* c, int ldc) {
   return Gemm("cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+cublasStatus_t CUBLASWINAPI cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                        int m, int n, int k, const __half* alpha, const __half* a, int lda,
+                                        const __half* b, int ldb, const __half* beta, __half* c, int ldc) {
+  return Gemm("cublasHgemm", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                      cublasOperation_t transb, int m, int n, int k,
+                                                      const float* alpha, const float* a, int lda,
+                                                      long long int stride_a, const float* b, int ldb,
+                                                      long long int stride_b, const float* beta, float* c, int ldc,
+                                                      long long int stride_c, int batch_count) {
+  return StridedBatched("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                        stride_b, beta, c, ldc, stride_c, batch_count);
+}
+cublasStatus_t CUBLASWINAPI cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                      cublasOperation_t transb, int m, int n, int k,
+                                                      const double* alpha, const double* a, int lda,
+                                                      long long int stride_a, const double* b, int ldb,
+                                                      long long int stride_b, const double* beta, double* c, int ldc,
+                                                      long long int stride_c, int batch_count) {
+  return StridedBatched("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                        stride_b, beta, c, ldc, stride_c, batch_count);
+}
+cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                      cublasOperation_t transb, int m, int n, int k,
+                                                      const __half* alpha, const __half* a, int lda,
+                                                      long long int stride_a, const __half* b, int ldb,
+                                                      long long int stride_b, const __half* beta, __half* c, int ldc,
+                                                      long long int stride_c, int batch_count) {
+  return StridedBatched("cublasHgemmStridedBatched", handle, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                        stride_b, beta, c, ldc, stride_c, batch_count);
+}
+
+cublasStatus_t CUBLASWINAPI cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                               cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                               const float* const a[], int lda, const float* const b[], int ldb,
+                                               const float* beta, float* const c[], int ldc, int batch_count) {
+  return Batched("cublasSgemmBatched", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                 batch_count);
+}
+cublasStatus_t CUBLASWINAPI cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                               cublasOperation_t transb, int m, int n, int k, const double* alpha,
+                                               const double* const a[], int lda, const double* const b[], int ldb,
+                                               const double* beta, double* const c[], int ldc, int batch_count) {
+  return Batched("cublasDgemmBatched", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                 batch_count);
+}
+cublasStatus_t CUBLASWINAPI cublasHgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                               cublasOperation_t transb, int m, int n, int k, const __half* alpha,
+                                               const __half* const a[], int lda, const __half* const b[], int ldb,
+                                               const __half* beta, __half* const c[], int ldc, int batch_count) {
+  return Batched("cublasHgemmBatched", handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                 batch_count);
 }
 
 }  // extern "C"

@@ -24,6 +24,14 @@ struct SeCublasDoubleCall {
   const void* b;
   void* c;
   int lda, ldb, ldc;
+  // Batched gemms: the count; the strided call's element strides; the
+  // pointer-array call's arrays (a, b, c above hold the arrays' device
+  // addresses) read back, their first 8 entries.
+  int batch_count;
+  long long stride_a, stride_b, stride_c;
+  const void* a_entries[8];
+  const void* b_entries[8];
+  void* c_entries[8];
 };
 
 typedef long (*SeCublasDoubleCallsFn)(const char* entry_point);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "streamexecutor/canned/blas/half.hpp"
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
@@ -30,9 +31,20 @@ constexpr std::string_view TransposeString(Transpose transpose) {
   return "?";
 }
 
-// The element types every plugin offers.
+// The element types every plugin offers for every operation.
 template <typename T>
 concept Scalar = std::same_as<T, float> || std::same_as<T, double>;
+
+// The element types of gemm and batched gemm: those, and half precision
+// (se::Half, canned/blas/half.hpp).
+template <typename T>
+concept GemmElement = Scalar<T> || std::same_as<T, Half>;
+
+// The type alpha and beta take for elements of type T: T itself, and float
+// for Half (rounded to half where the library's half gemm takes half scalars:
+// cuBLAS's and CLBlast's; used as float on the host, which computes in float).
+template <GemmElement T>
+using ScalarFor = std::conditional_t<std::same_as<T, Half>, float, T>;
 
 }  // namespace streamexecutor::blas
 
@@ -83,12 +95,12 @@ struct GemmArgs {
   int m;
   int n;
   int k;
-  T alpha;
+  blas::ScalarFor<T> alpha;
   DeviceMemoryBase a;
   int lda;
   DeviceMemoryBase b;
   int ldb;
-  T beta;
+  blas::ScalarFor<T> beta;
   DeviceMemoryBase c;
   int ldc;
 };

@@ -30,7 +30,14 @@ namespace streamexecutor::blas_detail {
   X(cublasSgemv_v2)               \
   X(cublasDgemv_v2)               \
   X(cublasSgemm_v2)               \
-  X(cublasDgemm_v2)
+  X(cublasDgemm_v2)               \
+  X(cublasHgemm)                  \
+  X(cublasSgemmBatched)           \
+  X(cublasDgemmBatched)           \
+  X(cublasHgemmBatched)           \
+  X(cublasSgemmStridedBatched)    \
+  X(cublasDgemmStridedBatched)    \
+  X(cublasHgemmStridedBatched)
 
 struct CublasApi {
 #define SE_CUBLAS_DECLARE(name) decltype(&::name) name = nullptr;

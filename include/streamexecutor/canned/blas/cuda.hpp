@@ -3,13 +3,19 @@
 // BLAS call and destroyed with the executor. A call binds the handle to the
 // stream's CUstream (cublasSetStream: no allocation) under the state's mutex,
 // since a handle is one binding at a time and streams of one executor may be
-// driven from several threads.
+// driven from several threads. A batched gemm is one cuBLAS call (strided, or
+// with pointer arrays in a device buffer the state keeps: see State).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <type_traits>
+#include <vector>
 
 #include "streamexecutor/canned/blas/common.hpp"
 #include "streamexecutor/core/stream.hpp"
@@ -32,6 +38,23 @@ struct Library<cuda> {
     cublasHandle_t handle = nullptr;
     std::mutex mutex;
 
+    // The pointer arrays of cublas<t>gemmBatched live in device memory: one
+    // allocation per executor (per handle), made by the first batch that needs
+    // it and grown geometrically, so a batch no larger than an earlier one
+    // allocates nothing. The arrays are built in `host_pointers` (reused) and
+    // copied on the stream. `pointers_read` is recorded on the stream of every
+    // batched call that read them, and the next such call's stream waits for
+    // it before overwriting them, whichever stream it is. A buffer replaced
+    // by a larger one may still be read by a batch in flight: it is retired,
+    // freed once `pointers_read` has completed (checked without blocking on
+    // later calls) or with the state.
+    CUdeviceptr pointers = 0;
+    std::size_t pointer_bytes = 0;
+    std::vector<CUdeviceptr> retired;
+    std::vector<CUdeviceptr> host_pointers;
+    CUevent pointers_read = nullptr;
+    bool pointers_recorded = false;
+
     State() = default;
     State(const State&) = delete;
     State& operator=(const State&) = delete;
@@ -40,7 +63,14 @@ struct Library<cuda> {
       // The handle belongs to the primary context; the executor destroys its
       // extensions while that context is still retained.
       const cuda_detail::ContextScope scope(*driver, context);
-      if (scope.ok()) api->cublasDestroy_v2(handle);
+      if (!scope.ok()) return;
+      if (pointers_read != nullptr) {
+        if (pointers_recorded) driver->cuEventSynchronize(pointers_read);
+        driver->cuEventDestroy(pointers_read);
+      }
+      for (const CUdeviceptr old : retired) driver->cuMemFree(old);
+      if (pointers != 0) driver->cuMemFree(pointers);
+      api->cublasDestroy_v2(handle);
     }
   };
 #else
@@ -117,22 +147,30 @@ struct Library<cuda> {
     });
   }
 
-  template <blas::Scalar T>
+  // Half memory is cuBLAS's cublasHgemm (half scalars, rounded from the float
+  // ones; cuBLAS chooses how it accumulates).
+  template <blas::GemmElement T>
   static Status Gemm(Stream<cuda>& stream, State& state, const GemmArgs<T>& args) {
     return Call(stream, state, CUBLAS_POINTER_MODE_HOST,
                 [&](const CublasApi& api, cublasHandle_t handle) { return RunGemm(api, handle, args); });
   }
 
-  // cuBLAS's pointer-array batched gemm would need the pointer lists in
-  // device memory (an allocation and a copy per call); one gemm per entry,
-  // in one binding of the handle, needs neither.
-  template <blas::Scalar T>
+  // One cuBLAS call for the whole batch. Entries whose A, B and C addresses
+  // each advance by a constant step (slices of one allocation, equally
+  // spaced: the usual layout) are cublas<t>gemmStridedBatched, which needs
+  // nothing but the strides. Any other batch is cublas<t>gemmBatched, whose
+  // pointer arrays are copied on the stream into the executor's pointer
+  // buffer (State). A batch of one is a plain gemm.
+  template <blas::GemmElement T>
   static Status GemmBatched(Stream<cuda>& stream, State& state, std::span<const GemmArgs<T>> batch) {
+    if (batch.size() == 1) return Gemm(stream, state, batch.front());
+    if (const std::optional<Strides> strides = EqualStrides(batch)) {
+      return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
+        return RunStrided(api, handle, batch.front(), *strides, static_cast<int>(batch.size()));
+      });
+    }
     return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
-      for (const GemmArgs<T>& args : batch) {
-        if (Named result = RunGemm(api, handle, args); result.status != CUBLAS_STATUS_SUCCESS) return result;
-      }
-      return Named{"cublasGemm", CUBLAS_STATUS_SUCCESS};
+      return RunPointerArrays(*stream.native_handle(), state, api, handle, batch);
     });
   }
 
@@ -160,17 +198,175 @@ struct Library<cuda> {
     return CUBLAS_OP_N;
   }
 
-  template <blas::Scalar T>
-  static Named RunGemm(const CublasApi& api, cublasHandle_t handle, const GemmArgs<T>& args) {
-    if constexpr (std::is_same_v<T, float>) {
-      return Named{"cublasSgemm", api.cublasSgemm_v2(handle, Op(args.transa), Op(args.transb), args.m, args.n, args.k,
-                                                     &args.alpha, In<T>(args.a), args.lda, In<T>(args.b), args.ldb,
-                                                     &args.beta, Out<T>(args.c), args.ldc)};
+  // The element type cuBLAS takes: __half for Half.
+  template <blas::GemmElement T>
+  using Element = std::conditional_t<std::is_same_v<T, Half>, __half, T>;
+
+  // alpha or beta as cuBLAS takes it: rounded to half for Half.
+  template <blas::GemmElement T>
+  static Element<T> Scalar(blas::ScalarFor<T> value) {
+    if constexpr (std::is_same_v<T, Half>) {
+      __half_raw raw{};
+      raw.x = Half(value).bits();
+      return __half(raw);
     } else {
-      return Named{"cublasDgemm", api.cublasDgemm_v2(handle, Op(args.transa), Op(args.transb), args.m, args.n, args.k,
-                                                     &args.alpha, In<T>(args.a), args.lda, In<T>(args.b), args.ldb,
-                                                     &args.beta, Out<T>(args.c), args.ldc)};
+      return value;
     }
+  }
+
+  template <blas::GemmElement T>
+  static Named RunGemm(const CublasApi& api, cublasHandle_t handle, const GemmArgs<T>& args) {
+    using E = Element<T>;
+    const E alpha = Scalar<T>(args.alpha), beta = Scalar<T>(args.beta);
+    const auto gemm = [&](const char* name, auto entry) {
+      return Named{name, entry(handle, Op(args.transa), Op(args.transb), args.m, args.n, args.k, &alpha,
+                               In<E>(args.a), args.lda, In<E>(args.b), args.ldb, &beta, Out<E>(args.c), args.ldc)};
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      return gemm("cublasSgemm", api.cublasSgemm_v2);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return gemm("cublasDgemm", api.cublasDgemm_v2);
+    } else {
+      return gemm("cublasHgemm", api.cublasHgemm);
+    }
+  }
+
+  // Element steps between consecutive entries' A, B and C.
+  struct Strides {
+    long long a, b, c;
+  };
+
+  // The constant step of one operand's addresses over the batch, in elements;
+  // none when the addresses go backwards, are unequally spaced or not a whole
+  // number of elements apart.
+  template <blas::GemmElement T>
+  static std::optional<long long> Step(std::span<const GemmArgs<T>> batch, DeviceMemoryBase GemmArgs<T>::*operand) {
+    const CUdeviceptr first = cuda::Address(batch[0].*operand);
+    const CUdeviceptr second = cuda::Address(batch[1].*operand);
+    if (second < first || (second - first) % sizeof(T) != 0) return std::nullopt;
+    const CUdeviceptr step = second - first;
+    for (std::size_t i = 2; i < batch.size(); ++i) {
+      if (cuda::Address(batch[i].*operand) != first + step * i) return std::nullopt;
+    }
+    return static_cast<long long>(step / sizeof(T));
+  }
+
+  // A and B may repeat (step 0: every entry reads the same matrix); C must
+  // advance, or the entries would write one matrix at once.
+  template <blas::GemmElement T>
+  static std::optional<Strides> EqualStrides(std::span<const GemmArgs<T>> batch) {
+    const std::optional<long long> a = Step(batch, &GemmArgs<T>::a);
+    const std::optional<long long> b = Step(batch, &GemmArgs<T>::b);
+    const std::optional<long long> c = Step(batch, &GemmArgs<T>::c);
+    if (!a || !b || !c || *c == 0) return std::nullopt;
+    return Strides{*a, *b, *c};
+  }
+
+  template <blas::GemmElement T>
+  static Named RunStrided(const CublasApi& api, cublasHandle_t handle, const GemmArgs<T>& first,
+                          const Strides& strides, int count) {
+    using E = Element<T>;
+    const E alpha = Scalar<T>(first.alpha), beta = Scalar<T>(first.beta);
+    const auto gemm = [&](const char* name, auto entry) {
+      return Named{name, entry(handle, Op(first.transa), Op(first.transb), first.m, first.n, first.k, &alpha,
+                               In<E>(first.a), first.lda, strides.a, In<E>(first.b), first.ldb, strides.b, &beta,
+                               Out<E>(first.c), first.ldc, strides.c, count)};
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      return gemm("cublasSgemmStridedBatched", api.cublasSgemmStridedBatched);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return gemm("cublasDgemmStridedBatched", api.cublasDgemmStridedBatched);
+    } else {
+      return gemm("cublasHgemmStridedBatched", api.cublasHgemmStridedBatched);
+    }
+  }
+
+  // Makes the pointer buffer hold `bytes` (under the state's mutex). The
+  // buffer it replaces is retired, not freed: a batch in flight may read it.
+  static Status ReservePointers(State& state, std::size_t bytes) {
+    const cuda_detail::DriverApi& driver = *state.driver;
+    if (state.pointers_read == nullptr) {
+      if (const CUresult r = driver.cuEventCreate(&state.pointers_read, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
+        state.pointers_read = nullptr;
+        return driver.Error(r, "cuEventCreate", "for the batched gemm's pointer arrays on cuda:{}", state.ordinal);
+      }
+    }
+    // Every read of any pointer buffer was ordered before the last record of
+    // the event (each call waits for it first): once it completed, the
+    // retired buffers are unused.
+    if (!state.retired.empty() && driver.cuEventQuery(state.pointers_read) == CUDA_SUCCESS) {
+      for (const CUdeviceptr old : state.retired) driver.cuMemFree(old);
+      state.retired.clear();
+    }
+    if (bytes <= state.pointer_bytes) return Status();
+    const std::size_t grown = std::max({bytes, 2 * state.pointer_bytes, std::size_t{64 * 3 * sizeof(CUdeviceptr)}});
+    CUdeviceptr fresh = 0;
+    if (const CUresult r = driver.cuMemAlloc(&fresh, grown); r != CUDA_SUCCESS) {
+      return driver.Error(r, "cuMemAlloc", "allocating {} bytes for the batched gemm's pointer arrays on cuda:{}", grown,
+                          state.ordinal);
+    }
+    if (state.pointers != 0) state.retired.push_back(state.pointers);
+    state.pointers = fresh;
+    state.pointer_bytes = grown;
+    return Status();
+  }
+
+  template <blas::GemmElement T>
+  static Status RunPointerArrays(cuda_detail::StreamState& native, State& state, const CublasApi& api,
+                                 cublasHandle_t handle, std::span<const GemmArgs<T>> batch) {
+    using E = Element<T>;
+    const cuda_detail::DriverApi& driver = *state.driver;
+    const std::size_t count = batch.size();
+    const std::size_t bytes = 3 * count * sizeof(CUdeviceptr);
+    STREAMEXECUTOR_RETURN_IF_ERROR(ReservePointers(state, bytes));
+    if (state.pointers_recorded) {
+      if (const CUresult r = driver.cuStreamWaitEvent(native.stream, state.pointers_read, 0); r != CUDA_SUCCESS) {
+        return driver.Error(r, "cuStreamWaitEvent", "ordering the batched gemm's pointer arrays on cuda:{}",
+                            state.ordinal);
+      }
+    }
+    state.host_pointers.resize(3 * count);
+    for (std::size_t i = 0; i < count; ++i) {
+      state.host_pointers[i] = cuda::Address(batch[i].a);
+      state.host_pointers[count + i] = cuda::Address(batch[i].b);
+      state.host_pointers[2 * count + i] = cuda::Address(batch[i].c);
+    }
+    // From pageable memory: the driver has staged the source when this
+    // returns, so host_pointers may be rebuilt by the next call at once.
+    if (const CUresult r = driver.cuMemcpyHtoDAsync(state.pointers, state.host_pointers.data(), bytes, native.stream);
+        r != CUDA_SUCCESS) {
+      return driver.Error(r, "cuMemcpyHtoDAsync", "copying the batched gemm's pointer arrays on cuda:{}",
+                          state.ordinal);
+    }
+    const GemmArgs<T>& first = batch.front();
+    const E alpha = Scalar<T>(first.alpha), beta = Scalar<T>(first.beta);
+    const auto* as = reinterpret_cast<const E* const*>(static_cast<std::uintptr_t>(state.pointers));
+    const auto* bs = as + count;
+    auto* const* cs = reinterpret_cast<E* const*>(static_cast<std::uintptr_t>(state.pointers)) + 2 * count;
+    const int n = static_cast<int>(count);
+    const auto gemm = [&](const char* name, auto entry) {
+      return Named{name, entry(handle, Op(first.transa), Op(first.transb), first.m, first.n, first.k, &alpha, as,
+                               first.lda, bs, first.ldb, &beta, cs, first.ldc, n)};
+    };
+    Named result{};
+    if constexpr (std::is_same_v<T, float>) {
+      result = gemm("cublasSgemmBatched", api.cublasSgemmBatched);
+    } else if constexpr (std::is_same_v<T, double>) {
+      result = gemm("cublasDgemmBatched", api.cublasDgemmBatched);
+    } else {
+      result = gemm("cublasHgemmBatched", api.cublasHgemmBatched);
+    }
+    // Recorded even when cuBLAS refused the call: the copy above is on the
+    // stream, and the next call's copy must not overtake it.
+    const CUresult recorded = driver.cuEventRecord(state.pointers_read, native.stream);
+    if (recorded == CUDA_SUCCESS) state.pointers_recorded = true;
+    if (result.status != CUBLAS_STATUS_SUCCESS) {
+      return api.Error(result.status, result.call, "on a stream of cuda:{}", state.ordinal);
+    }
+    if (recorded != CUDA_SUCCESS) {
+      return driver.Error(recorded, "cuEventRecord", "after the batched gemm on cuda:{}", state.ordinal);
+    }
+    return Status();
   }
 
   // Skipped on a failed stream, as every backend's commands are; otherwise in
@@ -189,11 +385,15 @@ struct Library<cuda> {
     if (const cublasStatus_t s = api.cublasSetPointerMode_v2(state.handle, mode); s != CUBLAS_STATUS_SUCCESS) {
       return api.Error(s, "cublasSetPointerMode", "on cuda:{}", state.ordinal);
     }
-    const Named result = enqueue(api, state.handle);
-    if (result.status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-      return api.Error(result.status, result.call, "on a stream of cuda:{}", state.ordinal);
+    if constexpr (std::is_same_v<decltype(enqueue(api, state.handle)), Status>) {
+      return enqueue(api, state.handle);  // it names its own errors
+    } else {
+      const Named result = enqueue(api, state.handle);
+      if (result.status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
+        return api.Error(result.status, result.call, "on a stream of cuda:{}", state.ordinal);
+      }
+      return Status();
     }
-    return Status();
   }
 #else
   // Make refuses every executor, so these are never reached; they exist so

@@ -5,6 +5,7 @@
 // library receives the views' addresses directly.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <utility>
@@ -89,12 +90,32 @@ struct Library<host> {
     return Enqueue(stream, [args] { RunGemm(args); });
   }
 
+  // OpenBLAS has no half gemm: the operands are widened to float, multiplied
+  // by cblas_sgemm (so products and sums are in float, more precise than a
+  // half accumulation) and C rounded back to half once. That needs float
+  // copies of A, B and C, allocated when the call runs.
+  static Status Gemm(Stream<host>& stream, State&, const GemmArgs<Half>& args) {
+    return Enqueue(stream, [args] {
+      HalfScratch scratch;
+      RunHalfGemm(args, scratch);
+    });
+  }
+
   // One host call for the whole batch; it owns a copy of the entries, since
   // the caller's lists may be gone by the time it runs.
   template <blas::Scalar T>
   static Status GemmBatched(Stream<host>& stream, State&, std::span<const GemmArgs<T>> batch) {
     return Enqueue(stream, [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())] {
       for (const GemmArgs<T>& args : entries) RunGemm(args);
+    });
+  }
+
+  // Half entries share one set of float copies, sized by the first entry (all
+  // have one shape).
+  static Status GemmBatched(Stream<host>& stream, State&, std::span<const GemmArgs<Half>> batch) {
+    return Enqueue(stream, [entries = std::vector<GemmArgs<Half>>(batch.begin(), batch.end())] {
+      HalfScratch scratch;
+      for (const GemmArgs<Half>& args : entries) RunHalfGemm(args, scratch);
     });
   }
 
@@ -124,6 +145,46 @@ struct Library<host> {
     } else {
       cblas_dgemm(CblasColMajor, Op(args.transa), Op(args.transb), args.m, args.n, args.k, args.alpha, a, args.lda, b,
                   args.ldb, args.beta, c, args.ldc);
+    }
+  }
+
+  struct HalfScratch {
+    std::vector<float> a, b, c;
+  };
+
+  // The rows x cols matrix at `from` (leading dimension ld) as a packed
+  // float matrix (leading dimension rows).
+  static void Widen(const Half* from, std::size_t rows, std::size_t cols, int ld, std::vector<float>& to) {
+    to.resize(rows * cols);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const Half* column = from + j * static_cast<std::size_t>(ld);
+      for (std::size_t i = 0; i < rows; ++i) to[i + j * rows] = static_cast<float>(column[i]);
+    }
+  }
+
+  static void RunHalfGemm(const GemmArgs<Half>& args, HalfScratch& scratch) {
+    const bool a_plain = args.transa == blas::Transpose::kNoTranspose;
+    const bool b_plain = args.transb == blas::Transpose::kNoTranspose;
+    const auto m = static_cast<std::size_t>(args.m), n = static_cast<std::size_t>(args.n),
+               k = static_cast<std::size_t>(args.k);
+    const std::size_t a_rows = a_plain ? m : k, a_cols = a_plain ? k : m;
+    const std::size_t b_rows = b_plain ? k : n, b_cols = b_plain ? n : k;
+    Widen(Pointer<const Half>(args.a), a_rows, a_cols, args.lda, scratch.a);
+    Widen(Pointer<const Half>(args.b), b_rows, b_cols, args.ldb, scratch.b);
+    Half* c = Pointer<Half>(args.c);
+    // beta = 0: C is written, never read (BLAS's rule), so a NaN there stays out.
+    if (args.beta == 0.0f) {
+      scratch.c.assign(m * n, 0.0f);
+    } else {
+      Widen(c, m, n, args.ldc, scratch.c);
+    }
+    // Padded leading dimensions of 1 when a dimension is 0 (k = 0: A and B are empty).
+    const auto ld = [](std::size_t rows) { return static_cast<int>(rows == 0 ? 1 : rows); };
+    cblas_sgemm(CblasColMajor, Op(args.transa), Op(args.transb), args.m, args.n, args.k, args.alpha,
+                scratch.a.data(), ld(a_rows), scratch.b.data(), ld(b_rows), args.beta, scratch.c.data(), ld(m));
+    for (std::size_t j = 0; j < n; ++j) {
+      Half* column = c + j * static_cast<std::size_t>(args.ldc);
+      for (std::size_t i = 0; i < m; ++i) column[i] = Half(scratch.c[i + j * m]);
     }
   }
 

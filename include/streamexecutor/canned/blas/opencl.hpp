@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,12 @@ namespace clblast_detail {
 
 inline Status Check(clblast::StatusCode code, std::string_view call, const opencl_detail::StreamState& stream) {
   if (code == clblast::StatusCode::kSuccess) [[likely]] return Status();
+  if (code == clblast::StatusCode::kNoHalfPrecision) {
+    return MakeError(ErrorCode::kUnimplemented,
+                     "{} failed with kNoHalfPrecision ({}) on {}: the device does not support half precision (it "
+                     "lacks the cl_khr_fp16 extension); use float memory on this device",
+                     call, static_cast<int>(code), stream.executor->label);
+  }
   return MakeError(canned_detail::ClBlastErrorCode(code), "{} failed with {} ({}) on {}", call,
                    canned_detail::ClBlastStatusName(code), static_cast<int>(code), stream.executor->label);
 }
@@ -44,6 +51,20 @@ constexpr clblast::Transpose Op(blas::Transpose transpose) {
 }
 
 using canned_detail::Offset;
+
+// The element type CLBlast's templates take: cl_half (the bits) for Half.
+template <blas::GemmElement T>
+using Element = std::conditional_t<std::is_same_v<T, Half>, cl_half, T>;
+
+// alpha or beta as CLBlast takes it: rounded to half for Half.
+template <blas::GemmElement T>
+Element<T> Scalar(blas::ScalarFor<T> value) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half(value).bits();
+  } else {
+    return value;
+  }
+}
 
 }  // namespace clblast_detail
 #endif
@@ -115,7 +136,10 @@ struct Library<opencl> {
                                    });
   }
 
-  template <blas::Scalar T>
+  // Half memory is CLBlast's half gemm (cl_half, computed in half on the
+  // device); a device without cl_khr_fp16 makes it UNIMPLEMENTED, naming the
+  // device and the extension.
+  template <blas::GemmElement T>
   static Status Gemm(Stream<opencl>& stream, State&, const GemmArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.b, args.c};
     return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemm", buffers,
@@ -125,7 +149,7 @@ struct Library<opencl> {
   // CLBlast's batched gemm takes one buffer per operand (entries at offsets
   // into it), so a batch of slices of one allocation per operand is one call;
   // any other batch is one gemm per entry, enqueued in order.
-  template <blas::Scalar T>
+  template <blas::GemmElement T>
   static Status GemmBatched(Stream<opencl>& stream, State&, std::span<const GemmArgs<T>> batch) {
     std::vector<DeviceMemoryBase> buffers;
     buffers.reserve(batch.size() * 3);
@@ -141,38 +165,41 @@ struct Library<opencl> {
   static std::size_t Size(int value) { return static_cast<std::size_t>(value); }
   static cl_mem Buffer(const DeviceMemoryBase& memory) { return opencl_detail::Buffer(memory); }
 
-  template <blas::Scalar T>
+  template <blas::GemmElement T>
   static Status RunGemm(opencl_detail::StreamState& s, const GemmArgs<T>& args) {
     using clblast_detail::Offset;
+    using E = clblast_detail::Element<T>;
     if (args.k == 0) return ScaleC(s, args);
     return clblast_detail::Check(
-        clblast::Gemm<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.transa), clblast_detail::Op(args.transb),
-                         Size(args.m), Size(args.n), Size(args.k), args.alpha, Buffer(args.a), Offset<T>(args.a),
-                         Size(args.lda), Buffer(args.b), Offset<T>(args.b), Size(args.ldb), args.beta, Buffer(args.c),
-                         Offset<T>(args.c), Size(args.ldc), &s.queue, nullptr),
+        clblast::Gemm<E>(clblast::Layout::kColMajor, clblast_detail::Op(args.transa), clblast_detail::Op(args.transb),
+                         Size(args.m), Size(args.n), Size(args.k), clblast_detail::Scalar<T>(args.alpha),
+                         Buffer(args.a), Offset<T>(args.a), Size(args.lda), Buffer(args.b), Offset<T>(args.b),
+                         Size(args.ldb), clblast_detail::Scalar<T>(args.beta), Buffer(args.c), Offset<T>(args.c),
+                         Size(args.ldc), &s.queue, nullptr),
         "clblast::Gemm", s);
   }
 
   // With k = 0, BLAS defines C <- beta * C, which OpenBLAS and cuBLAS do and
   // CLBlast's gemm refuses (kInvalidDimension): CLBlast's scal, per column
   // unless the columns are contiguous.
-  template <blas::Scalar T>
+  template <blas::GemmElement T>
   static Status ScaleC(opencl_detail::StreamState& s, const GemmArgs<T>& args) {
-    if (args.beta == T(1)) return Status();
+    if (args.beta == blas::ScalarFor<T>(1)) return Status();
     using clblast_detail::Offset;
+    using E = clblast_detail::Element<T>;
     const bool contiguous = args.ldc == args.m;
     const int columns = contiguous ? 1 : args.n;
     const std::size_t length = contiguous ? Size(args.m) * Size(args.n) : Size(args.m);
     for (int j = 0; j < columns; ++j) {
       STREAMEXECUTOR_RETURN_IF_ERROR(clblast_detail::Check(
-          clblast::Scal<T>(length, args.beta, Buffer(args.c), Offset<T>(args.c) + Size(j) * Size(args.ldc), 1,
-                           &s.queue, nullptr),
+          clblast::Scal<E>(length, clblast_detail::Scalar<T>(args.beta), Buffer(args.c),
+                           Offset<T>(args.c) + Size(j) * Size(args.ldc), 1, &s.queue, nullptr),
           "clblast::Scal", s));
     }
     return Status();
   }
 
-  template <blas::Scalar T>
+  template <blas::GemmElement T>
   static Status RunBatch(opencl_detail::StreamState& s, const std::vector<GemmArgs<T>>& entries) {
     const GemmArgs<T>& first = entries.front();
     bool shared = first.k > 0;
@@ -185,8 +212,10 @@ struct Library<opencl> {
       return Status();
     }
     using clblast_detail::Offset;
+    using E = clblast_detail::Element<T>;
     const std::size_t count = entries.size();
-    std::vector<T> alphas(count, first.alpha), betas(count, first.beta);
+    std::vector<E> alphas(count, clblast_detail::Scalar<T>(first.alpha)),
+        betas(count, clblast_detail::Scalar<T>(first.beta));
     std::vector<std::size_t> a_offsets(count), b_offsets(count), c_offsets(count);
     for (std::size_t i = 0; i < count; ++i) {
       a_offsets[i] = Offset<T>(entries[i].a);
@@ -194,7 +223,7 @@ struct Library<opencl> {
       c_offsets[i] = Offset<T>(entries[i].c);
     }
     return clblast_detail::Check(
-        clblast::GemmBatched<T>(clblast::Layout::kColMajor, clblast_detail::Op(first.transa),
+        clblast::GemmBatched<E>(clblast::Layout::kColMajor, clblast_detail::Op(first.transa),
                                 clblast_detail::Op(first.transb), Size(first.m), Size(first.n), Size(first.k),
                                 alphas.data(), Buffer(first.a), a_offsets.data(), Size(first.lda), Buffer(first.b),
                                 b_offsets.data(), Size(first.ldb), betas.data(), Buffer(first.c), c_offsets.data(),

@@ -62,7 +62,7 @@ Status CheckGemmDimensions(std::string_view caller, std::string_view device, M m
 }
 
 // m, n and k passed CheckGemmDimensions.
-template <Backend B, blas::Scalar T>
+template <Backend B, blas::GemmElement T>
 Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, GemmArgs<T>& args, std::uint64_t m,
                  std::uint64_t n, std::uint64_t k, const DeviceMemory<T>& a, const DeviceMemory<T>& b,
                  const DeviceMemory<T>* c) {
@@ -98,10 +98,11 @@ Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, Gem
   return Status();
 }
 
-template <Backend B, blas::Scalar T, std::integral M, std::integral N, std::integral K>
+template <Backend B, blas::GemmElement T, std::integral M, std::integral N, std::integral K>
 Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, M m_in, N n_in, K k_in,
-                       T alpha, std::span<DeviceMemory<T>* const> a, int lda,
-                       std::span<DeviceMemory<T>* const> b, int ldb, T beta, std::span<DeviceMemory<T>* const> c,
+                       blas::ScalarFor<T> alpha, std::span<DeviceMemory<T>* const> a, int lda,
+                       std::span<DeviceMemory<T>* const> b, int ldb, blas::ScalarFor<T> beta,
+                       std::span<DeviceMemory<T>* const> c,
                        int ldc, int batch_count) {
   constexpr std::string_view caller = "ThenBlasGemmBatched";
   if (!stream.ReadyForCanned(caller)) return stream;
@@ -234,11 +235,12 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integra
 }
 
 // C <- alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
-template <Backend B, blas::Scalar T>
+// For Half memory, alpha and beta are float (blas::ScalarFor).
+template <Backend B, blas::GemmElement T>
 Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::integral auto m,
-                          std::integral auto n, std::integral auto k, std::type_identity_t<T> alpha,
+                          std::integral auto n, std::integral auto k, blas::ScalarFor<T> alpha,
                           const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& b, int ldb,
-                          std::type_identity_t<T> beta, DeviceMemory<T>* c, int ldc) {
+                          blas::ScalarFor<T> beta, DeviceMemory<T>* c, int ldc) {
   constexpr std::string_view caller = "ThenBlasGemm";
   if (!stream.ReadyForCanned(caller)) return stream;
   blas_detail::GemmArgs<T> args{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc};
@@ -273,6 +275,16 @@ Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas
                                  std::span<DeviceMemory<double>* const> c, int ldc, int batch_count) {
   return blas_detail::GemmBatched<B, double>(stream, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                                              batch_count);
+}
+// Half memory, float scalars.
+template <Backend B>
+Stream<B>& CannedBlasGemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb,
+                                 std::integral auto m, std::integral auto n, std::integral auto k, float alpha,
+                                 std::span<DeviceMemory<Half>* const> a, int lda,
+                                 std::span<DeviceMemory<Half>* const> b, int ldb, float beta,
+                                 std::span<DeviceMemory<Half>* const> c, int ldc, int batch_count) {
+  return blas_detail::GemmBatched<B, Half>(stream, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                           batch_count);
 }
 
 }  // namespace streamexecutor
