@@ -4,9 +4,14 @@ moves the installed tree elsewhere (the package must be relocatable), and
 builds consumer.cpp against it through every route a consumer takes:
 pkg-config per backend, CMake components, add_subdirectory() of the source
 tree, and a Meson subproject. Every program built must run.
-Usage: check_install.py BUILD_DIR CONSUMER_DIR SOURCE_ROOT BACKENDS (comma-separated)"""
+With CANNED (comma-separated, of blas,rng,fft,dnn: the families whose host
+library the build found), canned_consumer.cpp runs one operation of each on
+the host backend through pkg-config (streamexecutor-<family>.pc), the CMake
+package's components and add_subdirectory(), and its results are checked.
+Usage: check_install.py BUILD_DIR CONSUMER_DIR SOURCE_ROOT BACKENDS [CANNED]"""
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,6 +37,7 @@ def check_runs(exe, expect_platforms):
 
 def main() -> int:
     build_dir, consumer_dir, source_root, backends = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+    canned = [family for family in (sys.argv[5] if len(sys.argv) > 5 else "").split(",") if family]
     cxx = os.environ.get("CXX", "c++")
     with tempfile.TemporaryDirectory() as scratch:
         destdir = os.path.join(scratch, "root")
@@ -50,6 +56,15 @@ def main() -> int:
             print("install did not put the CMake package under share/cmake/streamexecutor")
             return 1
 
+        # The canned consumer prints "<family>: ok" for each family that gave the
+        # right values; with the CUDA backend, it also says whether the Philox
+        # PTX (compiled by nvcc when the package was built) was embedded.
+        philox_inc = os.path.join(prefix, "include", "streamexecutor", "canned", "rng", "philox_ptx.inc")
+        canned_expect = [f"{family}: ok" for family in canned]
+        if "rng" in canned and "cuda" in backends and os.path.isfile(philox_inc):
+            canned_expect.append("rng: CUDA Philox PTX embedded")
+        canned_defines = [f"-DSE_CONSUMER_{family.upper()}=1" for family in canned]
+
         # ---- pkg-config: one file per backend, relocatable, no -std pushed --------
         env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
         packages = {"host": "streamexecutor", "opencl": "streamexecutor-opencl", "cuda": "streamexecutor-cuda"}
@@ -65,16 +80,33 @@ def main() -> int:
             run([cxx, "-std=c++20", os.path.join(consumer_dir, "consumer.cpp"), "-o", exe] + flags)
             check_runs(exe, ["host", backend])
 
+        # ---- pkg-config: one file per canned family found -------------------------
+        for family in ("blas", "rng", "fft", "dnn"):
+            if family in canned and not os.path.isfile(os.path.join(pc_dir, f"streamexecutor-{family}.pc")):
+                print(f"install did not put streamexecutor-{family}.pc under share/pkgconfig")
+                return 1
+        if canned:
+            # shlex: a define's quotes (STREAMEXECUTOR_RANDOM123_INCLUDE_DIR="...") must survive.
+            flags = shlex.split(output(["pkg-config", "--cflags", "--libs"] +
+                                       [f"streamexecutor-{family}" for family in canned], env=env))
+            if any(flag.startswith("-std=") for flag in flags):
+                print(f"the canned .pc files set a language standard: {flags}")
+                return 1
+            exe = os.path.join(scratch, "canned_consumer_pkgconfig")
+            run([cxx, "-std=c++20", os.path.join(consumer_dir, "canned_consumer.cpp"), "-o", exe] +
+                canned_defines + flags)
+            check_runs(exe, canned_expect)
+
         if not shutil.which("cmake"):
             print("cmake is not installed: the CMake routes were not checked")
             return 1
 
         # ---- CMake: components, only their own dependencies ------------------------
-        def cmake_consumer(name, *options):
+        def cmake_consumer(name, *options, program="consumer"):
             build = os.path.join(scratch, name)
             run(["cmake", "-S", consumer_dir, "-B", build] + list(options), stdout=subprocess.DEVNULL)
             run(["cmake", "--build", build], stdout=subprocess.DEVNULL)
-            return os.path.join(build, "consumer")
+            return os.path.join(build, program)
 
         check_runs(cmake_consumer("cmake_host", f"-DCMAKE_PREFIX_PATH={prefix}"), ["host"])
         # Asking for host only must not look for OpenCL: hide it and still succeed.
@@ -91,6 +123,33 @@ def main() -> int:
             return 1
         print("find_package(streamexecutor COMPONENTS tpu) fails: component 'tpu' is not in this installation")
 
+        # ---- CMake: the canned components, over host only and over every backend --
+        if canned:
+            canned_list = "-DSE_CANNED=" + ";".join(canned)
+            # Host only: the components look for the host libraries, not OpenCL's.
+            check_runs(cmake_consumer("cmake_canned_host", f"-DCMAKE_PREFIX_PATH={prefix}", canned_list,
+                                      "-DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=TRUE", program="canned_consumer"),
+                       [line for line in canned_expect if "CUDA" not in line])
+            check_runs(cmake_consumer("cmake_canned_all", f"-DCMAKE_PREFIX_PATH={prefix}", canned_list,
+                                      "-DSE_COMPONENTS=" + ";".join(backends), program="canned_consumer"),
+                       canned_expect)
+        # A requested family whose library this machine lacks fails naming the
+        # package: Random123's directory is hidden from CMake's searches.
+        random123_dirs = [d for d in ("/usr/include", "/usr/local/include", "/opt/local/include")
+                          if os.path.isfile(os.path.join(d, "Random123", "philox.h"))]
+        if "rng" in canned and random123_dirs:
+            bad = subprocess.run(["cmake", "-S", consumer_dir, "-B", os.path.join(scratch, "cmake_no_random123"),
+                                  f"-DCMAKE_PREFIX_PATH={prefix}", "-DSE_CANNED=rng",
+                                  "-DCMAKE_IGNORE_PATH=" + ";".join(random123_dirs)],
+                                 capture_output=True, text=True)
+            expected = "component 'rng' needs Random123 (Random123/philox.h), which was not found " \
+                       "(Debian: apt-get install librandom123-dev)"
+            # (CMake wraps the message's lines.)
+            if bad.returncode == 0 or expected not in " ".join((bad.stdout + bad.stderr).split()):
+                print(f"asking for rng without Random123 did not fail naming the package:\n{bad.stdout}{bad.stderr}")
+                return 1
+            print("find_package(streamexecutor COMPONENTS rng) without Random123 fails: " + expected)
+
         # ---- The typed kernel header generator, installed with the CMake package ----
         for installed in ("share/streamexecutor/se_kernel_header.py",
                           "share/cmake/streamexecutor/streamexecutorKernelHeader.cmake"):
@@ -106,8 +165,14 @@ def main() -> int:
         check_runs(os.path.join(build, "consumer"), ["CMake-generated header: ok"])
 
         # ---- add_subdirectory() of the source tree (what FetchContent does) --------
-        check_runs(cmake_consumer("cmake_subdirectory", f"-DSE_SOURCE_TREE={source_root}",
-                                  "-DSE_COMPONENTS=" + ";".join(backends)), backends)
+        subdirectory_options = [f"-DSE_SOURCE_TREE={source_root}", "-DSE_COMPONENTS=" + ";".join(backends)]
+        if canned:
+            subdirectory_options.append("-DSE_CANNED=" + ";".join(canned))
+        check_runs(cmake_consumer("cmake_subdirectory", *subdirectory_options), backends)
+        if canned:
+            # Built by the same cmake --build: streamexecutor::blas, ::rng, ::fft, ::dnn from the source tree
+            # (with CUDA and nvcc, the Philox PTX compiled by CMake).
+            check_runs(os.path.join(scratch, "cmake_subdirectory", "canned_consumer"), canned_expect)
 
         # ---- A Meson subproject: the library only, no tests or examples ------------
         project = os.path.join(scratch, "meson_consumer")
