@@ -7,6 +7,11 @@
 //   fft_opencl_c2c/2^K/{ours,clfft}
 //       the clFFT plugin against clfftEnqueueTransform + clFinish of a plan
 //       baked the same way on a raw context
+//   fft_host_batched_c2c/<n>x<batch>[pad]/{ours,fftw}
+//       a batched plan (CreateBatchedFftPlan: <batch> 1-D complex float forward
+//       transforms of <n> points; "pad": each transform n + 8 elements apart
+//       on both sides) against fftwf_execute_dft of fftwf_plan_many_dft made
+//       with the same layout and flags
 // Throughput ratio: their time / our time (goal >= 0.98, issue 11).
 #include <fftw3.h>
 
@@ -79,6 +84,58 @@ struct DirectFftw {
   void Run() { fftwf_execute_dft(plan, in, out); }
 };
 
+// A batch of 1-D transforms: `count` of `n` points, `distance` apart.
+struct Batch {
+  std::size_t n, count, distance;
+  std::size_t Extent() const { return (count - 1) * distance + n; }
+};
+
+struct OursBatched {
+  se::StreamExecutor<se::host>* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  Batch batch;
+  se::FftPlan<se::host> plan;
+  se::ScopedDeviceMemory<std::complex<float>> in, out;
+  se::Stream<se::host> stream{executor};
+  explicit OursBatched(Batch b)
+      : batch(b),
+        in(executor->AllocateOwnedArray<std::complex<float>>(b.Extent())),
+        out(executor->AllocateOwnedArray<std::complex<float>>(b.Extent())) {
+    const se::fft::BatchLayout layout{{0, 0, 0}, 1, static_cast<std::int64_t>(b.distance)};
+    auto made = se::CreateBatchedFftPlan(executor, se::fft::Type::kC2CForward, 1, {b.n, 1, 1}, layout, layout,
+                                         static_cast<std::int64_t>(b.count));
+    if (!made.ok()) bench::Die(made.status().ToString());
+    plan = std::move(made).value();
+    Ok(stream.Init().status());
+    std::vector<std::complex<float>> data(b.Extent(), {1.0f, 0.5f});
+    Ok(executor->SynchronousMemcpyH2D(data.data(), data.size() * sizeof(data[0]), in.ptr()));
+  }
+  void Run() { Ok(stream.ThenFft(&plan, *in.ptr(), out.ptr()).BlockHostUntilDone()); }
+};
+
+struct DirectFftwMany {
+  Batch batch;
+  fftwf_complex* in;
+  fftwf_complex* out;
+  fftwf_plan plan;
+  explicit DirectFftwMany(Batch b)
+      : batch(b), in(fftwf_alloc_complex(b.Extent())), out(fftwf_alloc_complex(b.Extent())) {
+    int n[1] = {static_cast<int>(b.n)};
+    const int distance = static_cast<int>(b.distance);
+    plan = fftwf_plan_many_dft(1, n, static_cast<int>(b.count), in, n, 1, distance, out, n, 1, distance, FFTW_FORWARD,
+                               FFTW_ESTIMATE | FFTW_UNALIGNED);
+    for (std::size_t i = 0; i < b.Extent(); ++i) {
+      in[i][0] = 1.0f;
+      in[i][1] = 0.5f;
+    }
+  }
+  ~DirectFftwMany() {
+    fftwf_destroy_plan(plan);
+    fftwf_free(in);
+    fftwf_free(out);
+  }
+  void Run() { fftwf_execute_dft(plan, in, out); }
+};
+
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
 struct DirectClFft {
   bench::RawOpenCL cl;
@@ -136,11 +193,35 @@ void Register(const std::string& pair, const std::string& side) {
   }
 }
 
+const std::vector<Batch> kBatches = {{256, 1024, 256}, {256, 1024, 256 + 8}, {4096, 64, 4096}, {4096, 64, 4096 + 8}};
+
+template <typename Side>
+void RegisterBatched(const std::string& pair, const std::string& side) {
+  for (const Batch& b : kBatches) {
+    const std::string what =
+        std::to_string(b.n) + "x" + std::to_string(b.count) + (b.distance == b.n ? "" : "pad");
+    benchmark::RegisterBenchmark(Name(pair, what, side).c_str(),
+                                 [b](benchmark::State& state) {
+                                   static std::vector<std::unique_ptr<Side>> made;
+                                   Side* it = nullptr;
+                                   for (auto& m : made) {
+                                     if (m->batch.n == b.n && m->batch.distance == b.distance) it = m.get();
+                                   }
+                                   if (it == nullptr) it = made.emplace_back(std::make_unique<Side>(b)).get();
+                                   for (auto _ : state) it->Run();
+                                   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * b.n * b.count));
+                                 })
+        ->UseRealTime();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Register<Ours<se::host>>("fft_host_c2c", "ours");
   Register<DirectFftw>("fft_host_c2c", "fftw");
+  RegisterBatched<OursBatched>("fft_host_batched_c2c", "ours");
+  RegisterBatched<DirectFftwMany>("fft_host_batched_c2c", "fftw");
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
   if (se::Platform<se::opencl>::Get().VisibleDeviceCount() > 0) {
     Register<Ours<se::opencl>>("fft_opencl_c2c", "ours");

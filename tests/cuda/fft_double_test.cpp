@@ -2,7 +2,8 @@
 // driver double stands in for libcuda.so.1 and the cuFFT double for
 // libcufft.so.12 (both folders on LD_LIBRARY_PATH, see meson.build). What
 // it proves: plans are the cuFFT plans of the right rank, sizes and type,
-// made once and destroyed with the FftPlan; each ThenFft binds the stream it
+// made once and destroyed with the FftPlan (a batched plan: cufftPlanMany
+// with every layout argument given); each ThenFft binds the stream it
 // was called on and runs the exec call of its type with the buffers' device
 // addresses and the right direction; cuFFT's errors become Statuses that
 // name the call; a missing cuFFT is UNAVAILABLE naming the package. What a
@@ -99,6 +100,87 @@ TEST_CASE("cuFFT plugin: real and double transforms call their exec", "[fft][cud
   REQUIRE(stream.ThenFft(&z2d.value(), *spectrum.ptr(), reals.ptr()).BlockHostUntilDone().ok());
   CHECK(Double().calls("cufftExecZ2D") == 1);
   CHECK(State().exec_output == Address(executor, *reals.ptr()));
+}
+
+TEST_CASE("cuFFT plugin: batched plans are cufftPlanMany with the layout given", "[fft][cuda]") {
+  auto* executor = Executor();
+  const long many_before = Double().calls("cufftPlanMany");
+  {
+    // 2-D 4x6 R2C, 3 transforms: padded real rows (FFTW's 2 (n/2 + 1)) at a
+    // distance beyond the transform; the spectrum strided by 2 with a tight
+    // (defaulted) embed of 4 x (6/2 + 1).
+    se::fft::BatchLayout in{{4, 8, 0}, 1, 40};
+    se::fft::BatchLayout out{{0, 0, 0}, 2, 50};
+    auto plan = se::CreateBatchedFftPlan(executor, Type::kR2C, 2, {4, 6, 1}, in, out, 3);
+    INFO(plan.status().ToString());
+    REQUIRE(plan.ok());
+    CHECK(Double().calls("cufftPlanMany") == many_before + 1);
+    SeCufftDoubleState made = State();
+    CHECK(made.live_plans == 1);
+    CHECK(made.plan_rank == 2);
+    CHECK(made.plan_type == CUFFT_R2C);
+    CHECK(made.plan_batch == 3);
+    CHECK(made.many_n[0] == 4);
+    CHECK(made.many_n[1] == 6);
+    CHECK(made.many_inembed[0] == 4);
+    CHECK(made.many_inembed[1] == 8);
+    CHECK(made.many_istride == 1);
+    CHECK(made.many_idist == 40);
+    CHECK(made.many_onembed[0] == 4);  // given explicitly, never null: cuFFT would drop the stride
+    CHECK(made.many_onembed[1] == 4);
+    CHECK(made.many_ostride == 2);
+    CHECK(made.many_odist == 50);
+    CHECK(plan.value().input_elements() == 2 * 40 + 3 * 8 + 5 + 1);
+    CHECK(plan.value().output_elements() == 2 * 50 + (3 * 4 + 3) * 2 + 1);
+
+    se::ScopedDeviceMemory<float> reals = executor->AllocateOwnedArray<float>(plan.value().input_elements());
+    se::ScopedDeviceMemory<std::complex<float>> spectrum =
+        executor->AllocateOwnedArray<std::complex<float>>(plan.value().output_elements());
+    se::Stream<se::cuda> stream(executor);
+    const long exec_before = Double().calls("cufftExecR2C");
+    REQUIRE(stream.Init().ThenFft(&plan.value(), *reals.ptr(), spectrum.ptr()).BlockHostUntilDone().ok());
+    CHECK(Double().calls("cufftExecR2C") == exec_before + 1);  // one exec for the whole batch
+    CHECK(State().exec_input == Address(executor, *reals.ptr()));
+    CHECK(State().exec_output == Address(executor, *spectrum.ptr()));
+    CHECK(State().exec_stream == static_cast<void*>(se::NativeQueue(stream)));
+
+    // A spectrum one element short never reaches cuFFT.
+    se::ScopedDeviceMemory<std::complex<float>> short_spectrum =
+        executor->AllocateOwnedArray<std::complex<float>>(plan.value().output_elements() - 1);
+    se::Stream<se::cuda> other(executor);
+    se::Status s = other.Init().ThenFft(&plan.value(), *reals.ptr(), short_spectrum.ptr()).BlockHostUntilDone();
+    CHECK(s.code() == se::ErrorCode::kOutOfRange);
+    CHECK(Mentions(s, "the R2C 2-D 4x6 batch 3 (input stride 1 distance 40, output stride 2 distance 50) plan reads "
+                      "110 input and writes 131 output elements, but the input holds 110 and the output 130"));
+    CHECK(Double().calls("cufftExecR2C") == exec_before + 1);
+  }
+  CHECK(State().live_plans == 0);
+
+  // The seed's signature, double complex in 1-D; a plain plan still uses cufftPlan1d.
+  const std::uint64_t n[1] = {64};
+  auto z2z = se::fft::CreateBatchedPlan(executor, 1, n, nullptr, 1, 64, nullptr, 1, 64, Type::kZ2ZInverse, 8);
+  REQUIRE(z2z.ok());
+  CHECK(State().plan_type == CUFFT_Z2Z);
+  CHECK(State().plan_batch == 8);
+  CHECK(State().many_inembed[0] == 64);
+  CHECK(State().many_onembed[0] == 64);
+  CHECK(State().many_idist == 64);
+  const long plan1d_before = Double().calls("cufftPlan1d");
+  auto plain = se::fft::Create1dPlan(executor, 64, Type::kZ2ZInverse);
+  REQUIRE(plain.ok());
+  CHECK(Double().calls("cufftPlan1d") == plan1d_before + 1);
+  CHECK(Double().calls("cufftPlanMany") == many_before + 2);
+
+  // Invalid layouts stop before cuFFT; cuFFT's own refusal is named.
+  auto zero = se::CreateBatchedFftPlan(executor, Type::kC2CForward, 1, {16, 1, 1}, se::fft::BatchLayout{},
+                                       se::fft::BatchLayout{}, 0);
+  CHECK(zero.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Double().calls("cufftPlanMany") == many_before + 2);
+  Double().fail_next("cufftPlanMany", CUFFT_INVALID_SIZE);
+  auto refused = se::CreateBatchedFftPlan(executor, Type::kC2CForward, 1, {16, 1, 1}, se::fft::BatchLayout{},
+                                          se::fft::BatchLayout{}, 4);
+  CHECK(refused.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(refused.status(), "cufftPlanMany on cuda:0: CUFFT_INVALID_SIZE"));
 }
 
 TEST_CASE("cuFFT plugin: errors name the call", "[fft][cuda]") {

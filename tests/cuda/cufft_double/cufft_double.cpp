@@ -1,7 +1,7 @@
 // A recording test double of cuFFT, built as libcufft.so.12 in a folder of
 // its own: with that folder (and the counting driver double's) first on
 // LD_LIBRARY_PATH, se::cuda::kCuFftPlugin runs against it on machines with
-// no GPU. It records the plans made, the stream bound and each exec call's
+// no GPU. It records the plans made (cufftPlanMany's layout arguments too), the stream bound and each exec call's
 // arguments; it computes no transform (that is cuFFT's, on a GPU).
 #include <cufft.h>
 
@@ -65,6 +65,29 @@ cufftResult cufftPlan2d(cufftHandle* plan, int nx, int ny, cufftType type) {
 }
 cufftResult cufftPlan3d(cufftHandle* plan, int nx, int ny, int nz, cufftType type) {
   return Plan("cufftPlan3d", plan, 3, nx, ny, nz, type);
+}
+cufftResult cufftPlanMany(cufftHandle* plan, int rank, int* n, int* inembed, int istride, int idist, int* onembed,
+                          int ostride, int odist, cufftType type, int batch) {
+  if (const cufftResult s = Enter("cufftPlanMany"); s != CUFFT_SUCCESS) return s;
+  if (rank < 1 || rank > 3 || n == nullptr || batch < 1) return CUFFT_INVALID_VALUE;
+  Record& r = TheRecord();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  *plan = r.next_handle++;
+  r.state.live_plans += 1;
+  r.state.plan_rank = rank;
+  r.state.plan_type = static_cast<int>(type);
+  r.state.plan_batch = batch;
+  for (int i = 0; i < 3; ++i) {
+    r.state.plan_dims[i] = i < rank ? n[i] : 0;
+    r.state.many_n[i] = i < rank ? n[i] : 0;
+    r.state.many_inembed[i] = inembed == nullptr ? -1 : i < rank ? inembed[i] : 0;
+    r.state.many_onembed[i] = onembed == nullptr ? -1 : i < rank ? onembed[i] : 0;
+  }
+  r.state.many_istride = istride;
+  r.state.many_idist = idist;
+  r.state.many_ostride = ostride;
+  r.state.many_odist = odist;
+  return CUFFT_SUCCESS;
 }
 cufftResult cufftDestroy(cufftHandle) {
   if (const cufftResult s = Enter("cufftDestroy"); s != CUFFT_SUCCESS) return s;

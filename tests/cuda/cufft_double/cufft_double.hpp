@@ -18,6 +18,16 @@ struct SeCufftDoubleState {
   const void* exec_output;
   int exec_direction;   // CUFFT_FORWARD (-1), CUFFT_INVERSE (1), 0 for real transforms
   void* exec_stream;    // the stream bound when it ran
+  // The latest cufftPlanMany's arguments, as given (also sets plan_rank,
+  // plan_dims from n[], plan_type and plan_batch); embeds are 0 past the rank,
+  // and all -1 where the call passed a null embed.
+  int many_n[3];
+  int many_inembed[3];
+  int many_istride;
+  int many_idist;
+  int many_onembed[3];
+  int many_ostride;
+  int many_odist;
 };
 
 typedef long (*SeCufftDoubleCallsFn)(const char* name);

@@ -51,14 +51,50 @@ constexpr bool IsForward(Type type) {
   return type == Type::kC2CForward || type == Type::kZ2ZForward || IsRealToComplex(type);
 }
 
+// One side (input or output) of a batched plan, cuFFT's and FFTW's "advanced
+// data layout": element (x0, .., x{r-1}) of transform b sits at
+//   b * distance + ((x0 * embed[1] + x1) * embed[2] + x2) * stride
+// (rank 1: b * distance + x0 * stride), in elements of that side's type.
+// `embed` is the array the transform is embedded in, slowest first; all zeros
+// means the transform's own dimensions (on the complex side of a real
+// transform, the last one n/2 + 1). Unlike cuFFT, whose null embed makes it
+// ignore stride and distance, the stride and distance always apply here.
+struct BatchLayout {
+  std::array<std::uint64_t, 3> embed{0, 0, 0};
+  std::int64_t stride = 1;
+  std::int64_t distance = 1;
+};
+
 }  // namespace streamexecutor::fft
 
 namespace streamexecutor::fft_detail {
+
+// One side of a plan as the plugins take it: every field filled in.
+struct SideLayout {
+  std::array<std::uint64_t, 3> embed{1, 1, 1};  // slowest first; entries past the rank are 1
+  std::uint64_t stride = 1;
+  std::uint64_t distance = 1;  // between transforms
+  std::uint64_t extent = 0;    // elements a buffer must hold: the last one touched + 1
+
+  bool operator==(const SideLayout&) const = default;
+  // Offset, in elements, between neighbours along dimension `i` (slowest first).
+  std::uint64_t DimStride(int rank, int i) const {
+    std::uint64_t s = stride;
+    for (int j = i + 1; j < rank; ++j) s *= embed[static_cast<std::size_t>(j)];
+    return s;
+  }
+};
 
 struct PlanSpec {
   fft::Type type = fft::Type::kC2CForward;
   int rank = 1;
   std::array<std::uint64_t, 3> dims{1, 1, 1};  // slowest first; dims[rank-1] is the contiguous one
+  // Batched plans (CreateBatchedFftPlan): `batch` transforms laid out as
+  // `in` and `out` say. A plain plan is one dense transform, batch 1, whose
+  // layouts are filled in the same way (embed = dims, stride 1).
+  bool batched = false;
+  std::uint64_t batch = 1;
+  SideLayout in, out;
 
   std::uint64_t Elements() const {
     std::uint64_t n = 1;
@@ -70,12 +106,23 @@ struct PlanSpec {
     const std::uint64_t last = dims[static_cast<std::size_t>(rank - 1)];
     return Elements() / last * (last / 2 + 1);
   }
-  std::uint64_t InputElements() const { return fft::IsComplexToReal(type) ? HalfElements() : Elements(); }
-  std::uint64_t OutputElements() const { return fft::IsRealToComplex(type) ? HalfElements() : Elements(); }
+  // One transform's logical dimensions on the input or output side (the
+  // complex side of a real transform has the last cut to n/2 + 1).
+  std::array<std::uint64_t, 3> SideDims(bool input) const {
+    std::array<std::uint64_t, 3> d = dims;
+    const bool half = input ? fft::IsComplexToReal(type) : fft::IsRealToComplex(type);
+    if (half) d[static_cast<std::size_t>(rank - 1)] = d[static_cast<std::size_t>(rank - 1)] / 2 + 1;
+    return d;
+  }
+  // Elements the input and output buffers must hold (every transform of a batch).
+  std::uint64_t InputElements() const { return in.extent; }
+  std::uint64_t OutputElements() const { return out.extent; }
   std::string Describe() const {
     std::string shape;
     for (int i = 0; i < rank; ++i) shape += (i ? "x" : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
-    return fmt::format("{} {}-D {}", fft::TypeName(type), rank, shape);
+    if (!batched) return fmt::format("{} {}-D {}", fft::TypeName(type), rank, shape);
+    return fmt::format("{} {}-D {} batch {} (input stride {} distance {}, output stride {} distance {})",
+                       fft::TypeName(type), rank, shape, batch, in.stride, in.distance, out.stride, out.distance);
   }
 };
 
@@ -118,6 +165,58 @@ inline Status CheckShape(std::string_view caller, std::string_view device, fft::
   return Status();
 }
 
+// Fills `side` (of a plan whose shape CheckShape passed) from the caller's
+// layout: positive stride and distance, embed at least the transform's
+// dimensions, each within the libraries' int, and the extent a buffer must hold.
+inline Status CheckSide(std::string_view caller, std::string_view device, const PlanSpec& spec, bool input,
+                        const fft::BatchLayout& layout, SideLayout& side) {
+  const std::string_view name = input ? "input" : "output";
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  if (layout.stride < 1 || layout.stride > kIntMax) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} stride of the batched {} plan is {}; it must be 1 to 2^31-1",
+                     caller, device, name, fft::TypeName(spec.type), layout.stride);
+  }
+  if (layout.distance < 1 || layout.distance > kIntMax) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{} on {}: the {} distance of the batched {} plan is {}; it must be 1 to 2^31-1", caller, device,
+                     name, fft::TypeName(spec.type), layout.distance);
+  }
+  const std::array<std::uint64_t, 3> logical = spec.SideDims(input);
+  const bool tight = layout.embed == std::array<std::uint64_t, 3>{0, 0, 0};
+  side = SideLayout{};
+  for (int i = 0; i < spec.rank; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    const std::uint64_t embed = tight ? logical[at] : layout.embed[at];
+    if (embed < logical[at] || embed > 0x7fffffffu) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{} on {}: {} embed dimension {} of the batched {} plan is {}; it must be {} (that side's "
+                       "dimension) to 2^31-1",
+                       caller, device, name, i, fft::TypeName(spec.type), embed, logical[at]);
+    }
+    side.embed[at] = embed;
+  }
+  side.stride = static_cast<std::uint64_t>(layout.stride);
+  side.distance = static_cast<std::uint64_t>(layout.distance);
+  // extent = (batch - 1) * distance + stride * sum((n_i - 1) * prod(embed_j, j > i)) + 1,
+  // kept below 2^58 so that its size in bytes (16 per element at most) fits.
+  constexpr std::uint64_t kMaxExtent = std::uint64_t{1} << 58;
+  bool overflow = false;
+  std::uint64_t last = 0, term = 0, dim_stride = side.stride;
+  for (int i = spec.rank - 1; i >= 0; --i) {
+    overflow |= __builtin_mul_overflow(logical[static_cast<std::size_t>(i)] - 1, dim_stride, &term);
+    overflow |= __builtin_add_overflow(last, term, &last);
+    if (i > 0) overflow |= __builtin_mul_overflow(dim_stride, side.embed[static_cast<std::size_t>(i)], &dim_stride);
+  }
+  overflow |= __builtin_mul_overflow(spec.batch - 1, side.distance, &term);
+  overflow |= __builtin_add_overflow(last, term, &last);
+  if (overflow || last >= kMaxExtent) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} layout of the {}{} plan spans more than 2^58 elements",
+                     caller, device, name, spec.batched ? "batched " : "", fft::TypeName(spec.type));
+  }
+  side.extent = last + 1;
+  return Status();
+}
+
 // ThenFft's buffers against the plan: element types, sizes, in-place rules.
 template <typename In, typename Out>
 Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceMemory<In>& input,
@@ -148,6 +247,11 @@ Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceM
     return MakeError(ErrorCode::kInvalidArgument,
                      "ThenFft on {}: a real {} plan cannot run in place (its input and output are the same memory)",
                      device, spec.Describe());
+  }
+  if (same && spec.batched && !(spec.in == spec.out)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenFft on {}: the {} plan cannot run in place: its input and output layouts differ", device,
+                     spec.Describe());
   }
   return Status();
 }

@@ -2,7 +2,8 @@
 // (cuda/driver.hpp), so that a program built with it still starts where
 // cuFFT is not installed; there plan creation is UNAVAILABLE and names the
 // package. cufft.h is needed at build time only, for the types. A plan is a
-// cuFFT plan made in the executor's primary context; each transform binds
+// cuFFT plan (cufftPlan{1,2,3}d; a batched plan cufftPlanMany) made in the
+// executor's primary context; each transform binds
 // the caller's stream (cufftSetStream) for the length of its enqueue.
 #pragma once
 
@@ -32,6 +33,7 @@ struct CuFftApi {
   decltype(&::cufftPlan1d) cufftPlan1d = nullptr;
   decltype(&::cufftPlan2d) cufftPlan2d = nullptr;
   decltype(&::cufftPlan3d) cufftPlan3d = nullptr;
+  decltype(&::cufftPlanMany) cufftPlanMany = nullptr;
   decltype(&::cufftDestroy) cufftDestroy = nullptr;
   decltype(&::cufftSetStream) cufftSetStream = nullptr;
   decltype(&::cufftExecC2C) cufftExecC2C = nullptr;
@@ -65,6 +67,7 @@ inline CuFftLoad LoadCuFft(std::span<const char* const> names = kCuFftLibraries)
   ResolveSymbol(library, "cufftPlan1d", api.cufftPlan1d, missing);
   ResolveSymbol(library, "cufftPlan2d", api.cufftPlan2d, missing);
   ResolveSymbol(library, "cufftPlan3d", api.cufftPlan3d, missing);
+  ResolveSymbol(library, "cufftPlanMany", api.cufftPlanMany, missing);
   ResolveSymbol(library, "cufftDestroy", api.cufftDestroy, missing);
   ResolveSymbol(library, "cufftSetStream", api.cufftSetStream, missing);
   ResolveSymbol(library, "cufftExecC2C", api.cufftExecC2C, missing);
@@ -139,10 +142,28 @@ class BackendPlan<cuda> {
     const cufftType type = CuFftType(spec.type);
     cufftHandle handle = 0;
     cufftResult r = CUFFT_SUCCESS;
-    if (spec.rank == 1) r = load.api.cufftPlan1d(&handle, n(0), type, 1);
-    if (spec.rank == 2) r = load.api.cufftPlan2d(&handle, n(0), n(1), type);
-    if (spec.rank == 3) r = load.api.cufftPlan3d(&handle, n(0), n(1), n(2), type);
-    if (r != CUFFT_SUCCESS) return CuFftError(r, "cufftPlan" + std::to_string(spec.rank) + "d", executor->DeviceLabel());
+    if (spec.batched) {
+      // The advanced layout, every embed given (CheckShape and CheckSide kept
+      // each number below 2^31): cuFFT's null embed would drop the strides.
+      int dims[3] = {}, in_embed[3] = {}, out_embed[3] = {};
+      for (int i = 0; i < spec.rank; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        dims[i] = n(i);
+        in_embed[i] = static_cast<int>(spec.in.embed[at]);
+        out_embed[i] = static_cast<int>(spec.out.embed[at]);
+      }
+      r = load.api.cufftPlanMany(&handle, spec.rank, dims, in_embed, static_cast<int>(spec.in.stride),
+                                 static_cast<int>(spec.in.distance), out_embed, static_cast<int>(spec.out.stride),
+                                 static_cast<int>(spec.out.distance), type, static_cast<int>(spec.batch));
+      if (r != CUFFT_SUCCESS) return CuFftError(r, "cufftPlanMany", executor->DeviceLabel());
+    } else {
+      if (spec.rank == 1) r = load.api.cufftPlan1d(&handle, n(0), type, 1);
+      if (spec.rank == 2) r = load.api.cufftPlan2d(&handle, n(0), n(1), type);
+      if (spec.rank == 3) r = load.api.cufftPlan3d(&handle, n(0), n(1), n(2), type);
+      if (r != CUFFT_SUCCESS) {
+        return CuFftError(r, "cufftPlan" + std::to_string(spec.rank) + "d", executor->DeviceLabel());
+      }
+    }
     return std::unique_ptr<BackendPlan>(new BackendPlan(load.api, executor, spec, handle));
   }
 

@@ -1,5 +1,6 @@
 // se::host::kFftw3Plugin: FFTW3 (single and double precision) on the host
-// backend. Plans are made once, with FFTW_ESTIMATE | FFTW_UNALIGNED so that
+// backend, through FFTW's advanced interface (fftw_plan_many_dft, _r2c, _c2r)
+// for plain and batched plans alike. Plans are made once, with FFTW_ESTIMATE | FFTW_UNALIGNED so that
 // one plan serves any buffers (fftw_execute_dft and friends, FFTW's "new-array
 // execute"), and run in the stream's order as a host callback on its worker.
 #pragma once
@@ -38,12 +39,26 @@ class BackendPlan<host> {
 
   static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<host>* executor, const PlanSpec& spec) {
     auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(spec));
-    int n[3] = {};
-    for (int i = 0; i < spec.rank; ++i) n[i] = static_cast<int>(spec.dims[static_cast<std::size_t>(i)]);
+    // FFTW's advanced interface (fftw_plan_many_dft and friends) for every
+    // plan: a plain plan is a batch of one with a dense layout. CheckShape and
+    // CheckSide kept every number below 2^31.
+    int n[3] = {}, in_embed[3] = {}, out_embed[3] = {};
+    for (int i = 0; i < spec.rank; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      n[i] = static_cast<int>(spec.dims[at]);
+      in_embed[i] = static_cast<int>(spec.in.embed[at]);
+      out_embed[i] = static_cast<int>(spec.out.embed[at]);
+    }
+    const int howmany = static_cast<int>(spec.batch);
+    const int istride = static_cast<int>(spec.in.stride), idist = static_cast<int>(spec.in.distance);
+    const int ostride = static_cast<int>(spec.out.stride), odist = static_cast<int>(spec.out.distance);
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
     const std::size_t in_bytes = spec.InputElements() * Bytes(spec, fft::IsComplexToReal(spec.type) ||
                                                                        fft::IsComplexToComplex(spec.type));
     const std::size_t out_bytes = spec.OutputElements() * Bytes(spec, !fft::IsComplexToReal(spec.type));
+    // In place only where both sides have one layout (always, for a plain
+    // complex plan); CheckBuffers refuses the others.
+    const bool in_place = fft::IsComplexToComplex(spec.type) && spec.in == spec.out;
     // FFTW_ESTIMATE neither reads nor writes the arrays; they only show the
     // planner the placement.
     std::lock_guard<std::mutex> lock(FftwPlannerMutex());
@@ -60,29 +75,42 @@ class BackendPlan<host> {
       auto* ci = static_cast<fftw_complex*>(in);
       auto* co = static_cast<fftw_complex*>(out);
       if (fft::IsComplexToComplex(spec.type)) {
-        plan->double_.out_of_place = fftw_plan_dft(spec.rank, n, ci, co, sign, flags);
-        plan->double_.in_place = fftw_plan_dft(spec.rank, n, ci, ci, sign, flags);
+        plan->double_.out_of_place = fftw_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, co,
+                                                        out_embed, ostride, odist, sign, flags);
+        if (in_place) {
+          plan->double_.in_place = fftw_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci,
+                                                      in_embed, istride, idist, sign, flags);
+        }
       } else if (fft::IsRealToComplex(spec.type)) {
-        plan->double_.out_of_place = fftw_plan_dft_r2c(spec.rank, n, static_cast<double*>(in), co, flags);
+        plan->double_.out_of_place = fftw_plan_many_dft_r2c(spec.rank, n, howmany, static_cast<double*>(in), in_embed,
+                                                            istride, idist, co, out_embed, ostride, odist, flags);
       } else {
-        plan->double_.out_of_place = fftw_plan_dft_c2r(spec.rank, n, ci, static_cast<double*>(out), flags);
+        plan->double_.out_of_place = fftw_plan_many_dft_c2r(spec.rank, n, howmany, ci, in_embed, istride, idist,
+                                                            static_cast<double*>(out), out_embed, ostride, odist, flags);
       }
     } else {
       auto* ci = static_cast<fftwf_complex*>(in);
       auto* co = static_cast<fftwf_complex*>(out);
       if (fft::IsComplexToComplex(spec.type)) {
-        plan->float_.out_of_place = fftwf_plan_dft(spec.rank, n, ci, co, sign, flags);
-        plan->float_.in_place = fftwf_plan_dft(spec.rank, n, ci, ci, sign, flags);
+        plan->float_.out_of_place = fftwf_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, co,
+                                                        out_embed, ostride, odist, sign, flags);
+        if (in_place) {
+          plan->float_.in_place = fftwf_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci,
+                                                      in_embed, istride, idist, sign, flags);
+        }
       } else if (fft::IsRealToComplex(spec.type)) {
-        plan->float_.out_of_place = fftwf_plan_dft_r2c(spec.rank, n, static_cast<float*>(in), co, flags);
+        plan->float_.out_of_place = fftwf_plan_many_dft_r2c(spec.rank, n, howmany, static_cast<float*>(in), in_embed,
+                                                            istride, idist, co, out_embed, ostride, odist, flags);
       } else {
-        plan->float_.out_of_place = fftwf_plan_dft_c2r(spec.rank, n, ci, static_cast<float*>(out), flags);
+        plan->float_.out_of_place = fftwf_plan_many_dft_c2r(spec.rank, n, howmany, ci, in_embed, istride, idist,
+                                                            static_cast<float*>(out), out_embed, ostride, odist, flags);
       }
     }
     fftw_free(in);
     fftw_free(out);
-    const bool made = fft::IsDouble(spec.type) ? plan->double_.out_of_place != nullptr
-                                               : plan->float_.out_of_place != nullptr;
+    const bool made = fft::IsDouble(spec.type)
+                          ? plan->double_.out_of_place != nullptr && (!in_place || plan->double_.in_place != nullptr)
+                          : plan->float_.out_of_place != nullptr && (!in_place || plan->float_.in_place != nullptr);
     if (!made) {
       return MakeError(ErrorCode::kInternal, "CreateFftPlan on {}: FFTW could not plan {}", executor->DeviceLabel(),
                        spec.Describe());

@@ -1,5 +1,6 @@
 // se::opencl::kClFftPlugin: clFFT on the OpenCL backend. A plan is a clFFT
-// plan of the executor's context, baked (its kernels compiled) when the plan
+// plan of the executor's context (a batched plan: clFFT's batch size,
+// distances and per-dimension strides), baked (its kernels compiled) when the plan
 // is made; transforms are enqueued on the stream's own queue, so they run in
 // stream order. clFFT scales inverse transforms by 1/N by default; the scale
 // is set to 1 so that every plugin is unnormalized.
@@ -117,17 +118,26 @@ class BackendPlan<opencl> {
     if (s == CLFFT_SUCCESS) s = clfftSetPlanPrecision(made, fft::IsDouble(spec_.type) ? CLFFT_DOUBLE : CLFFT_SINGLE);
     if (s == CLFFT_SUCCESS) s = clfftSetPlanScale(made, CLFFT_BACKWARD, 1.0f);
     if (s == CLFFT_SUCCESS) s = clfftSetResultLocation(made, in_place ? CLFFT_INPLACE : CLFFT_OUTOFPLACE);
-    if (s == CLFFT_SUCCESS && !fft::IsComplexToComplex(spec_.type)) {
-      // Real transforms: the complex side's rows are n/2 + 1 long.
-      std::array<std::size_t, 3> real_strides{1, lengths[0], lengths[0] * lengths[1]};
-      std::array<std::size_t, 3> half_strides{1, lengths[0] / 2 + 1, (lengths[0] / 2 + 1) * lengths[1]};
+    if (s == CLFFT_SUCCESS) {
+      // A real transform's complex side is Hermitian: its rows are n/2 + 1 long.
       const bool forward = fft::IsRealToComplex(spec_.type);
-      s = clfftSetLayout(made, forward ? CLFFT_REAL : CLFFT_HERMITIAN_INTERLEAVED,
-                         forward ? CLFFT_HERMITIAN_INTERLEAVED : CLFFT_REAL);
-      if (s == CLFFT_SUCCESS) s = clfftSetPlanInStride(made, dim, forward ? real_strides.data() : half_strides.data());
-      if (s == CLFFT_SUCCESS) s = clfftSetPlanOutStride(made, dim, forward ? half_strides.data() : real_strides.data());
-    } else if (s == CLFFT_SUCCESS) {
-      s = clfftSetLayout(made, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED);
+      s = fft::IsComplexToComplex(spec_.type)
+              ? clfftSetLayout(made, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED)
+              : clfftSetLayout(made, forward ? CLFFT_REAL : CLFFT_HERMITIAN_INTERLEAVED,
+                               forward ? CLFFT_HERMITIAN_INTERLEAVED : CLFFT_REAL);
+    }
+    // Strides per dimension, fastest first, from the layouts (PlanSpec::in
+    // and ::out: dense for a plain plan, the caller's for a batched one).
+    std::array<std::size_t, 3> in_strides{1, 1, 1}, out_strides{1, 1, 1};
+    for (int i = 0; i < spec_.rank; ++i) {
+      in_strides[static_cast<std::size_t>(i)] = spec_.in.DimStride(spec_.rank, spec_.rank - 1 - i);
+      out_strides[static_cast<std::size_t>(i)] = spec_.out.DimStride(spec_.rank, spec_.rank - 1 - i);
+    }
+    if (s == CLFFT_SUCCESS) s = clfftSetPlanInStride(made, dim, in_strides.data());
+    if (s == CLFFT_SUCCESS) s = clfftSetPlanOutStride(made, dim, out_strides.data());
+    if (s == CLFFT_SUCCESS && spec_.batched) {
+      s = clfftSetPlanBatchSize(made, spec_.batch);
+      if (s == CLFFT_SUCCESS) s = clfftSetPlanDistance(made, spec_.in.distance, spec_.out.distance);
     }
     if (s != CLFFT_SUCCESS) {
       clfftDestroyPlan(&made);
