@@ -108,3 +108,43 @@ TEST_CASE("many submissions of a native buffer in flight at once", "[opencl][com
   REQUIRE(stream.ThenMemcpyD2H<std::uint32_t>(a.cref(), host).BlockHostUntilDone().ok());
   CHECK(host == std::vector<std::uint32_t>(32, 200u));
 }
+
+TEST_CASE("a buffer submitted to a stream that times its work is replayed there, in order",
+          "[opencl][command-buffer][timer]") {
+  auto* executor = OpenCLExecutor();
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddOpenCLTextInMemory(kIncrement, "increment");
+  IncrementKernel kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  constexpr std::size_t n = 128;
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(n);
+  se::CommandBuffer buffer(executor);
+  buffer.Init()
+      .ThenMemset32(a.ptr(), 4u, n * 4)
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(n / 64), kernel, a.ptr(), 3u)
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(n / 64), kernel, a.ptr(), 2u);
+  REQUIRE(buffer.Finalize().ok());
+  CHECK(buffer.native_handle()->native_runs() == (ExpectNative() ? 1 : 0));
+
+  // The timer moves the stream to a profiling queue, which the extension
+  // would refuse for a buffer recorded without profiling.
+  se::Timer timer(executor);
+  REQUIRE(timer.Init());
+  std::vector<std::uint32_t> result(n);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenStartTimer(&timer)
+              .ThenSubmit(&buffer)
+              .ThenLaunch(se::ThreadDim(64), se::BlockDim(n / 64), kernel, a.ptr(), 1u)
+              .ThenStopTimer(&timer)
+              .ThenMemcpyD2H<std::uint32_t>(a.cref(), result)
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(result == std::vector<std::uint32_t>(n, 10u));
+  CHECK(timer.ElapsedNanoseconds().ok());
+
+  // The same buffer still runs natively on a stream without a timer.
+  se::Stream plain(executor);
+  REQUIRE(plain.Init().ThenSubmit(&buffer).ThenMemcpyD2H<std::uint32_t>(a.cref(), result).BlockHostUntilDone().ok());
+  CHECK(result == std::vector<std::uint32_t>(n, 9u));
+}

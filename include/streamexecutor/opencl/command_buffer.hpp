@@ -281,8 +281,10 @@ class RecordedBuffer {
   Status SubmitTo(StreamState*& stream) {
     for (Run& run : runs_) {
       // Behind a pending host callback (or after a failure) the stream holds
-      // or skips commands on the host: the replay goes through that path.
-      if (run.native == nullptr || stream->Diverted()) {
+      // or skips commands on the host: the replay goes through that path. So
+      // does a stream whose queue profiles (a timer's): the extension runs a
+      // buffer only on queues with the properties it was recorded for.
+      if (run.native == nullptr || stream->Diverted() || stream->profiling) {
         for (std::size_t i = run.begin; i < run.end; ++i) STREAMEXECUTOR_RETURN_IF_ERROR(ops_[i]->Replay(stream));
         continue;
       }
@@ -308,10 +310,10 @@ class RecordedBuffer {
   Status RecordNative(Run& run) {
     cl_int error = CL_SUCCESS;
     if (queue_ == nullptr) {
-      // Recorded for a queue like the streams' (the same properties), then
-      // enqueued on the submitting stream's queue in its place.
-      const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-      queue_ = clCreateCommandQueueWithProperties(executor_->context, executor_->device, properties, &error);
+      // Recorded for a queue like the streams' (the same properties: no
+      // profiling until a timer), then enqueued on the submitting stream's
+      // queue in its place.
+      queue_ = clCreateCommandQueueWithProperties(executor_->context, executor_->device, nullptr, &error);
       if (error != CL_SUCCESS) {
         queue_ = nullptr;
         return ClError("clCreateCommandQueueWithProperties", error, "for recording a command buffer on {}",
