@@ -27,8 +27,6 @@ class STREAMEXECUTOR_EXPORT Pool {
   static constexpr int kSpinRounds = 2000;
   // Commands one thread runs from a stream before letting other streams go first.
   static constexpr int kBatch = 64;
-  // How long a worker keeps an emptied stream (Linger), in polling rounds.
-  static constexpr int kLingerRounds = 128;
   // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
   // much from its start, so launches never allocate it.
   static constexpr std::uint64_t kSharedMemoryPerBlock = 1 << 20;
@@ -226,7 +224,6 @@ class STREAMEXECUTOR_EXPORT Pool {
         stream->head_.notify_all();
         ++ran;
       }
-      if (is_worker_ && Linger(stream, head)) continue;  // a waiting caller has nothing more coming
       stream->state_.store(HostStream::State::kIdle, std::memory_order_seq_cst);
       if (head == stream->tail_.load(std::memory_order_seq_cst)) return;
       auto expected = HostStream::State::kIdle;
@@ -234,22 +231,6 @@ class STREAMEXECUTOR_EXPORT Pool {
         return;  // the producer saw it idle and queued it itself
       }
     }
-  }
-
-  // Keeps an emptied stream for a moment before letting it go idle: a
-  // producer enqueueing again meanwhile (a loop of launches) then only bumps
-  // the tail, instead of re-queueing the stream and waking a worker for each
-  // command. Gives up at once when other streams or launches need the thread.
-  // True when a new command arrived.
-  bool Linger(HostStream* stream, std::uint64_t head) {
-    for (int round = 0; round < kLingerRounds; ++round) {
-      if (stream->tail_.load(std::memory_order_acquire) != head) return true;
-      if (ready_count_.load(std::memory_order_relaxed) != 0 || active_jobs_.load(std::memory_order_relaxed) != 0) {
-        return false;
-      }
-      Pause();
-    }
-    return false;
   }
 
   // False when the stream parked on an event; the command then runs again
