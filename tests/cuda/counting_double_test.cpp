@@ -313,6 +313,29 @@ TEST_CASE("host callbacks and timers run through the double", "[cuda][double]") 
   CHECK(elapsed.value() < 10'000'000'000ull);
 }
 
+TEST_CASE("plain events are made without timing, a Timer's with it", "[cuda][double]") {
+  auto* executor = Executor();
+  const auto* api = executor->native_state().api;
+  se::Stream stream(executor);
+  se::Event first(executor), second(executor);
+  REQUIRE(first.Init());
+  REQUIRE(second.Init());
+  se::Timer timer(executor);
+  REQUIRE(timer.Init());
+  REQUIRE(stream.Init()
+              .ThenRecordEvent(&first)
+              .ThenStartTimer(&timer)
+              .ThenStopTimer(&timer)
+              .ThenRecordEvent(&second)
+              .BlockHostUntilDone()
+              .ok());
+  // The double answers as the driver does for CU_EVENT_DISABLE_TIMING events.
+  float milliseconds = 0;
+  CHECK(api->cuEventElapsedTime(&milliseconds, se::NativeEvent(first), se::NativeEvent(second)) ==
+        CUDA_ERROR_INVALID_HANDLE);
+  CHECK(timer.ElapsedNanoseconds().ok());
+}
+
 TEST_CASE("every call runs in the executor's context and gives the caller's back", "[cuda][double]") {
   auto* executor = Executor();
   const auto* api = executor->native_state().api;

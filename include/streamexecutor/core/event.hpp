@@ -17,6 +17,8 @@ template <Backend B>
 class Stream;
 template <Backend B>
 class CommandBuffer;
+template <Backend B>
+class Timer;
 
 template <Backend B>
 class Event {
@@ -32,21 +34,7 @@ class Event {
   }
 
   // Creates the driver event; false (with init_status() saying why) on failure.
-  bool Init() {
-    if (parent_ == nullptr) {
-      init_status_ = ::streamexecutor::Status(ErrorCode::kInvalidArgument,
-                                             "Event::Init: the event was constructed with a null StreamExecutor");
-      return false;
-    }
-    if (initialized_) {
-      init_status_ = MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized",
-                               parent_->DeviceLabel());
-      return false;
-    }
-    init_status_ = B::CreateEvent(parent_->native_state(), handle_);
-    initialized_ = init_status_.ok();
-    return initialized_;
-  }
+  bool Init() { return Create(/*timing=*/false); }
   const ::streamexecutor::Status& init_status() const { return init_status_; }
   bool initialized() const { return initialized_; }
 
@@ -74,6 +62,31 @@ class Event {
   }
 
  private:
+  bool Create(bool timing) {
+    if (parent_ == nullptr) {
+      init_status_ = ::streamexecutor::Status(ErrorCode::kInvalidArgument,
+                                             "Event::Init: the event was constructed with a null StreamExecutor");
+      return false;
+    }
+    if (initialized_) {
+      init_status_ = MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized",
+                               parent_->DeviceLabel());
+      return false;
+    }
+    // A backend whose events cost more when they can be timed (CUDA) makes
+    // plain ones without timing, and timing ones for Timers only.
+    if constexpr (requires(typename B::ExecutorState& state, typename B::EventHandle& h) {
+                    B::CreateTimingEvent(state, h);
+                  }) {
+      init_status_ = timing ? B::CreateTimingEvent(parent_->native_state(), handle_)
+                            : B::CreateEvent(parent_->native_state(), handle_);
+    } else {
+      init_status_ = B::CreateEvent(parent_->native_state(), handle_);
+    }
+    initialized_ = init_status_.ok();
+    return initialized_;
+  }
+
   StreamExecutor<B>* parent_;
   typename B::EventHandle handle_{};
   bool initialized_ = false;
@@ -83,6 +96,7 @@ class Event {
 
   friend class Stream<B>;
   friend class CommandBuffer<B>;
+  friend class Timer<B>;
 };
 
 template <Backend B>
@@ -90,7 +104,7 @@ class Timer {
  public:
   explicit Timer(StreamExecutor<B>* parent) : start_(parent), stop_(parent) {}
 
-  bool Init() { return start_.Init() && stop_.Init(); }
+  bool Init() { return start_.Create(/*timing=*/true) && stop_.Create(/*timing=*/true); }
   bool initialized() const { return start_.initialized() && stop_.initialized(); }
 
   // Time between ThenStartTimer and ThenStopTimer, waiting for the stop if it

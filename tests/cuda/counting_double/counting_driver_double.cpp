@@ -128,6 +128,7 @@ struct Stream {
   CUcontext context;  // current when it was created
 };
 struct Event {
+  unsigned flags = 0;
   bool recorded = false;
   std::chrono::steady_clock::time_point when;
 };
@@ -388,10 +389,12 @@ CUresult Double_cuStreamDestroy(CUstream stream) {
 CUresult Double_cuStreamSynchronize(CUstream) { return Take(k_cuStreamSynchronize); }
 CUresult Double_cuStreamWaitEvent(CUstream, CUevent, unsigned) { return Take(k_cuStreamWaitEvent); }
 
-CUresult Double_cuEventCreate(CUevent* event, unsigned) {
+CUresult Double_cuEventCreate(CUevent* event, unsigned flags) {
   if (CUresult r = Take(k_cuEventCreate)) return r;
   if (CUresult r = NeedContext()) return r;
-  *event = reinterpret_cast<CUevent>(new Event());
+  auto* made = new Event();
+  made->flags = flags;
+  *event = reinterpret_cast<CUevent>(made);
   return CUDA_SUCCESS;
 }
 CUresult Double_cuEventDestroy(CUevent event) {
@@ -413,6 +416,8 @@ CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent s
   const auto* a = reinterpret_cast<const Event*>(start);
   const auto* b = reinterpret_cast<const Event*>(stop);
   if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  // As the driver: an event made without timing cannot be timed.
+  if (((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) != 0) return CUDA_ERROR_INVALID_HANDLE;
   *milliseconds = std::chrono::duration<float, std::milli>(b->when - a->when).count();
   return CUDA_SUCCESS;
 }
