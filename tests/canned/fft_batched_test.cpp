@@ -18,62 +18,19 @@
 #include <streamexecutor/fft.hpp>
 #include <streamexecutor/streamexecutor.hpp>
 
+#include "fft_reference.hpp"
+
 namespace se = streamexecutor;
 using se::fft::Type;
 
 namespace {
 
-bool Mentions(const se::Status& status, std::string_view text) {
-  const bool found = status.message().find(text) != std::string::npos;
-  if (!found) UNSCOPED_INFO("status: " << status.ToString() << "\n  does not mention: " << text);
-  return found;
-}
-
-using Dims = std::vector<std::size_t>;
-
-std::size_t Product(const Dims& dims) {
-  std::size_t n = 1;
-  for (std::size_t d : dims) n *= d;
-  return n;
-}
-
-// The textbook multi-dimensional DFT, O(N^2), row-major, slowest dimension first.
-std::vector<std::complex<double>> NaiveDft(const std::vector<std::complex<double>>& x, const Dims& dims, int sign) {
-  const std::size_t n = Product(dims);
-  std::vector<std::complex<double>> y(n);
-  std::vector<std::size_t> out_index(dims.size()), in_index(dims.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    for (std::size_t d = dims.size(), rest = k; d-- > 0;) {
-      out_index[d] = rest % dims[d];
-      rest /= dims[d];
-    }
-    std::complex<double> sum = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      double phase = 0;
-      for (std::size_t d = dims.size(), rest = j; d-- > 0;) {
-        in_index[d] = rest % dims[d];
-        rest /= dims[d];
-        phase += static_cast<double>(out_index[d] * in_index[d]) / static_cast<double>(dims[d]);
-      }
-      sum += x[j] * std::polar(1.0, sign * 2 * M_PI * phase);
-    }
-    y[k] = sum;
-  }
-  return y;
-}
+using namespace fft_reference;
 
 // The complex side of a real transform keeps n/2 + 1 of the last dimension.
 Dims HalfDims(Dims dims) {
   dims.back() = dims.back() / 2 + 1;
   return dims;
-}
-std::vector<std::complex<double>> Half(const std::vector<std::complex<double>>& full, const Dims& dims) {
-  const std::size_t last = dims.back(), half = last / 2 + 1;
-  std::vector<std::complex<double>> out;
-  for (std::size_t row = 0; row < full.size() / last; ++row) {
-    for (std::size_t i = 0; i < half; ++i) out.push_back(full[row * last + i]);
-  }
-  return out;
 }
 
 // One side's layout as the test spells it: embed empty means the side's own
@@ -182,14 +139,6 @@ std::size_t Touched(const std::vector<T>& got, const Layout& layout, const Dims&
   return touched;
 }
 
-std::vector<std::complex<double>> Random(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<std::complex<double>> x(n);
-  for (auto& v : x) v = {u(rng), u(rng)};
-  return x;
-}
-
 // A complex batched plan (forward or inverse) from `in` to `out` against the
 // naive DFT of each transform; the input buffer's padding is random too, so
 // a plugin reading outside the layout shows.
@@ -203,7 +152,7 @@ void CheckComplex(se::StreamExecutor<B>* executor, bool forward, const Dims& dim
   INFO(se::fft::TypeName(type) << " " << dims.size() << "-D batch " << batch << "; in " << Describe(in) << "; out "
                                << Describe(out));
   const std::size_t n = Product(dims);
-  const std::vector<std::complex<double>> buffer = Random(in.Extent(dims, batch), static_cast<unsigned>(n + batch));
+  const std::vector<std::complex<double>> buffer = RandomComplex(in.Extent(dims, batch), static_cast<unsigned>(n + batch));
   std::vector<std::complex<double>> want;
   for (std::size_t b = 0; b < batch; ++b) {
     std::vector<std::complex<double>> x(n);
@@ -230,7 +179,7 @@ void CheckInPlace(se::StreamExecutor<B>* executor, const Dims& dims, std::size_t
   INFO("in place " << se::fft::TypeName(type) << " " << dims.size() << "-D batch " << batch << "; "
                    << Describe(layout));
   const std::size_t n = Product(dims);
-  const std::vector<std::complex<double>> buffer = Random(layout.Extent(dims, batch), 7);
+  const std::vector<std::complex<double>> buffer = RandomComplex(layout.Extent(dims, batch), 7);
   const std::vector<Complex> input(buffer.begin(), buffer.end());
   std::vector<std::complex<double>> want;
   for (std::size_t b = 0; b < batch; ++b) {
@@ -265,7 +214,7 @@ void CheckReal(se::StreamExecutor<B>* executor, const Dims& dims, std::size_t ba
   const std::size_t n = Product(dims);
   const Dims half = HalfDims(dims);
   const std::size_t n_half = Product(half);
-  const std::vector<std::complex<double>> noise = Random(real_in.Extent(dims, batch), static_cast<unsigned>(n));
+  const std::vector<std::complex<double>> noise = RandomComplex(real_in.Extent(dims, batch), static_cast<unsigned>(n));
   std::vector<Real> reals(noise.size());
   for (std::size_t i = 0; i < noise.size(); ++i) reals[i] = static_cast<Real>(noise[i].real());
   std::vector<std::complex<double>> spectrum, scaled;
