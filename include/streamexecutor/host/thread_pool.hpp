@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -25,6 +26,10 @@ class STREAMEXECUTOR_EXPORT Pool {
  public:
   // How long an idle worker polls before it sleeps, in polling rounds (~50 us).
   static constexpr int kSpinRounds = 2000;
+  // An idle worker's polling: kPauseRounds with the pause instruction, then
+  // yielding the core for kYieldPhase, then it sleeps.
+  static constexpr int kPauseRounds = 64;
+  static constexpr std::chrono::microseconds kYieldPhase{100};
   // Commands one thread runs from a stream before letting other streams go first.
   static constexpr int kBatch = 64;
   // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
@@ -164,6 +169,7 @@ class STREAMEXECUTOR_EXPORT Pool {
     is_worker_ = true;
     started_.fetch_add(1, std::memory_order_release);
     int idle_rounds = 0;
+    std::chrono::steady_clock::time_point yield_until{};
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
     while (!stop_.load(std::memory_order_relaxed)) {
       if (HelpJobs()) {
@@ -176,8 +182,17 @@ class STREAMEXECUTOR_EXPORT Pool {
         idle_rounds = 0;
         continue;
       }
-      if (++idle_rounds < kSpinRounds) {
+      // An idle worker pauses briefly, then yields while it keeps polling:
+      // on a machine with as many workers as cores, a worker with nothing
+      // to do must not hold the core the caller's thread (enqueueing, or
+      // running a launch's blocks) needs. Then it sleeps.
+      if (++idle_rounds < kPauseRounds) {
         Pause();
+        continue;
+      }
+      if (idle_rounds == kPauseRounds) yield_until = std::chrono::steady_clock::now() + kYieldPhase;
+      if (std::chrono::steady_clock::now() < yield_until) {
+        std::this_thread::yield();
         continue;
       }
       std::unique_lock<std::mutex> lock(sleep_mutex_);
@@ -208,7 +223,8 @@ class STREAMEXECUTOR_EXPORT Pool {
     for (;;) {
       int ran = 0;
       std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
-      while (head < stream->tail_.load(std::memory_order_acquire)) {
+      std::uint64_t tail = stream->tail_.load(std::memory_order_acquire);
+      while (head < tail || head < (tail = stream->tail_.load(std::memory_order_acquire))) {
         if (ran == kBatch) {
           stream->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
           PushReady(stream);
@@ -416,7 +432,12 @@ class STREAMEXECUTOR_EXPORT Pool {
     }
     WorkOn(job);
     if (parallel) {
-      while (job.blocks_done.load(std::memory_order_acquire) < total) Pause();
+      // Chunks still running belong to threads that may have lost their core
+      // (workers and helping callers can outnumber the cores): yield to them.
+      for (int rounds = 0; job.blocks_done.load(std::memory_order_acquire) < total; ++rounds) {
+        if (rounds < kPauseRounds) Pause();
+        else std::this_thread::yield();
+      }
       job.active.store(false, std::memory_order_seq_cst);
       active_jobs_.fetch_sub(1, std::memory_order_seq_cst);
       while (job.helpers.load(std::memory_order_seq_cst) != 0) Pause();
