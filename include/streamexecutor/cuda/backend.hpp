@@ -19,6 +19,7 @@
 #include "streamexecutor/cuda/command_buffer.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
+#include "streamexecutor/cuda/kernel_params.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
@@ -173,9 +174,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     return Status();
   }
 
-  static CUdeviceptr Address(const DeviceMemoryBase& memory) {
-    return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(memory.opaque())) + memory.offset();
-  }
+  static CUdeviceptr Address(const DeviceMemoryBase& memory) { return cuda_detail::DeviceAddress(memory); }
 
 
   // ---- Streams -----------------------------------------------------------------
@@ -449,7 +448,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const std::string* kernel_name = operation.kernel_name;
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    return WithKernelParams<Params...>(
+    return cuda_detail::WithKernelParams<Params...>(
         args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) -> Status {
           return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
         });
@@ -518,7 +517,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   template <typename... Params>
   static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    return WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) -> Status {
+    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) -> Status {
       CUDA_KERNEL_NODE_PARAMS node_params{};
       node_params.func = launch.kernel.function;
       node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
@@ -582,46 +581,6 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
 
  private:
-  // The values a kernel receives, in a tuple on this stack frame, and the
-  // void* array pointing into it that cuLaunchKernel and kernel nodes take;
-  // `use(params, shared_bytes)` runs while they live. No allocation.
-  template <typename... Params, typename Use>
-  [[gnu::always_inline]] static Status WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
-    auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
-    constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsShared<Params>() ? 0 : 1));
-    std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
-    std::uint64_t shared_bytes = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      std::size_t next = 0;
-      (
-          [&] {
-            if constexpr (IsShared<std::tuple_element_t<I, std::tuple<Params...>>>()) {
-              shared_bytes += std::get<I>(values);
-            } else {
-              params[next++] = &std::get<I>(values);
-            }
-          }(),
-          ...);
-      (void)next;
-    }(std::index_sequence_for<Params...>{});
-    return use(kDeviceParams == 0 ? nullptr : params.data(), shared_bytes);
-  }
-  template <typename P>
-  static constexpr bool IsShared() {
-    return is_shared_device_memory_v<std::remove_cv_t<P>>;
-  }
-  // The value passed for one parameter: the device address for memory, the
-  // byte count for shared memory (summed, never passed), the value otherwise.
-  template <typename P>
-  static auto ToDevice(const PackedArgT<P>& packed) {
-    if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-      return Address(packed);
-    } else if constexpr (IsShared<P>()) {
-      return std::uint64_t{packed.size()};
-    } else {
-      return packed;
-    }
-  }
   static void* ToOpaque(CUdeviceptr ptr) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)); }
 
   static Status CheckStream(StreamHandle stream, CUresult r, std::string_view call, std::uint64_t bytes) {

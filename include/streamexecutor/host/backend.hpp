@@ -3,11 +3,8 @@
 // command queues, events) is in thread_pool.hpp and command_queue.hpp.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
@@ -17,6 +14,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/host/command_buffer.hpp"
+#include "streamexecutor/host/describe.hpp"
 #include "streamexecutor/host/plugins.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
 
@@ -75,26 +73,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static void CloseExecutor(ExecutorState&) {}
 
   static DeviceDescription Describe(const ExecutorState& executor) {
-    DeviceDescription d;
-    d.platform_name = std::string(kName);
-    d.device_ordinal = executor.ordinal;
-    d.name = CpuInfoField("model name", "CPU");
-    d.vendor = CpuInfoField("vendor_id", "unknown vendor");
-    d.driver_version = "streamexecutor host backend";
-    d.api_version = "C++20";
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page_size = sysconf(_SC_PAGESIZE);
-    d.device_memory_size = pages > 0 && page_size > 0 ? std::uint64_t(pages) * std::uint64_t(page_size) : 0;
-    d.max_allocation_size = d.device_memory_size;
-    d.shared_memory_per_block = kSharedMemoryPerBlock;
-    d.compute_units = static_cast<int>(executor.pool->size());
-    d.max_threads_per_block = 1 << 20;
-    d.max_block_dims = Dim3{1 << 20, 1 << 20, 1 << 20};
-    d.max_grid_dims = Dim3{(1ull << 31) - 1, 65535, 65535};
-    d.unified_memory = true;
-    d.extra.emplace_back("worker threads", std::to_string(executor.pool->size()));
-    d.extra.emplace_back("block barrier", "not supported: threads of a block run one after another");
-    return d;
+    return host_detail::DescribeCpu(kName, executor.ordinal, executor.pool->size(), kSharedMemoryPerBlock);
   }
 
   // ---- Memory ----------------------------------------------------------------
@@ -602,18 +581,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
                      "aligned to {} bytes; a block has {}",
                      kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, shared,
                      host_detail::abi::kSharedAlignment, kSharedMemoryPerBlock);
-  }
-
-  static std::string CpuInfoField(std::string_view field, std::string_view fallback) {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line)) {
-      if (line.compare(0, field.size(), field) == 0) {
-        const auto colon = line.find(':');
-        if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-      }
-    }
-    return std::string(fallback);
   }
 };
 
