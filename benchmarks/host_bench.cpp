@@ -65,7 +65,13 @@ se::StreamExecutor<se::host>* Executor() {
   return executor;
 }
 
-unsigned Workers() { return std::max(1u, std::thread::hardware_concurrency()); }
+// Read once: glibc answers hardware_concurrency() by reading
+// /sys/devices/system/cpu/online, about 6 us here, which once made every
+// iteration of the event-wait side look 6 us slower than it was.
+unsigned Workers() {
+  static const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  return workers;
+}
 
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -2,9 +2,9 @@
 // command queues, one thread per stream at a time (so each stream runs in
 // order), and splits every launch's blocks across all idle threads.
 //
-// Idle workers spin for a while before sleeping, because waking a sleeping
-// thread through a condition variable costs tens of microseconds while a
-// spinning one reacts in a fraction of a microsecond.
+// Threads without work poll for a while before sleeping (Pool::Backoff),
+// because waking a sleeping thread costs tens of microseconds while a
+// polling one reacts within about one.
 #pragma once
 
 #include <algorithm>
@@ -24,12 +24,38 @@ namespace streamexecutor::host_detail {
 
 class STREAMEXECUTOR_EXPORT Pool {
  public:
-  // How long an idle worker polls before it sleeps, in polling rounds (~50 us).
-  static constexpr int kSpinRounds = 2000;
-  // An idle worker's polling: kPauseRounds with the pause instruction, then
-  // yielding the core for kYieldPhase, then it sleeps.
+  // How a thread with nothing to do polls before it sleeps: kPauseRounds
+  // with the pause instruction, then yielding its core between polls for
+  // kYieldPhase. Yielding matters because threads outnumber cores (every
+  // core has a worker, and the caller polls too): a worker that only spun
+  // held the core that the enqueueing caller, or a thread holding a
+  // launch's chunk, needed; enqueues cost twice as much.
   static constexpr int kPauseRounds = 64;
   static constexpr std::chrono::microseconds kYieldPhase{100};
+  class Backoff {
+   public:
+    // One polling round; false once the thread should sleep instead.
+    bool Poll() {
+      if (rounds_ < kPauseRounds) {
+        ++rounds_;
+        Pause();
+        return true;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (rounds_ == kPauseRounds) {
+        ++rounds_;  // stays here: the count never grows past the pause phase
+        yield_until_ = now + kYieldPhase;
+      }
+      if (now >= yield_until_) return false;
+      std::this_thread::yield();
+      return true;
+    }
+    void Reset() { rounds_ = 0; }
+
+   private:
+    int rounds_ = 0;
+    std::chrono::steady_clock::time_point yield_until_{};
+  };
   // Commands one thread runs from a stream before letting other streams go first.
   static constexpr int kBatch = 64;
   // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
@@ -168,33 +194,20 @@ class STREAMEXECUTOR_EXPORT Pool {
     Scratch().resize(kSharedMemoryPerBlock);
     is_worker_ = true;
     started_.fetch_add(1, std::memory_order_release);
-    int idle_rounds = 0;
-    std::chrono::steady_clock::time_point yield_until{};
+    Backoff backoff;
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
     while (!stop_.load(std::memory_order_relaxed)) {
       if (HelpJobs()) {
-        idle_rounds = 0;
+        backoff.Reset();
         continue;
       }
       if (HostStream* stream = PopReady()) {
         if (Claim(stream)) DrainCommands(stream);
         stream->draining_.fetch_sub(1, std::memory_order_seq_cst);  // last access to the stream
-        idle_rounds = 0;
+        backoff.Reset();
         continue;
       }
-      // An idle worker pauses briefly, then yields while it keeps polling:
-      // on a machine with as many workers as cores, a worker with nothing
-      // to do must not hold the core the caller's thread (enqueueing, or
-      // running a launch's blocks) needs. Then it sleeps.
-      if (++idle_rounds < kPauseRounds) {
-        Pause();
-        continue;
-      }
-      if (idle_rounds == kPauseRounds) yield_until = std::chrono::steady_clock::now() + kYieldPhase;
-      if (std::chrono::steady_clock::now() < yield_until) {
-        std::this_thread::yield();
-        continue;
-      }
+      if (backoff.Poll()) continue;
       std::unique_lock<std::mutex> lock(sleep_mutex_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
       sleep_cv_.wait(lock, [&] {
@@ -202,7 +215,7 @@ class STREAMEXECUTOR_EXPORT Pool {
       });
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
       seen_epoch = epoch_.load(std::memory_order_seq_cst);
-      idle_rounds = 0;
+      backoff.Reset();
     }
   }
 
@@ -434,9 +447,9 @@ class STREAMEXECUTOR_EXPORT Pool {
     if (parallel) {
       // Chunks still running belong to threads that may have lost their core
       // (workers and helping callers can outnumber the cores): yield to them.
-      for (int rounds = 0; job.blocks_done.load(std::memory_order_acquire) < total; ++rounds) {
-        if (rounds < kPauseRounds) Pause();
-        else std::this_thread::yield();
+      Backoff backoff;
+      while (job.blocks_done.load(std::memory_order_acquire) < total) {
+        if (!backoff.Poll()) std::this_thread::yield();
       }
       job.active.store(false, std::memory_order_seq_cst);
       active_jobs_.fetch_sub(1, std::memory_order_seq_cst);
@@ -514,14 +527,12 @@ inline void HostStream::PublishBatch(std::uint64_t count) {
 
 inline void CompletionToken::Wait() const {
   if (pool_ != nullptr) Pool::PrepareCaller();
-  int spins = 0;
+  Pool::Backoff backoff;
   while (!done()) {
     if (pool_ != nullptr && pool_->HelpOnce()) {
-      spins = 0;
-    } else if (++spins > Pool::kSpinRounds) {
+      backoff.Reset();
+    } else if (!backoff.Poll()) {
       done_.wait(false, std::memory_order_acquire);
-    } else {
-      Pool::Pause();
     }
   }
 }
@@ -539,13 +550,13 @@ inline Status HostStream::Synchronize() {
   // belongs before our return. (Other threads may not enqueue meanwhile: a
   // Stream is used by one thread at a time, its callbacks counted.)
   std::uint64_t target = tail_.load(std::memory_order_acquire);
-  int spins = 0;
+  Pool::Backoff backoff;
   std::uint64_t head = head_.load(std::memory_order_acquire);
   for (;;) {
     while (head < target) {
       if (pool_->TryDrainFromCaller(this) || pool_->HelpOnce()) {
-        spins = 0;
-      } else if (++spins > Pool::kSpinRounds) {
+        backoff.Reset();
+      } else if (!backoff.Poll()) {
         head_.wait(head, std::memory_order_acquire);
       }
       head = head_.load(std::memory_order_acquire);
