@@ -517,7 +517,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   template <typename... Params>
   static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) -> Status {
+    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params,
+                                                                     std::uint64_t shared_bytes) -> Status {
       CUDA_KERNEL_NODE_PARAMS node_params{};
       node_params.func = launch.kernel.function;
       node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);

@@ -347,9 +347,9 @@ class HostStream {
   friend class CompletionToken;
 
   // The producer (Reserve/Publish) and the draining thread each write their
-  // own cache line; sharing one cost the producer a line transfer per
-  // command, most of an enqueue's time. Each side also caches the other's
-  // index and rereads it only when it has caught up.
+  // own cache line, so that neither side's stores invalidate the line the
+  // other works on; each side also caches the other's index and rereads it
+  // only when it has caught up with its copy.
   static constexpr std::size_t kCacheLine = 64;
 
   // Read-mostly: written when the stream is created, fails or defers a free.

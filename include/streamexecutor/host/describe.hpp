@@ -26,7 +26,8 @@ inline std::string CpuInfoField(std::string_view field, std::string_view fallbac
   return std::string(fallback);
 }
 
-inline DeviceDescription DescribeCpu(std::string_view platform_name, int ordinal, unsigned workers, std::uint64_t shared_memory_per_block) {
+inline DeviceDescription DescribeCpu(std::string_view platform_name, int ordinal, unsigned workers,
+                                     std::uint64_t shared_memory_per_block) {
   DeviceDescription d;
   d.platform_name = std::string(platform_name);
   d.device_ordinal = ordinal;
