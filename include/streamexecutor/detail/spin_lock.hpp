@@ -6,7 +6,8 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
+
+#include "streamexecutor/detail/backoff.hpp"
 
 namespace streamexecutor::detail {
 
@@ -14,24 +15,12 @@ class SpinLock {
  public:
   void lock() noexcept {
     while (locked_.exchange(true, std::memory_order_acquire)) {
-      for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
-        if (spins < kSpinsBeforeYield) {
-          Pause();
-        } else {
-          std::this_thread::yield();
-        }
-      }
+      for (Backoff backoff; locked_.load(std::memory_order_relaxed);) backoff.Poll();
     }
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
-  static constexpr int kSpinsBeforeYield = 64;
-  static void Pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
   std::atomic<bool> locked_{false};
 };
 

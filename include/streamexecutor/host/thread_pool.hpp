@@ -18,43 +18,19 @@
 #include <thread>
 #include <vector>
 
+#include "streamexecutor/detail/backoff.hpp"
 #include "streamexecutor/host/command_queue.hpp"
 
 namespace streamexecutor::host_detail {
 
 class STREAMEXECUTOR_EXPORT Pool {
  public:
-  // How a thread with nothing to do polls before it sleeps: kPauseRounds
-  // with the pause instruction, then yielding its core between polls for
-  // kYieldPhase. Yielding matters because threads outnumber cores (every
-  // core has a worker, and the caller polls too): a worker that only spun
-  // held the core that the enqueueing caller, or a thread holding a
-  // launch's chunk, needed; enqueues cost twice as much.
-  static constexpr int kPauseRounds = 64;
+  // How long a thread with nothing to do keeps polling (detail::Backoff:
+  // pause, then yield the core) before it sleeps. Waking a sleeping thread
+  // costs tens of microseconds here; a polling one reacts within about one.
   static constexpr std::chrono::microseconds kYieldPhase{100};
-  class Backoff {
-   public:
-    // One polling round; false once the thread should sleep instead.
-    bool Poll() {
-      if (rounds_ < kPauseRounds) {
-        ++rounds_;
-        Pause();
-        return true;
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (rounds_ == kPauseRounds) {
-        ++rounds_;  // stays here: the count never grows past the pause phase
-        yield_until_ = now + kYieldPhase;
-      }
-      if (now >= yield_until_) return false;
-      std::this_thread::yield();
-      return true;
-    }
-    void Reset() { rounds_ = 0; }
-
-   private:
-    int rounds_ = 0;
-    std::chrono::steady_clock::time_point yield_until_{};
+  struct Backoff : streamexecutor::detail::Backoff {
+    Backoff() : streamexecutor::detail::Backoff(kYieldPhase) {}
   };
   // Commands one thread runs from a stream before letting other streams go first.
   static constexpr int kBatch = 64;
@@ -220,13 +196,7 @@ class STREAMEXECUTOR_EXPORT Pool {
   }
 
   friend class CompletionToken;
-  static void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-  }
+
 
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
   // parked on an event, or puts it back at the end of the ready list.
@@ -453,7 +423,7 @@ class STREAMEXECUTOR_EXPORT Pool {
       }
       job.active.store(false, std::memory_order_seq_cst);
       active_jobs_.fetch_sub(1, std::memory_order_seq_cst);
-      while (job.helpers.load(std::memory_order_seq_cst) != 0) Pause();
+      while (job.helpers.load(std::memory_order_seq_cst) != 0) streamexecutor::detail::CpuPause();
     }
     if (job.failed.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(job.failure_mutex);
