@@ -14,6 +14,13 @@ launching thread's files (callgrind.out.PID.N-01) are read; each dump is named
 SIDE-ARGS, and the cost of the empty loop ("empty-ARGS") is subtracted from
 every side. Lines "allocations SIDE-ARGS: K in L launches" that the program
 prints are kept as operator new calls per launch.
+
+Each side's count is also split by where the instructions ran: in PROGRAM
+itself (the library's inlined launch path, or the raw side's own code) and in
+the shared libraries (driver, libc). The library part moves by tens of
+instructions from run to run with the driver's heap state (malloc's free
+lists), the program's part does not: "own_instructions_per_launch" is the
+figure to compare two builds with.
 """
 import glob
 import json
@@ -37,6 +44,8 @@ def main():
         if run.returncode != 0:
             sys.exit('callgrind run failed (%d):\n%s' % (run.returncode, run.stderr[-4000:]))
         counts = {}
+        own_counts = {}
+        objects = ObjectNames(glob.glob(os.path.join(tmp, 'cg.out*')))
         # One file per dump and thread; thread 1 is the launching thread.
         for path in glob.glob(os.path.join(tmp, 'cg.out*-01')):
             with open(path) as f:
@@ -45,7 +54,9 @@ def main():
             total = re.search(r'^(?:summary|totals): (\d+)', text, re.M)
             if desc and total:
                 counts[desc.group(1)] = int(total.group(1))
+                own_counts[desc.group(1)] = SelfCostIn(text, objects, os.path.realpath(program))
     per_launch = {}
+    own_per_launch = {}
     for dump, total in counts.items():
         side, args = dump.rsplit('-', 1)
         if side == 'empty':
@@ -54,6 +65,7 @@ def main():
         if empty is None:
             sys.exit('callgrind: no empty-%s dump to subtract (found %s)' % (args, sorted(counts)))
         per_launch.setdefault('args:' + args, {})[side] = (total - empty) / launches
+        own_per_launch.setdefault('args:' + args, {})[side] = (own_counts[dump] - own_counts['empty-' + args]) / launches
     if not per_launch:
         sys.exit('callgrind: no dumps found (found %s)' % sorted(counts))
     allocations = {}
@@ -61,12 +73,51 @@ def main():
         allocations.setdefault('args:' + m.group(2), {})[m.group(1)] = int(m.group(3)) / int(m.group(4))
     results = {'program': os.path.basename(program), 'launches': launches,
                'instructions_per_launch': dict(sorted(per_launch.items(), key=lambda kv: int(kv[0][5:]))),
+               'own_instructions_per_launch': dict(sorted(own_per_launch.items(), key=lambda kv: int(kv[0][5:]))),
                'allocations_per_launch': allocations, 'raw_counts': counts}
     with open(out_path, 'w') as f:
         json.dump(results, f, indent=2)
     for what, row in results['instructions_per_launch'].items():
         print('callgrind %s %s: %s instructions per launch' % (
             results['program'], what, ', '.join('%s %.1f' % kv for kv in sorted(row.items()))))
+        own = results['own_instructions_per_launch'][what]
+        print('callgrind %s %s: %s in the program itself' % (
+            results['program'], what, ', '.join('%s %.1f' % kv for kv in sorted(own.items()))))
+
+
+def ObjectNames(paths):
+    """Callgrind names each object once, as "ob=(N) path", and then by (N)
+    alone, possibly in another dump of the same run."""
+    names = {}
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r'c?ob=\((\d+)\) (.+)', line.rstrip('\n'))
+                if m:
+                    names[m.group(1)] = m.group(2)
+    return names
+
+
+def SelfCostIn(text, objects, program):
+    """Instructions that ran in `program`'s own code (its functions and what
+    is inlined into them): the cost lines under an "ob=" naming it, leaving
+    out the inclusive cost line that follows every "calls=" line."""
+    in_program = False
+    after_call = False
+    total = 0
+    for line in text.splitlines():
+        if line.startswith('ob='):
+            m = re.match(r'ob=\((\d+)\)(?: (.+))?', line)
+            name = (m.group(2) or objects.get(m.group(1), '')) if m else line[3:]
+            in_program = os.path.realpath(name) == program if name else False
+        elif line.startswith('calls='):
+            after_call = True
+        elif line[:1].isdigit() or line[:1] in '+-*':
+            if after_call:
+                after_call = False
+            elif in_program and len(line.split()) > 1:  # a position alone carries no cost
+                total += int(line.split()[-1])
+    return total
 
 
 if __name__ == '__main__':

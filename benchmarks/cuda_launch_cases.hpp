@@ -89,7 +89,7 @@ struct CudaRaw {
   }
 
   template <int N>
-  void Launch() {
+  [[gnu::always_inline]] void Launch() {
     static_assert(N == 1 || N == 3 || N == 8);
     CUresult r;
     if constexpr (N == 1) {

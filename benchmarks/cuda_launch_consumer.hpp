@@ -11,6 +11,11 @@ void ConsumerLaunch(se::Stream<se::cuda>& stream, const Kernel3& kernel, Mem* a,
 void ConsumerLaunch(se::Stream<se::cuda>& stream, const Kernel8& kernel, Mem* a, Mem* b, Mem* c, Mem* d, float e,
                     float f, int g, int h);
 
+void RawConsumerLaunch(CudaRaw& raw, CUfunction kernel, CUdeviceptr a);
+void RawConsumerLaunch(CudaRaw& raw, CUfunction kernel, CUdeviceptr a, float e, int g);
+void RawConsumerLaunch(CudaRaw& raw, CUfunction kernel, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr d,
+                       float e, float f, int g, int h);
+
 // Launches through ConsumerLaunch with the library side's stream, kernels and memory.
 struct CudaConsumer {
   CudaOurs& ours;
@@ -25,6 +30,19 @@ struct CudaConsumer {
     }
   }
   void Finish() { ours.Finish(); }
+};
+
+// The raw program's launches through RawConsumerLaunch.
+struct CudaRawConsumer {
+  CudaRaw& raw;
+
+  template <int N>
+  void Launch() {
+    if constexpr (N == 1) RawConsumerLaunch(raw, raw.k1, raw.a);
+    if constexpr (N == 3) RawConsumerLaunch(raw, raw.k3, raw.a, raw.e, raw.g);
+    if constexpr (N == 8) RawConsumerLaunch(raw, raw.k8, raw.a, raw.b, raw.c, raw.d, raw.e, raw.f, raw.g, raw.h);
+  }
+  void Finish() { raw.Finish(); }
 };
 
 }  // namespace bench

@@ -16,7 +16,8 @@ namespace {
 
 template <int N>
 void CountAll(bench::CudaOurs& ours, bench::CudaConsumer& consumer, bench::CudaRaw& raw,
-              bench::CudaDriverOnly& driver, bench::EmptySide& empty, int launches) {
+              bench::CudaRawConsumer& raw_consumer, bench::CudaDriverOnly& driver, bench::EmptySide& empty,
+              int launches) {
   bench::CountLaunches<N>(empty, "empty", launches);
   bench::CountLaunches<N>(driver, "driver_only", launches);
   bench::CountLaunches<N>(raw, "raw", launches);
@@ -26,6 +27,7 @@ void CountAll(bench::CudaOurs& ours, bench::CudaConsumer& consumer, bench::CudaR
   std::printf("allocations ours-%d: %ld in %d launches\n", N, GlobalNewCalls() - before,
               launches + bench::kCountBatch);
   bench::CountLaunches<N>(consumer, "consumer", launches);
+  bench::CountLaunches<N>(raw_consumer, "raw_consumer", launches);
 }
 
 }  // namespace
@@ -37,9 +39,10 @@ int main(int argc, char** argv) {
   bench::CudaRaw raw;
   bench::CudaDriverOnly driver(raw);
   bench::CudaConsumer consumer{ours};
+  bench::CudaRawConsumer raw_consumer{raw};
   bench::EmptySide empty;
-  CountAll<1>(ours, consumer, raw, driver, empty, launches);
-  CountAll<3>(ours, consumer, raw, driver, empty, launches);
-  CountAll<8>(ours, consumer, raw, driver, empty, launches);
+  CountAll<1>(ours, consumer, raw, raw_consumer, driver, empty, launches);
+  CountAll<3>(ours, consumer, raw, raw_consumer, driver, empty, launches);
+  CountAll<8>(ours, consumer, raw, raw_consumer, driver, empty, launches);
   std::printf("launches %d\n", launches);
 }

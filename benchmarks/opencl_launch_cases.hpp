@@ -41,7 +41,7 @@ struct Raw {
 
   // What a careful hand-written program does: every call's error checked.
   template <int N>
-  void Launch() {
+  [[gnu::always_inline]] void Launch() {
     static_assert(N == 1 || N == 3 || N == 8);
     cl_kernel kernel = N == 1 ? k1 : N == 3 ? k3 : k8;
     Arg(kernel, 0, a);
