@@ -251,6 +251,69 @@ TEST_CASE("a hand-built view whose offset plus size wraps is refused", "[lifetim
   CHECK(Mentions(launch, "runs past its 32-byte allocation"));
 }
 
+// Views are checked against their allocation when they are made
+// (DeviceMemoryBase's constructor), so that a launch compares only the id.
+// These are the views that check must catch, and the one it must let through.
+TEST_CASE("a hand-built view is checked against its allocation when it is made", "[lifetime][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  auto memory = executor->AllocateOwnedArray<int>(8);
+  auto other = executor->AllocateOwnedArray<int>(8);
+  const se::DeviceMemoryBase& real = memory.cref();
+  REQUIRE(executor->SynchronousMemZero(other.ptr(), 8 * sizeof(int)).ok());
+
+  SECTION("one with another allocation's handle is refused") {
+    se::DeviceMemory<int> crossed(se::DeviceMemoryBase(other.cref().opaque(), real.size(), 0, real.allocation_id(),
+                                                       real.allocation_record()));
+    se::Stream stream(executor);
+    se::Status launch =
+        stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &crossed, 3).BlockHostUntilDone();
+    CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(launch, "argument 0 is not live memory of this executor"));
+  }
+  SECTION("one with no allocation id is refused") {
+    se::DeviceMemory<int> anonymous(se::DeviceMemoryBase(real.opaque(), real.size(), 0,
+                                                         se::DeviceMemoryBase::kNoAllocationId,
+                                                         real.allocation_record()));
+    se::Stream stream(executor);
+    se::Status launch =
+        stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &anonymous, 3).BlockHostUntilDone();
+    CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
+  }
+  SECTION("a slice made after the allocation was freed stays refused") {
+    se::DeviceMemory<int> doomed = executor->AllocateArray<int>(8);
+    const se::DeviceMemory<int> before = doomed;
+    REQUIRE(executor->Deallocate(&doomed).ok());
+    se::DeviceMemory<int> slice = before.GetSlice(0, 4);
+    se::Stream stream(executor);
+    se::Status launch =
+        stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &slice, 3).BlockHostUntilDone();
+    CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(launch, "not live memory of this executor"));
+  }
+  std::vector<int> untouched(8, -1);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(other.cref(), untouched).ok());
+  CHECK(untouched == std::vector<int>(8, 0));  // no launch reached the other allocation
+}
+
+TEST_CASE("a hand-built view that matches its allocation launches", "[lifetime][kernel-results]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+  auto memory = executor->AllocateOwnedArray<int>(8);
+  const se::DeviceMemoryBase& real = memory.cref();
+  REQUIRE(executor->SynchronousMemZero(memory.ptr(), 8 * sizeof(int)).ok());
+  se::DeviceMemory<int> rebuilt(
+      se::DeviceMemoryBase(real.opaque(), real.size(), 0, real.allocation_id(), real.allocation_record()));
+  CHECK(rebuilt.allocation_id() == real.allocation_id());
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &rebuilt, 3).BlockHostUntilDone().ok());
+  std::vector<int> out(8);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(memory.cref(), out).ok());
+  CHECK(out == std::vector<int>(8, 3));
+}
+
 TEST_CASE("memset32 on a view that is not word-aligned is refused", "[lifetime][errors]") {
   auto* executor = TestExecutor();
   auto bytes = executor->AllocateOwnedArray<std::uint8_t>(64);

@@ -44,11 +44,23 @@ class DeviceMemoryBase {
   static constexpr std::uint64_t kNoAllocationId = 0;
   static constexpr std::uint64_t kOutOfRangeSliceId = ~std::uint64_t{0};
 
+  // Set in the id of a view that its record did not vouch for when the view
+  // was made (see the constructor); allocation ids stay far below it.
+  static constexpr std::uint64_t kUnvouchedBit = std::uint64_t{1} << 63;
+
   constexpr DeviceMemoryBase() = default;
+  // A view with a record is checked against it here, once, rather than at
+  // every launch: the allocation's handle and size never change while its id
+  // lives, so a view that fits when it is made fits for as long as its id
+  // matches. One that does not (a stale id, another handle, a hand-built
+  // range past the allocation) is marked unvouched, so that the launch
+  // path's id compare refuses it and the full check says why.
   constexpr DeviceMemoryBase(void* opaque, std::uint64_t size_bytes, std::uint64_t offset_bytes = 0,
                              std::uint64_t allocation_id = kNoAllocationId,
                              const detail::AllocationRecord* record = nullptr)
-      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id), record_(record) {}
+      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id), record_(record) {
+    if (!std::is_constant_evaluated() && record_ != nullptr && !RecordVouches()) id_ |= kUnvouchedBit;
+  }
 
   // The backend's handle for the whole allocation (host pointer, CUdeviceptr, cl_mem).
   constexpr void* opaque() const { return opaque_; }
@@ -68,6 +80,12 @@ class DeviceMemoryBase {
   }
 
  protected:
+  bool RecordVouches() const {
+    const std::uint64_t bytes = record_->bytes.load(std::memory_order_relaxed);
+    return id_ != kNoAllocationId && id_ < kUnvouchedBit && record_->id.load(std::memory_order_acquire) == id_ &&
+           record_->opaque.load(std::memory_order_relaxed) == opaque_ && offset_ <= bytes && size_ <= bytes - offset_;
+  }
+
   void* opaque_ = nullptr;
   std::uint64_t offset_ = 0;
   std::uint64_t size_ = 0;

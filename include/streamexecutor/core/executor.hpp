@@ -119,9 +119,13 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
 
   // The launch path's check: a few loads and compares, inline, no Status.
   // CheckLaunchMemory says why when it is false.
+  // The launch path's check: the view's id still names a live allocation of
+  // this executor. The rest (handle, range) was checked when the view was
+  // made (DeviceMemoryBase's constructor). CheckLive says why one is refused.
   bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
-    const detail::AllocationRecord* record = OwnRecord(memory);
-    return record != nullptr && FitsAllocation(memory, *record);
+    const detail::AllocationRecord* record = memory.allocation_record();
+    return record != nullptr && record->owner == this &&
+           record->id.load(std::memory_order_acquire) == memory.allocation_id();
   }
 
   // The launch-time form, for every DeviceMemory argument. Null entries are
@@ -491,8 +495,11 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // The record `memory` names if it is a live allocation of this executor.
   detail::AllocationRecord* OwnRecord(const DeviceMemoryBase& memory) const noexcept {
     const detail::AllocationRecord* record = memory.allocation_record();
-    if (record == nullptr || record->owner != this || memory.allocation_id() == DeviceMemoryBase::kNoAllocationId ||
-        record->id.load(std::memory_order_acquire) != memory.allocation_id() ||
+    // Unvouched views are compared as they were made, so that the message
+    // names what is wrong with them (their range, below).
+    const std::uint64_t id = memory.allocation_id() & ~DeviceMemoryBase::kUnvouchedBit;
+    if (record == nullptr || record->owner != this || id == DeviceMemoryBase::kNoAllocationId ||
+        record->id.load(std::memory_order_acquire) != id ||
         record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
       return nullptr;
     }
