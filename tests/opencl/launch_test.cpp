@@ -165,7 +165,10 @@ TEST_CASE("a local size the kernel cannot run is a clear Status", "[opencl][laun
     auto kernel = Load<AddKernel>("add", 2);
     // PoCL reports the device maximum for every kernel; a GPU lowers it for
     // kernels that use many registers. Lower it here to reach the check.
+    // launch_limit is what the launch path compares (work_group_size folded
+    // with the static __local check); work_group_size is what the message names.
     kernel.handle<se::opencl::KernelHandle>().impl->work_group_size = 16;
+    kernel.handle<se::opencl::KernelHandle>().impl->launch_limit = 16;
     se::Stream stream(executor);
     se::Status status = stream.Init().ThenLaunch(se::ThreadDim(8, 4), se::BlockDim(1), kernel, device.ptr(), 1)
                             .BlockHostUntilDone();

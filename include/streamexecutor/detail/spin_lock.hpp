@@ -14,13 +14,19 @@ namespace streamexecutor::detail {
 class SpinLock {
  public:
   void lock() noexcept {
-    while (locked_.exchange(true, std::memory_order_acquire)) {
-      for (Backoff backoff; locked_.load(std::memory_order_relaxed);) backoff.Poll();
-    }
+    if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] WaitAndLock();
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
+  // Out of line: inlined, the polling loop's registers would crowd the
+  // caller's launch path, which almost never gets here.
+  [[gnu::noinline, gnu::cold]] void WaitAndLock() noexcept {
+    do {
+      for (Backoff backoff; locked_.load(std::memory_order_relaxed);) backoff.Poll();
+    } while (locked_.exchange(true, std::memory_order_acquire));
+  }
+
   std::atomic<bool> locked_{false};
 };
 

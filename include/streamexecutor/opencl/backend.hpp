@@ -514,6 +514,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     // with the device's before enqueueing, since drivers may abort on more.
     loaded->static_local_bytes = opencl_detail::KernelStaticLocalBytes(loaded->kernel, e.device);
     loaded->device_local_bytes = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, e.device, CL_DEVICE_LOCAL_MEM_SIZE);
+    loaded->launch_limit = loaded->static_local_bytes <= loaded->device_local_bytes ? loaded->work_group_size : 0;
     {
       std::lock_guard<std::mutex> lock(e.mutex);
       loaded->arg_generation = ++e.kernels_created << 40;  // opencl/prepared.hpp
@@ -552,10 +553,14 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     const PackedArgs<Params...>& args = operation.args;
     const std::string* kernel_name = operation.kernel_name;
 
-    if (stream->Diverted()) [[unlikely]] {
-      return opencl_detail::DivertedLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
+    if (!opencl_detail::FastLaunchApplies<Params...>(*stream, *kernel.impl, threads, args)) [[unlikely]] {
+      return opencl_detail::GeneralLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
     }
-    return opencl_detail::LaunchKernel<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
+    opencl_detail::LaunchFault fault;
+    if (opencl_detail::FastLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, fault)) [[likely]] {
+      return Status();
+    }
+    return opencl_detail::LaunchFaultStatus(fault, *kernel.impl, threads, blocks, kernel_name);
   }
 
   // A PreparedLaunch: clSetKernelArg only for what changed since it last set

@@ -169,48 +169,54 @@ template <typename... Params>
   return CheckSizes(kernel, threads, dynamic_local_bytes, kernel_name);
 }
 
-// The enqueue every launch form shares: `set_args()` sets the arguments on
-// the cl_kernel under its lock (typed, prepared or run-time typed), then one
-// clEnqueueNDRangeKernel. The sizes are checked by the caller.
-// ThreadDim is the local size, BlockDim x ThreadDim the global size.
-[[gnu::cold, gnu::noinline]] inline Status GlobalSizeOverflow(const Executor& e, const ThreadDim& threads,
-                                                               const BlockDim& blocks, std::string_view kernel_name) {
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "ThenLaunch of kernel '{}' on {}: blocks {}x{}x{} of {}x{}x{} threads overflow the global work size",
-                   kernel_name, e.label, blocks.x, blocks.y, blocks.z, threads.x, threads.y, threads.z);
-}
-
-[[gnu::cold, gnu::noinline]] inline Status EnqueueFailed(cl_int error, const Executor& e, const std::size_t* global,
-                                                          const std::size_t* local, const BlockDim& blocks,
-                                                          std::string_view kernel_name) {
+[[gnu::cold, gnu::noinline]] inline Status EnqueueFailed(cl_int error, const Executor& e, const ThreadDim& threads,
+                                                          const BlockDim& blocks, std::string_view kernel_name) {
   return ClError("clEnqueueNDRangeKernel", error,
                  "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
-                 e.label, global[0], global[1], global[2], local[0], local[1], local[2], blocks.x, blocks.y, blocks.z);
+                 e.label, blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z, threads.x, threads.y,
+                 threads.z, blocks.x, blocks.y, blocks.z);
 }
 
-// The enqueue every launch form shares: `set_args()` sets the arguments on
-// the cl_kernel under its lock (typed, prepared or run-time typed), then one
-// clEnqueueNDRangeKernel. The sizes are checked by the caller. Inlined, with
-// the messages built out of line: the launch path is these compares and the
-// driver calls.
-// ThreadDim is the local size, BlockDim x ThreadDim the global size.
+// The global and local sizes of a launch: ThreadDim is the local size,
+// BlockDim x ThreadDim the global size. The products cannot wrap: every
+// launch form has passed detail::FitsDevice first, and the OpenCL device
+// description bounds blocks per dimension by SIZE_MAX / the work-item limit
+// (describe.hpp).
+struct NdRange {
+  std::size_t global[3] = {1, 1, 1};
+  std::size_t local[3] = {1, 1, 1};
+  cl_uint dims = 1;  // only the dimensions in use: drivers do per-dimension work for each
+
+  [[gnu::always_inline]] NdRange(const ThreadDim& threads, const BlockDim& blocks) {
+    local[0] = threads.x;
+    global[0] = blocks.x * threads.x;
+    // Every dimension is at least 1 (FitsDevice), so an OR of the others is 1
+    // exactly when the launch is one-dimensional, the common case: one product.
+    if ((threads.y | threads.z | blocks.y | blocks.z) == 1) [[likely]] return;
+    local[1] = threads.y;
+    local[2] = threads.z;
+    global[1] = blocks.y * threads.y;
+    global[2] = blocks.z * threads.z;
+    dims = global[2] > 1 ? 3 : 2;
+  }
+};
+
+// The enqueue every launch form but the typed one shares: `set_args()` sets
+// the arguments on the cl_kernel under its lock (prepared, run-time typed,
+// the typed launch's general path), then one clEnqueueNDRangeKernel. The
+// sizes are checked by the caller.
 template <typename SetArgsFn>
 [[gnu::always_inline]] inline Status EnqueueLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
                                                    const BlockDim& blocks, std::string_view kernel_name,
                                                    SetArgsFn&& set_args) {
-  const Executor& e = *kernel.executor;
-  std::size_t global[3];
-  if (__builtin_mul_overflow(blocks.x, threads.x, &global[0]) || __builtin_mul_overflow(blocks.y, threads.y, &global[1]) ||
-      __builtin_mul_overflow(blocks.z, threads.z, &global[2])) [[unlikely]] {
-    return GlobalSizeOverflow(e, threads, blocks, kernel_name);
-  }
-  const std::size_t local[3] = {threads.x, threads.y, threads.z};
-  // Only the dimensions in use: drivers do per-dimension work for each.
-  const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
+  const NdRange range(threads, blocks);
   std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
   STREAMEXECUTOR_RETURN_IF_ERROR(set_args());
-  const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
-  if (error != CL_SUCCESS) [[unlikely]] return EnqueueFailed(error, e, global, local, blocks, kernel_name);
+  const cl_int error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, range.dims, nullptr, range.global,
+                                              range.local, 0, nullptr, nullptr);
+  if (error != CL_SUCCESS) [[unlikely]] {
+    return EnqueueFailed(error, *kernel.executor, threads, blocks, kernel_name);
+  }
   return Status();
 }
 
@@ -226,6 +232,109 @@ template <typename... Params>
   return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, [&]() __attribute__((always_inline)) {
     return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
   });
+}
+
+// ---- The typed launch -----------------------------------------------------------
+// Split so that a successful launch builds, moves and destroys no Status, and
+// keeps no argument alive past the call that uses it:
+// - FastLaunchApplies: no side effect; false sends the launch down the
+//   general path (GeneralLaunch, out of line) before anything is set;
+// - FastLaunch: the arguments and the enqueue, saying only where it stopped;
+// - LaunchFaultStatus (cold) turns that into the message.
+
+enum class LaunchStop : std::uint8_t {
+  kSetArg,   // clSetKernelArg failed
+  kEnqueue,  // clEnqueueNDRangeKernel failed
+};
+
+// Written only when the launch fails.
+struct LaunchFault {
+  LaunchStop stop;
+  cl_uint index;
+  cl_int error;
+};
+
+template <typename P>
+[[gnu::always_inline]] inline bool NeedsGeneralPath(const PackedArgT<P>& packed) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V>) return packed.offset() != 0;  // a slice: a sub-buffer
+  else return is_shared_device_memory_v<V>;  // __local memory, checked against the device's
+}
+
+// The stream runs launches now (no host callback pending, no failure), the
+// threads fit the compiled kernel (launch_limit folds CL_KERNEL_WORK_GROUP_SIZE
+// and whether its static __local memory fits the device into one compare),
+// and no argument needs more than one clSetKernelArg of a plain value.
+template <typename... Params>
+[[gnu::always_inline]] inline bool FastLaunchApplies(const StreamState& stream, const LoadedKernel& kernel,
+                                                     const ThreadDim& threads, const PackedArgs<Params...>& args) {
+  const bool general = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return (NeedsGeneralPath<Params>(std::get<I>(args)) || ...);
+  }(std::index_sequence_for<Params...>{});
+  return !stream.Diverted() && threads.Count() <= kernel.launch_limit && !general;
+}
+
+template <typename P>
+[[gnu::always_inline]] inline cl_int SetPlainArg(cl_kernel kernel, cl_uint index, const PackedArgT<P>& packed) {
+  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
+    const cl_mem buffer = Buffer(packed);
+    return clSetKernelArg(kernel, index, sizeof(cl_mem), &buffer);
+  } else {
+    return clSetKernelArg(kernel, index, sizeof(std::remove_cv_t<P>), &packed);
+  }
+}
+
+// The launch as the raw API writes it, once FastLaunchApplies: true when
+// enqueued; false with `fault` saying where it stopped.
+template <typename... Params>
+[[gnu::always_inline]] inline bool FastLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                              const BlockDim& blocks, const PackedArgs<Params...>& args,
+                                              LaunchFault& fault) {
+  const NdRange range(threads, blocks);
+  std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
+  cl_int error = CL_SUCCESS;
+  cl_uint failed = 0;
+  const bool set = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return (((error = SetPlainArg<Params>(kernel.kernel, static_cast<cl_uint>(I), std::get<I>(args))) == CL_SUCCESS ||
+             (failed = static_cast<cl_uint>(I), false)) &&
+            ...);
+  }(std::index_sequence_for<Params...>{});
+  ++kernel.arg_generation;  // prepared launches of this kernel must set theirs again
+  if (!set) [[unlikely]] {
+    fault = {LaunchStop::kSetArg, failed, error};
+    return false;
+  }
+  error = clEnqueueNDRangeKernel(stream.queue, kernel.kernel, range.dims, nullptr, range.global, range.local, 0,
+                                 nullptr, nullptr);
+  if (error != CL_SUCCESS) [[unlikely]] {
+    fault = {LaunchStop::kEnqueue, 0, error};
+    return false;
+  }
+  return true;
+}
+
+[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(const LaunchFault& fault, const LoadedKernel& kernel,
+                                                             const ThreadDim& threads, const BlockDim& blocks,
+                                                             const std::string* name) {
+  if (fault.stop == LaunchStop::kSetArg) {
+    return ArgError("clSetKernelArg", fault.error, fault.index, name, *kernel.executor);
+  }
+  return EnqueueFailed(fault.error, *kernel.executor, threads, blocks, NameOf(name));
+}
+
+template <typename... Params>
+[[gnu::noinline]] Status DivertedLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                        const BlockDim& blocks, const PackedArgs<Params...>& args,
+                                        const std::string* name);  // held.hpp
+
+// Everything FastLaunchApplies turns away: a held or skipped stream, a slice,
+// __local memory, sizes the kernel refuses (with the message that says so).
+template <typename... Params>
+[[gnu::noinline]] Status GeneralLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                       const BlockDim& blocks, const PackedArgs<Params...>& args,
+                                       const std::string* name) {
+  if (stream.Diverted()) return DivertedLaunch<Params...>(stream, kernel, threads, blocks, args, name);
+  return LaunchKernel<Params...>(stream, kernel, threads, blocks, args, name);
 }
 
 }  // namespace streamexecutor::opencl_detail

@@ -385,6 +385,10 @@ struct LoadedKernel {
   std::size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE for this device
   std::uint64_t static_local_bytes = 0;  // CL_KERNEL_LOCAL_MEM_SIZE before any dynamic __local argument
   std::uint64_t device_local_bytes = 0;  // CL_DEVICE_LOCAL_MEM_SIZE
+  // The most threads per block the typed launch's fast path takes:
+  // work_group_size, or 0 when the static __local memory alone exceeds the
+  // device's, so that such a launch takes the path that says so.
+  std::size_t launch_limit = 0;
   // clSetKernelArg mutates the cl_kernel: argument setting and the enqueue
   // that reads the arguments happen under this lock, so one TypedKernel can
   // be launched from several threads.
