@@ -361,8 +361,10 @@ class Stream {
 
  private:
   // Out of the launch path: why a launch that LaunchIsValid refused is wrong.
+  // The dimensions by value: a reference would keep the caller's copies in
+  // memory on the launch path.
   template <typename... Params, typename... Args>
-  [[gnu::cold, gnu::noinline]] Stream& RefuseLaunch(const ThreadDim& threads, const BlockDim& blocks,
+  [[gnu::cold, gnu::noinline]] Stream& RefuseLaunch(ThreadDim threads, BlockDim blocks,
                                                     const TypedKernel<Params...>& kernel, const Args&... args) {
     if (!initialized_) return Fail(NotInitialized("ThenLaunch"));
     Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp

@@ -448,10 +448,16 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const std::string* kernel_name = operation.kernel_name;
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    return cuda_detail::WithKernelParams<Params...>(
-        args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) -> Status {
-          return LaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, kernel_name);
-        });
+    // The success path builds no Status: TryLaunchFunction says where it
+    // stopped, and LaunchFaultStatus (cold) turns that into the message.
+    LaunchFault fault;
+    if (cuda_detail::WithKernelParams<Params...>(
+            args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
+              return TryLaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, fault);
+            })) [[likely]] {
+      return Status();
+    }
+    return LaunchFaultStatus(stream, fault, threads, blocks, kernel_name);
   }
 
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
@@ -560,14 +566,42 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
                                                       const ThreadDim& threads, const BlockDim& blocks,
                                                       std::uint64_t shared_bytes, void** params,
                                                       const std::string* kernel_name) {
+    LaunchFault fault;
+    if (TryLaunchFunction(stream, function, threads, blocks, shared_bytes, params, fault)) [[likely]] return Status();
+    return LaunchFaultStatus(stream, fault, threads, blocks, kernel_name);
+  }
+
+  // Where a launch stopped: the context switch (call = cuCtxGetCurrent or
+  // cuCtxSetCurrent; empty: inside a host function) or cuLaunchKernel itself.
+  // Written only when a launch fails, so that the success path stores nothing.
+  struct LaunchFault {
+    CUresult result;
+    std::string_view call;
+    std::uint64_t shared_bytes;
+  };
+  [[gnu::always_inline]] static bool TryLaunchFunction(StreamHandle& stream, CUfunction function,
+                                                       const ThreadDim& threads, const BlockDim& blocks,
+                                                       std::uint64_t shared_bytes, void** params, LaunchFault& fault) {
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]] {
+      fault = {context_scope.failure(), context_scope.failed_call(), shared_bytes};
+      return false;
+    }
     const CUresult r = stream->api->cuLaunchKernel(
         function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
         static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
         static_cast<unsigned>(shared_bytes), stream->stream, params, nullptr);
-    if (r != CUDA_SUCCESS) [[unlikely]] return LaunchFailed(stream, r, threads, blocks, shared_bytes, kernel_name);
-    return Status();
+    if (r == CUDA_SUCCESS) [[likely]] return true;
+    fault = {r, "cuLaunchKernel", shared_bytes};
+    return false;
+  }
+  [[gnu::cold, gnu::noinline]] static Status LaunchFaultStatus(const StreamHandle& stream, const LaunchFault& fault,
+                                                               const ThreadDim& threads, const BlockDim& blocks,
+                                                               const std::string* kernel_name) {
+    if (fault.call != "cuLaunchKernel") {
+      return cuda_detail::ContextScope::Failure(*stream->api, fault.result, fault.call, stream->context);
+    }
+    return LaunchFailed(stream, fault.result, threads, blocks, fault.shared_bytes, kernel_name);
   }
 
   [[gnu::cold, gnu::noinline]] static Status LaunchFailed(const StreamHandle& stream, CUresult r,

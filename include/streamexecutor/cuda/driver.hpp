@@ -272,10 +272,16 @@ class ContextScope {
   ContextScope& operator=(const ContextScope&) = delete;
 
   bool ok() const { return failure_ == CUDA_SUCCESS; }
-  [[gnu::cold]] Status status() const {
-    if (ok()) return Status();
-    if (call_.empty()) return InHostFunctionError();
-    return api_->Error(failure_, call_, "making the primary context {} current", static_cast<const void*>(context_));
+  [[gnu::cold]] Status status() const { return Failure(*api_, failure_, call_, context_); }
+  // What status() reports, as plain values, for callers that build the Status later.
+  CUresult failure() const { return failure_; }
+  std::string_view failed_call() const { return call_; }  // empty: refused inside a host function
+
+  [[gnu::cold]] static Status Failure(const DriverApi& api, CUresult failure, std::string_view call,
+                                      CUcontext context) {
+    if (failure == CUDA_SUCCESS) return Status();
+    if (call.empty()) return InHostFunctionError();
+    return api.Error(failure, call, "making the primary context {} current", static_cast<const void*>(context));
   }
 
  private:

@@ -42,7 +42,7 @@ auto ToDevice(const PackedArgT<P>& packed) {
 
 // `use(params, shared_bytes)` runs while the values live. No allocation.
 template <typename... Params, typename Use>
-[[gnu::always_inline]] inline Status WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
+[[gnu::always_inline]] inline decltype(auto) WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
   auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
   constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsSharedParam<Params>() ? 0 : 1));
   std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
