@@ -121,6 +121,13 @@ concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorStat
   { B::ExecuteInline(executor, operation) } -> std::same_as<Status>;
 };
 
+// A backend whose typed launch takes the caller's arguments as they were
+// passed (B::SubmitArguments<Params...>(stream, op::LaunchSite, args...)) and
+// packs them itself, so that the launch path holds no argument tuple in
+// memory (opencl/backend.hpp). Others receive op::Launch with PackedArgs.
+template <typename B>
+concept ArgumentLaunchBackend = Backend<B> && requires { requires B::kLaunchesFromArguments; };
+
 // Streams that wait on events and streams of other executors of the same
 // platform (OpenCL: a user event of the waiting context, completed by the
 // driver when the foreign event completes).

@@ -45,6 +45,8 @@ class KernelBase {
   // their messages, without name()'s branch on the launch path.
   const std::string* interned_name() const { return name_; }
   bool IsLoaded() const { return release_ != nullptr; }
+  // Loaded, and by `executor`: one compare for the launch path.
+  bool IsLoadedOn(const void* executor) const { return loaded_on_ == executor; }
   // The StreamExecutor this kernel was created for (type-erased only here,
   // where nothing runs per launch).
   const void* executor() const { return executor_; }
@@ -71,15 +73,18 @@ class KernelBase {
     ::new (static_cast<void*>(handle_)) Handle(handle);
     release_ = release;
     name_ = name;
+    loaded_on_ = executor_;
   }
   void Reset() {
     if (release_) release_(executor_, handle_);
     release_ = nullptr;
+    loaded_on_ = nullptr;
   }
   void MoveFrom(KernelBase& other) {
     executor_ = other.executor_;
     std::memcpy(handle_, other.handle_, kHandleCapacity);
     release_ = std::exchange(other.release_, nullptr);
+    loaded_on_ = std::exchange(other.loaded_on_, nullptr);
     name_ = other.name_;
   }
   static const std::string& NoName() {
@@ -88,6 +93,7 @@ class KernelBase {
   }
 
   const void* executor_ = nullptr;
+  const void* loaded_on_ = nullptr;  // executor_ once loaded, null before
   alignas(std::max_align_t) std::byte handle_[kHandleCapacity] = {};
   Release release_ = nullptr;
   const std::string* name_ = nullptr;

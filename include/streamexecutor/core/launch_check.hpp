@@ -71,7 +71,7 @@ template <typename Executor, typename... Params, typename... Args>
 [[gnu::always_inline]] inline bool LaunchIsValid(const Executor& executor, const ThreadDim& threads,
                                                  const BlockDim& blocks, const TypedKernel<Params...>& kernel,
                                                  const Args&... args) {
-  if (!kernel.IsLoaded() || kernel.executor() != &executor) return false;
+  if (!kernel.IsLoadedOn(&executor)) return false;
   const DeviceDescription& device = executor.GetDeviceDescription();
   if (!FitsDevice(device, threads, blocks)) return false;
   if constexpr ((is_device_memory_pointer_v<std::remove_cv_t<Params>> || ...)) {

@@ -94,6 +94,16 @@ struct Launch {
   const std::string* kernel_name;  // interned by the executor: outlives the launch
 };
 
+// A typed launch for a backend that takes the caller's arguments themselves
+// (ArgumentLaunchBackend): everything of Launch but the packed arguments.
+template <typename KernelHandle>
+struct LaunchSite {
+  const KernelHandle& kernel;
+  const ThreadDim& threads;
+  const BlockDim& blocks;
+  const std::string* kernel_name;
+};
+
 // A launch of a PreparedLaunch (core/prepared_launch.hpp), for a backend that
 // can skip setting unchanged arguments. `stamp` and `changed` belong to the
 // PreparedLaunch; the backend reads and updates them only while it holds the

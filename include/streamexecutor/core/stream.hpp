@@ -94,12 +94,21 @@ class Stream {
                     true);
       if (!status_.ok()) return *this;
       if (!initialized_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
-        return RefuseLaunch(thread_dims, block_dims, kernel, args...);
+        return RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z,
+                            kernel, args...);
       }
-      const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
-      const op::Launch<typename B::KernelHandle, Params...> launch{
-          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
-      if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
+      if constexpr (ArgumentLaunchBackend<B>) {
+        const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
+                                                            thread_dims, block_dims, kernel.interned_name()};
+        if (Status s = B::template SubmitArguments<Params...>(handle_, site, args...); !s.ok()) [[unlikely]] {
+          return Fail(std::move(s));
+        }
+      } else {
+        const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
+        const op::Launch<typename B::KernelHandle, Params...> launch{
+            kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
+        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
+      }
     }
     return *this;
   }
@@ -361,11 +370,15 @@ class Stream {
 
  private:
   // Out of the launch path: why a launch that LaunchIsValid refused is wrong.
-  // The dimensions by value: a reference would keep the caller's copies in
-  // memory on the launch path.
+  // The dimensions come as six integers, in registers: a reference, or a
+  // ThreadDim by value (passed in memory), makes the compiler store the
+  // caller's dimensions on every launch, refused or not.
   template <typename... Params, typename... Args>
-  [[gnu::cold, gnu::noinline]] Stream& RefuseLaunch(ThreadDim threads, BlockDim blocks,
+  [[gnu::cold, gnu::noinline]] Stream& RefuseLaunch(std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                    std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
                                                     const TypedKernel<Params...>& kernel, const Args&... args) {
+    const ThreadDim threads(tx, ty, tz);
+    const BlockDim blocks(bx, by, bz);
     if (!initialized_) return Fail(NotInitialized("ThenLaunch"));
     Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
     if (why.ok()) [[unlikely]] {

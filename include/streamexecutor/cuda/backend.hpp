@@ -438,6 +438,27 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   // Modules belong to the executor's cache and outlive their kernels.
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
 
+  // ThenLaunch hands over the caller's arguments (ArgumentLaunchBackend):
+  // scalars of the kernel's own type are passed by their own address.
+  static constexpr bool kLaunchesFromArguments = true;
+  template <typename... Params, typename... Args>
+  [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
+                                                       const Args&... args) {
+    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    LaunchFault fault;
+    if (cuda_detail::WithArgumentParams<Params...>(
+            [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
+              return TryLaunchFunction(stream, site.kernel.function, site.threads, site.blocks, shared_bytes, params,
+                                       fault);
+            },
+            args...)) [[likely]] {
+      return Status();
+    }
+    return LaunchFaultStatus(stream, fault, site.threads.x, site.threads.y, site.threads.z, site.blocks.x,
+                             site.blocks.y, site.blocks.z, site.kernel_name);
+  }
+  // The same launch with packed arguments: command buffers and prepared
+  // launches submit these.
   template <typename... Params>
   [[gnu::always_inline]] static Status Submit(StreamHandle& stream,
                                               const op::Launch<KernelHandle, Params...>& operation) {
@@ -457,7 +478,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
             })) [[likely]] {
       return Status();
     }
-    return LaunchFaultStatus(stream, fault, threads, blocks, kernel_name);
+    return LaunchFaultStatus(stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                             kernel_name);
   }
 
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
@@ -568,7 +590,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
                                                       const std::string* kernel_name) {
     LaunchFault fault;
     if (TryLaunchFunction(stream, function, threads, blocks, shared_bytes, params, fault)) [[likely]] return Status();
-    return LaunchFaultStatus(stream, fault, threads, blocks, kernel_name);
+    return LaunchFaultStatus(stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, kernel_name);
   }
 
   // Where a launch stopped: the context switch (call = cuCtxGetCurrent or
@@ -595,9 +617,13 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     fault = {r, "cuLaunchKernel", shared_bytes};
     return false;
   }
+  // The dimensions as six integers: see Stream::RefuseLaunch.
   [[gnu::cold, gnu::noinline]] static Status LaunchFaultStatus(const StreamHandle& stream, const LaunchFault& fault,
-                                                               const ThreadDim& threads, const BlockDim& blocks,
+                                                               std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                               std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
                                                                const std::string* kernel_name) {
+    const ThreadDim threads(tx, ty, tz);
+    const BlockDim blocks(bx, by, bz);
     if (fault.call != "cuLaunchKernel") {
       return cuda_detail::ContextScope::Failure(*stream->api, fault.result, fault.call, stream->context);
     }

@@ -40,10 +40,32 @@ auto ToDevice(const PackedArgT<P>& packed) {
   }
 }
 
-// `use(params, shared_bytes)` runs while the values live. No allocation.
-template <typename... Params, typename Use>
-[[gnu::always_inline]] inline decltype(auto) WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
-  auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
+// The value for one parameter from the caller's own argument (the
+// SubmitArguments path): the device address for memory, the byte count for
+// shared memory, and for a scalar of the kernel's own type the address of
+// the caller's object itself, which cuLaunchKernel reads during the call, so
+// that nothing is copied; a converted value otherwise.
+template <typename P, typename A>
+[[gnu::always_inline]] inline auto DeviceValueOf(const A& arg) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<A>) {
+    return CUdeviceptr{0};  // a nullptr literal: refused by ThenLaunch's checks, never launched
+  } else if constexpr (is_device_memory_pointer_v<V>) {
+    return DeviceAddress(*arg);  // never null here: ThenLaunch's checks refused null
+  } else if constexpr (IsSharedParam<P>()) {
+    return std::uint64_t{PackedArgT<P>(streamexecutor::detail::PackOne<P>(arg)).size()};
+  } else if constexpr (std::is_same_v<A, V>) {
+    return &arg;
+  } else {
+    return streamexecutor::detail::PackOne<P>(arg);
+  }
+}
+
+// `use(params, shared_bytes)` with params pointing into `values` (one per
+// parameter, from ToDevice or DeviceValueOf); a pointer among them already
+// is the parameter's address. No allocation.
+template <typename... Params, typename Values, typename Use>
+[[gnu::always_inline]] inline decltype(auto) WithDeviceValues(Values& values, Use&& use) {
   constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsSharedParam<Params>() ? 0 : 1));
   std::array<void*, kDeviceParams == 0 ? 1 : kDeviceParams> params{};
   std::uint64_t shared_bytes = 0;
@@ -51,16 +73,33 @@ template <typename... Params, typename Use>
     std::size_t next = 0;
     (
         [&] {
+          auto& value = std::get<I>(values);
           if constexpr (IsSharedParam<std::tuple_element_t<I, std::tuple<Params...>>>()) {
-            shared_bytes += std::get<I>(values);
+            shared_bytes += value;
+          } else if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(value)>>) {
+            params[next++] = const_cast<void*>(static_cast<const void*>(value));
           } else {
-            params[next++] = &std::get<I>(values);
+            params[next++] = &value;
           }
         }(),
         ...);
     (void)next;
   }(std::index_sequence_for<Params...>{});
   return use(kDeviceParams == 0 ? nullptr : params.data(), shared_bytes);
+}
+
+// `use(params, shared_bytes)` runs while the values live. No allocation.
+template <typename... Params, typename Use>
+[[gnu::always_inline]] inline decltype(auto) WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
+  auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
+  return WithDeviceValues<Params...>(values, use);
+}
+
+// The same from the caller's own arguments.
+template <typename... Params, typename Use, typename... Args>
+[[gnu::always_inline]] inline decltype(auto) WithArgumentParams(Use&& use, const Args&... args) {
+  auto values = std::tuple{DeviceValueOf<Params>(args)...};
+  return WithDeviceValues<Params...>(values, use);
 }
 
 }  // namespace streamexecutor::cuda_detail

@@ -543,24 +543,29 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   }
 
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
-  // clEnqueueNDRangeKernel (launch.hpp).
+  // clEnqueueNDRangeKernel (launch.hpp). ThenLaunch hands over the caller's
+  // arguments: packed here into values the compiler keeps in registers, and
+  // packed again, from the arguments, only for the general path.
+  static constexpr bool kLaunchesFromArguments = true;
+  template <typename... Params, typename... Args>
+  [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
+                                                       const Args&... args) {
+    return opencl_detail::TypedLaunch<Params...>(
+        *stream, *site.kernel.impl, site.threads, site.blocks, site.kernel_name,
+        [&] { return PackedArgs<Params...>{streamexecutor::detail::PackOne<Params>(args)...}; },
+        opencl_detail::PlainArg<Params>(args)...);
+  }
+  // The same launch with packed arguments: command buffers replay these.
   template <typename... Params>
   [[gnu::always_inline]] static Status Submit(StreamHandle& stream,
                                               const op::Launch<KernelHandle, Params...>& operation) {
-    const KernelHandle& kernel = operation.kernel;
-    const ThreadDim& threads = operation.threads;
-    const BlockDim& blocks = operation.blocks;
-    const PackedArgs<Params...>& args = operation.args;
-    const std::string* kernel_name = operation.kernel_name;
-
-    if (!opencl_detail::FastLaunchApplies<Params...>(*stream, *kernel.impl, threads, args)) [[unlikely]] {
-      return opencl_detail::GeneralLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, kernel_name);
-    }
-    opencl_detail::LaunchFault fault;
-    if (opencl_detail::FastLaunch<Params...>(*stream, *kernel.impl, threads, blocks, args, fault)) [[likely]] {
-      return Status();
-    }
-    return opencl_detail::LaunchFaultStatus(fault, *kernel.impl, threads, blocks, kernel_name);
+    return std::apply(
+        [&](const auto&... args) {
+          return opencl_detail::TypedLaunch<Params...>(
+              *stream, *operation.kernel.impl, operation.threads, operation.blocks, operation.kernel_name,
+              [&]() -> const PackedArgs<Params...>& { return operation.args; }, args...);
+        },
+        operation.args);
   }
 
   // A PreparedLaunch: clSetKernelArg only for what changed since it last set

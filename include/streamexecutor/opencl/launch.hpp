@@ -182,9 +182,10 @@ template <typename... Params>
 // launch form has passed detail::FitsDevice first, and the OpenCL device
 // description bounds blocks per dimension by SIZE_MAX / the work-item limit
 // (describe.hpp).
+// Entries past `dims` stay unset: clEnqueueNDRangeKernel reads work_dim of them.
 struct NdRange {
-  std::size_t global[3] = {1, 1, 1};
-  std::size_t local[3] = {1, 1, 1};
+  std::size_t global[3];
+  std::size_t local[3];
   cl_uint dims = 1;  // only the dimensions in use: drivers do per-dimension work for each
 
   [[gnu::always_inline]] NdRange(const ThreadDim& threads, const BlockDim& blocks) {
@@ -234,13 +235,16 @@ template <typename... Params>
   });
 }
 
-// ---- The typed launch -----------------------------------------------------------
-// Split so that a successful launch builds, moves and destroys no Status, and
-// keeps no argument alive past the call that uses it:
+// ---- The typed launch (TypedLaunch, at the end) -----------------------------------
+// Split so that a successful launch builds, moves and destroys no Status and
+// the compiler keeps its arguments in registers:
 // - FastLaunchApplies: no side effect; false sends the launch down the
 //   general path (GeneralLaunch, out of line) before anything is set;
 // - FastLaunch: the arguments and the enqueue, saying only where it stopped;
 // - LaunchFaultStatus (cold) turns that into the message.
+// The out-of-line calls get copies (the dimensions as integers, the packed
+// arguments built for them): an address of the caller's objects reaching an
+// out-of-line call makes the compiler keep those objects in memory.
 
 enum class LaunchStop : std::uint8_t {
   kSetArg,   // clSetKernelArg failed
@@ -254,51 +258,71 @@ struct LaunchFault {
   cl_int error;
 };
 
-template <typename P>
-[[gnu::always_inline]] inline bool NeedsGeneralPath(const PackedArgT<P>& packed) {
+// What the plain path reads of one argument, without copying it where it
+// can: the caller's own view for DeviceMemory (never null here: ThenLaunch's
+// checks refused null), the caller's own scalar when it has the kernel's
+// type, and the converted value otherwise.
+template <typename P, typename A>
+[[gnu::always_inline]] inline decltype(auto) PlainArg(const A& arg) {
   using V = std::remove_cv_t<P>;
-  if constexpr (is_device_memory_pointer_v<V>) return packed.offset() != 0;  // a slice: a sub-buffer
-  else return is_shared_device_memory_v<V>;  // __local memory, checked against the device's
+  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<A>) {
+    static constexpr DeviceMemoryBase kNullView;
+    return (kNullView);
+  } else if constexpr (is_device_memory_pointer_v<V> && std::is_pointer_v<A>) {
+    return static_cast<const DeviceMemoryBase&>(*arg);
+  } else if constexpr (std::is_same_v<A, V> || std::is_same_v<A, PackedArgT<P>>) {
+    return (arg);
+  } else {
+    return streamexecutor::detail::PackOne<P>(arg);  // a value
+  }
+}
+
+template <typename P, typename A>
+[[gnu::always_inline]] inline bool NeedsGeneralPath(const A& arg) {
+  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) return arg.offset() != 0;  // a slice: a sub-buffer
+  else return false;
 }
 
 // The stream runs launches now (no host callback pending, no failure), the
 // threads fit the compiled kernel (launch_limit folds CL_KERNEL_WORK_GROUP_SIZE
 // and whether its static __local memory fits the device into one compare),
-// and no argument needs more than one clSetKernelArg of a plain value.
-template <typename... Params>
+// and no argument is a slice (which needs a sub-buffer).
+template <typename... Params, typename... Args>
 [[gnu::always_inline]] inline bool FastLaunchApplies(const StreamState& stream, const LoadedKernel& kernel,
-                                                     const ThreadDim& threads, const PackedArgs<Params...>& args) {
-  const bool general = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return (NeedsGeneralPath<Params>(std::get<I>(args)) || ...);
-  }(std::index_sequence_for<Params...>{});
-  return !stream.Diverted() && threads.Count() <= kernel.launch_limit && !general;
+                                                     const ThreadDim& threads, const Args&... args) {
+  return !stream.Diverted() && threads.Count() <= kernel.launch_limit && !(NeedsGeneralPath<Params>(args) || ...);
 }
 
-template <typename P>
-[[gnu::always_inline]] inline cl_int SetPlainArg(cl_kernel kernel, cl_uint index, const PackedArgT<P>& packed) {
-  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-    const cl_mem buffer = Buffer(packed);
+template <typename P, typename A>
+[[gnu::always_inline]] inline cl_int SetPlainArg(cl_kernel kernel, cl_uint index, const A& arg) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V>) {
+    const cl_mem buffer = Buffer(arg);
     return clSetKernelArg(kernel, index, sizeof(cl_mem), &buffer);
   } else {
-    return clSetKernelArg(kernel, index, sizeof(std::remove_cv_t<P>), &packed);
+    static_assert(sizeof(A) == sizeof(V));  // PlainArg gives the kernel's own type
+    return clSetKernelArg(kernel, index, sizeof(V), &arg);
   }
+}
+
+// Every argument in order, each index a constant; stops at the first failure.
+template <typename... Params, std::size_t... I, typename... Args>
+[[gnu::always_inline]] inline bool SetPlainArgs(cl_kernel kernel, cl_int& error, cl_uint& failed,
+                                                std::index_sequence<I...>, const Args&... args) {
+  return (((error = SetPlainArg<Params>(kernel, cl_uint{I}, args)) == CL_SUCCESS || (failed = cl_uint{I}, false)) &&
+          ...);
 }
 
 // The launch as the raw API writes it, once FastLaunchApplies: true when
 // enqueued; false with `fault` saying where it stopped.
-template <typename... Params>
+template <typename... Params, typename... Args>
 [[gnu::always_inline]] inline bool FastLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
-                                              const BlockDim& blocks, const PackedArgs<Params...>& args,
-                                              LaunchFault& fault) {
+                                              const BlockDim& blocks, LaunchFault& fault, const Args&... args) {
   const NdRange range(threads, blocks);
   std::lock_guard<streamexecutor::detail::SpinLock> lock(kernel.launch_lock);
   cl_int error = CL_SUCCESS;
   cl_uint failed = 0;
-  const bool set = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return (((error = SetPlainArg<Params>(kernel.kernel, static_cast<cl_uint>(I), std::get<I>(args))) == CL_SUCCESS ||
-             (failed = static_cast<cl_uint>(I), false)) &&
-            ...);
-  }(std::index_sequence_for<Params...>{});
+  const bool set = SetPlainArgs<Params...>(kernel.kernel, error, failed, std::index_sequence_for<Args...>{}, args...);
   ++kernel.arg_generation;  // prepared launches of this kernel must set theirs again
   if (!set) [[unlikely]] {
     fault = {LaunchStop::kSetArg, failed, error};
@@ -313,9 +337,14 @@ template <typename... Params>
   return true;
 }
 
-[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(const LaunchFault& fault, const LoadedKernel& kernel,
-                                                             const ThreadDim& threads, const BlockDim& blocks,
+// The dimensions as six integers, here and in GeneralLaunch: see
+// Stream::RefuseLaunch.
+[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(LaunchFault fault, const LoadedKernel& kernel,
+                                                             std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                             std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
                                                              const std::string* name) {
+  const ThreadDim threads(tx, ty, tz);
+  const BlockDim blocks(bx, by, bz);
   if (fault.stop == LaunchStop::kSetArg) {
     return ArgError("clSetKernelArg", fault.error, fault.index, name, *kernel.executor);
   }
@@ -330,11 +359,37 @@ template <typename... Params>
 // Everything FastLaunchApplies turns away: a held or skipped stream, a slice,
 // __local memory, sizes the kernel refuses (with the message that says so).
 template <typename... Params>
-[[gnu::noinline]] Status GeneralLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
-                                       const BlockDim& blocks, const PackedArgs<Params...>& args,
-                                       const std::string* name) {
+[[gnu::noinline]] Status GeneralLaunch(StreamState& stream, LoadedKernel& kernel, std::uint64_t tx, std::uint64_t ty,
+                                       std::uint64_t tz, std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                                       const PackedArgs<Params...>& args, const std::string* name) {
+  const ThreadDim threads(tx, ty, tz);
+  const BlockDim blocks(bx, by, bz);
   if (stream.Diverted()) return DivertedLaunch<Params...>(stream, kernel, threads, blocks, args, name);
   return LaunchKernel<Params...>(stream, kernel, threads, blocks, args, name);
+}
+
+// The typed launch: the plain path inline, everything else out of line.
+// `args` are what the plain path reads (PlainArg), `packed()` gives the
+// packed arguments for the general path: the plain path never takes the
+// address of an argument tuple, so the compiler keeps the values in
+// registers.
+template <typename... Params, typename Packed, typename... Args>
+[[gnu::always_inline]] inline Status TypedLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                                 const BlockDim& blocks, const std::string* name, Packed&& packed,
+                                                 const Args&... args) {
+  if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
+    // __local memory is sized per launch and checked against the device's there.
+    return GeneralLaunch<Params...>(stream, kernel, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                                    packed(), name);
+  } else {
+    if (!FastLaunchApplies<Params...>(stream, kernel, threads, args...)) [[unlikely]] {
+      return GeneralLaunch<Params...>(stream, kernel, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                                      packed(), name);
+    }
+    LaunchFault fault;
+    if (FastLaunch<Params...>(stream, kernel, threads, blocks, fault, args...)) [[likely]] return Status();
+    return LaunchFaultStatus(fault, kernel, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, name);
+  }
 }
 
 }  // namespace streamexecutor::opencl_detail
