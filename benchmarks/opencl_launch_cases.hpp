@@ -42,6 +42,10 @@ struct Raw {
   // What a careful hand-written program does: every call's error checked.
   template <int N>
   [[gnu::always_inline]] void Launch() {
+    LaunchSized<N>(kLaunchThreads, 1);
+  }
+  template <int N>
+  [[gnu::always_inline]] void LaunchSized(std::size_t threads, std::size_t blocks) {
     static_assert(N == 1 || N == 3 || N == 8);
     cl_kernel kernel = N == 1 ? k1 : N == 3 ? k3 : k8;
     Arg(kernel, 0, a);
@@ -58,7 +62,7 @@ struct Raw {
       Arg(kernel, 6, g);
       Arg(kernel, 7, h);
     }
-    const std::size_t global = kLaunchThreads, local = kLaunchThreads;
+    const std::size_t global = blocks * threads, local = threads;
     if (clEnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr) != CL_SUCCESS) {
       Die("clEnqueueNDRangeKernel");
     }

@@ -9,12 +9,17 @@ namespace {
 
 // raw_profiling: the raw path on a queue with profiling on, as every library
 // stream's queue is, to tell the queue's cost from the library's.
+// *_runtime_sizes: both paths with sizes the compiler cannot see (RuntimeSizes).
 template <int N>
 void CountAll(bench::Ours& ours, bench::Raw& raw, bench::Raw& raw_profiling, bench::EmptySide& empty, int launches) {
   bench::CountLaunches<N>(empty, "empty", launches);
   bench::CountLaunches<N>(raw, "raw", launches);
   bench::CountLaunches<N>(raw_profiling, "raw_profiling", launches);
   bench::CountLaunches<N>(ours, "ours", launches);
+  bench::RuntimeSizes<bench::Raw> raw_runtime{raw};
+  bench::RuntimeSizes<bench::Ours> ours_runtime{ours};
+  bench::CountLaunches<N>(raw_runtime, "raw_runtime_sizes", launches);
+  bench::CountLaunches<N>(ours_runtime, "ours_runtime_sizes", launches);
 }
 
 }  // namespace
