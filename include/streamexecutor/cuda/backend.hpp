@@ -20,6 +20,7 @@
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/kernel_params.hpp"
+#include "streamexecutor/cuda/launch.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
@@ -445,17 +446,17 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
                                                        const Args&... args) {
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    LaunchFault fault;
+    cuda_detail::LaunchFault fault;
     if (cuda_detail::WithArgumentParams<Params...>(
             [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
-              return TryLaunchFunction(stream, site.kernel.function, site.threads, site.blocks, shared_bytes, params,
-                                       fault);
+              return cuda_detail::TryLaunch(*stream, site.kernel.function, site.threads, site.blocks, shared_bytes,
+                                            params, fault);
             },
             args...)) [[likely]] {
       return Status();
     }
-    return LaunchFaultStatus(stream, fault, site.threads.x, site.threads.y, site.threads.z, site.blocks.x,
-                             site.blocks.y, site.blocks.z, site.kernel_name);
+    return cuda_detail::LaunchFaultStatus(*stream, fault, site.threads.x, site.threads.y, site.threads.z,
+                                          site.blocks.x, site.blocks.y, site.blocks.z, site.kernel_name);
   }
   // The same launch with packed arguments: command buffers and prepared
   // launches submit these.
@@ -469,17 +470,16 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const std::string* kernel_name = operation.kernel_name;
 
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    // The success path builds no Status: TryLaunchFunction says where it
-    // stopped, and LaunchFaultStatus (cold) turns that into the message.
-    LaunchFault fault;
+    // The success path builds no Status (launch.hpp).
+    cuda_detail::LaunchFault fault;
     if (cuda_detail::WithKernelParams<Params...>(
             args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
-              return TryLaunchFunction(stream, kernel.function, threads, blocks, shared_bytes, params, fault);
+              return cuda_detail::TryLaunch(*stream, kernel.function, threads, blocks, shared_bytes, params, fault);
             })) [[likely]] {
       return Status();
     }
-    return LaunchFaultStatus(stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
-                             kernel_name);
+    return cuda_detail::LaunchFaultStatus(*stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y,
+                                          blocks.z, kernel_name);
   }
 
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read
@@ -497,8 +497,9 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     if (stream->Failed()) [[unlikely]] return Status();
     cuda_detail::UntypedParams params;
     params.Fill(launch.args);
-    return LaunchFunction(stream, launch.kernel.function, launch.threads, launch.blocks, params.shared_bytes,
-                          params.count == 0 ? nullptr : params.pointers.data(), launch.kernel_name);
+    return cuda_detail::LaunchFunction(*stream, launch.kernel.function, launch.threads, launch.blocks,
+                                       params.shared_bytes, params.count == 0 ? nullptr : params.pointers.data(),
+                                       launch.kernel_name);
   }
 
   // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------
@@ -579,66 +580,6 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const CUresult r = from.api->cuCtxEnablePeerAccess(to.context, 0);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return Status();
     return from.api->Error(r, "cuCtxEnablePeerAccess", "from cuda:{} to cuda:{}", from.ordinal, to.ordinal);
-  }
-
- private:
-  // Inlined into every launch: the context check and the driver call are the
-  // whole hot path; the message of a failure is built out of line.
-  [[gnu::always_inline]] static Status LaunchFunction(StreamHandle& stream, CUfunction function,
-                                                      const ThreadDim& threads, const BlockDim& blocks,
-                                                      std::uint64_t shared_bytes, void** params,
-                                                      const std::string* kernel_name) {
-    LaunchFault fault;
-    if (TryLaunchFunction(stream, function, threads, blocks, shared_bytes, params, fault)) [[likely]] return Status();
-    return LaunchFaultStatus(stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, kernel_name);
-  }
-
-  // Where a launch stopped: the context switch (call = cuCtxGetCurrent or
-  // cuCtxSetCurrent; empty: inside a host function) or cuLaunchKernel itself.
-  // Written only when a launch fails, so that the success path stores nothing.
-  struct LaunchFault {
-    CUresult result;
-    std::string_view call;
-    std::uint64_t shared_bytes;
-  };
-  [[gnu::always_inline]] static bool TryLaunchFunction(StreamHandle& stream, CUfunction function,
-                                                       const ThreadDim& threads, const BlockDim& blocks,
-                                                       std::uint64_t shared_bytes, void** params, LaunchFault& fault) {
-    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] {
-      fault = {context_scope.failure(), context_scope.failed_call(), shared_bytes};
-      return false;
-    }
-    const CUresult r = stream->api->cuLaunchKernel(
-        function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
-        static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
-        static_cast<unsigned>(shared_bytes), stream->stream, params, nullptr);
-    if (r == CUDA_SUCCESS) [[likely]] return true;
-    fault = {r, "cuLaunchKernel", shared_bytes};
-    return false;
-  }
-  // The dimensions as six integers: see Stream::RefuseLaunch.
-  [[gnu::cold, gnu::noinline]] static Status LaunchFaultStatus(const StreamHandle& stream, const LaunchFault& fault,
-                                                               std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-                                                               std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
-                                                               const std::string* kernel_name) {
-    const ThreadDim threads(tx, ty, tz);
-    const BlockDim blocks(bx, by, bz);
-    if (fault.call != "cuLaunchKernel") {
-      return cuda_detail::ContextScope::Failure(*stream->api, fault.result, fault.call, stream->context);
-    }
-    return LaunchFailed(stream, fault.result, threads, blocks, fault.shared_bytes, kernel_name);
-  }
-
-  [[gnu::cold, gnu::noinline]] static Status LaunchFailed(const StreamHandle& stream, CUresult r,
-                                                          const ThreadDim& threads, const BlockDim& blocks,
-                                                          std::uint64_t shared_bytes,
-                                                          const std::string* kernel_name) {
-    return stream->api->Error(r, "cuLaunchKernel",
-                              "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
-                              "bytes of dynamic shared memory",
-                              kernel_name ? *kernel_name : std::string("?"), stream->ordinal, blocks.x, blocks.y,
-                              blocks.z, threads.x, threads.y, threads.z, shared_bytes);
   }
 
  private:

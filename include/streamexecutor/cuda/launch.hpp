@@ -1,0 +1,80 @@
+// The launch path: the current-context check and one cuLaunchKernel, inlined
+// into every launch; a failure is recorded as plain values (LaunchFault) and
+// turned into a Status out of line, so that a launch that succeeds builds no
+// Status. Used by the typed, the packed and the run-time typed launches
+// (backend.hpp); the argument arrays come from kernel_params.hpp.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/state.hpp"
+
+namespace streamexecutor::cuda_detail {
+
+// Where a launch stopped: the context switch (call = cuCtxGetCurrent or
+// cuCtxSetCurrent; empty: inside a host function) or cuLaunchKernel itself.
+// Written only when a launch fails, so that the success path stores nothing.
+struct LaunchFault {
+  CUresult result;
+  std::string_view call;
+  std::uint64_t shared_bytes;
+};
+
+// True when enqueued; false with `fault` saying where it stopped.
+[[gnu::always_inline]] inline bool TryLaunch(StreamState& stream, CUfunction function, const ThreadDim& threads,
+                                             const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
+                                             LaunchFault& fault) {
+  const ContextScope context_scope(*stream.api, stream.context);
+  if (!context_scope.ok()) [[unlikely]] {
+    fault = {context_scope.failure(), context_scope.failed_call(), shared_bytes};
+    return false;
+  }
+  const CUresult r = stream.api->cuLaunchKernel(
+      function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
+      static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
+      static_cast<unsigned>(shared_bytes), stream.stream, params, nullptr);
+  if (r == CUDA_SUCCESS) [[likely]] return true;
+  fault = {r, "cuLaunchKernel", shared_bytes};
+  return false;
+}
+
+[[gnu::cold, gnu::noinline]] inline Status LaunchFailed(const StreamState& stream, CUresult r,
+                                                         const ThreadDim& threads, const BlockDim& blocks,
+                                                         std::uint64_t shared_bytes, const std::string* kernel_name) {
+  return stream.api->Error(r, "cuLaunchKernel",
+                           "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
+                           "bytes of dynamic shared memory",
+                           kernel_name ? *kernel_name : std::string("?"), stream.ordinal, blocks.x, blocks.y,
+                           blocks.z, threads.x, threads.y, threads.z, shared_bytes);
+}
+
+// The dimensions come as six integers: see Stream::RefuseLaunch.
+[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(const StreamState& stream, const LaunchFault& fault,
+                                                              std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                              std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                                                              const std::string* kernel_name) {
+  if (fault.call != "cuLaunchKernel") {
+    return ContextScope::Failure(*stream.api, fault.result, fault.call, stream.context);
+  }
+  return LaunchFailed(stream, fault.result, ThreadDim(tx, ty, tz), BlockDim(bx, by, bz), fault.shared_bytes,
+                      kernel_name);
+}
+
+// The launch with its Status, for the paths that have their arguments as an
+// array already (run-time typed launches).
+[[gnu::always_inline]] inline Status LaunchFunction(StreamState& stream, CUfunction function, const ThreadDim& threads,
+                                                    const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
+                                                    const std::string* kernel_name) {
+  LaunchFault fault;
+  if (TryLaunch(stream, function, threads, blocks, shared_bytes, params, fault)) [[likely]] return Status();
+  return LaunchFaultStatus(stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, kernel_name);
+}
+
+}  // namespace streamexecutor::cuda_detail
