@@ -124,7 +124,7 @@ concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorStat
 // A backend whose typed launch takes the caller's arguments as they were
 // passed (B::SubmitArguments<Params...>(stream, op::LaunchSite, args...)) and
 // packs them itself, so that the launch path holds no argument tuple in
-// memory (opencl/backend.hpp). Others receive op::Launch with PackedArgs.
+// memory (OpenCL, CUDA). Others receive op::Launch with PackedArgs.
 template <typename B>
 concept ArgumentLaunchBackend = Backend<B> && requires { requires B::kLaunchesFromArguments; };
 

@@ -117,11 +117,10 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     });
   }
 
-  // The launch path's check: a few loads and compares, inline, no Status.
-  // CheckLaunchMemory says why when it is false.
-  // The launch path's check: the view's id still names a live allocation of
-  // this executor. The rest (handle, range) was checked when the view was
-  // made (DeviceMemoryBase's constructor). CheckLive says why one is refused.
+  // The launch path's check, inline, no Status: the view's id still names a
+  // live allocation of this executor. The rest (handle, range) was checked
+  // when the view was made (DeviceMemoryBase's constructor).
+  // CheckLaunchMemory says why one is refused.
   bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
     const detail::AllocationRecord* record = memory.allocation_record();
     return record != nullptr && record->owner == this &&

@@ -544,8 +544,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
 
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
   // clEnqueueNDRangeKernel (launch.hpp). ThenLaunch hands over the caller's
-  // arguments: packed here into values the compiler keeps in registers, and
-  // packed again, from the arguments, only for the general path.
+  // arguments: the plain path reads them where they are (PlainArg), and they
+  // are packed into a tuple only for the general path.
   static constexpr bool kLaunchesFromArguments = true;
   template <typename... Params, typename... Args>
   [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
