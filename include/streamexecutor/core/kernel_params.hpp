@@ -147,6 +147,26 @@ constexpr PackedArgT<P> PackOne(A&& arg) {
   }
 }
 
+// What the plain launch path of an ArgumentLaunchBackend reads of one
+// argument, with no copy where it can: the caller's own view for DeviceMemory
+// (never null there: ThenLaunch's checks refused null), the object itself
+// when it already has the parameter's packed type (a caller's scalar of the
+// kernel's type, or an element of PackedArgs), the converted value otherwise.
+template <typename P, typename A>
+[[gnu::always_inline]] inline decltype(auto) ArgumentAsPassed(const A& arg) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<A>) {
+    static constexpr DeviceMemoryBase kNullView;
+    return (kNullView);
+  } else if constexpr (is_device_memory_pointer_v<V> && std::is_pointer_v<A>) {
+    return static_cast<const DeviceMemoryBase&>(*arg);
+  } else if constexpr (std::is_same_v<A, PackedArgT<P>>) {
+    return (arg);
+  } else {
+    return PackOne<P>(arg);  // a value
+  }
+}
+
 // The view a launch argument for parameter P denotes, for the launch-time
 // liveness check: null for parameters that are not DeviceMemory, a null view
 // for a null pointer.

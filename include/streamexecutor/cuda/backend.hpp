@@ -446,6 +446,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
                                                        const Args&... args) {
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    // The success path builds no Status (launch.hpp).
     cuda_detail::LaunchFault fault;
     if (cuda_detail::WithArgumentParams<Params...>(
             [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
@@ -458,28 +459,15 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     return cuda_detail::LaunchFaultStatus(*stream, fault, site.threads.x, site.threads.y, site.threads.z,
                                           site.blocks.x, site.blocks.y, site.blocks.z, site.kernel_name);
   }
-  // The same launch with packed arguments: command buffers and prepared
-  // launches submit these.
+  // The same launch with packed arguments (prepared launches): their
+  // elements are read in place as the caller's arguments are.
   template <typename... Params>
   [[gnu::always_inline]] static Status Submit(StreamHandle& stream,
                                               const op::Launch<KernelHandle, Params...>& operation) {
-    const KernelHandle& kernel = operation.kernel;
-    const ThreadDim& threads = operation.threads;
-    const BlockDim& blocks = operation.blocks;
-    const PackedArgs<Params...>& args = operation.args;
-    const std::string* kernel_name = operation.kernel_name;
-
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
-    // The success path builds no Status (launch.hpp).
-    cuda_detail::LaunchFault fault;
-    if (cuda_detail::WithKernelParams<Params...>(
-            args, [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
-              return cuda_detail::TryLaunch(*stream, kernel.function, threads, blocks, shared_bytes, params, fault);
-            })) [[likely]] {
-      return Status();
-    }
-    return cuda_detail::LaunchFaultStatus(*stream, fault, threads.x, threads.y, threads.z, blocks.x, blocks.y,
-                                          blocks.z, kernel_name);
+    const op::LaunchSite<KernelHandle> site{operation.kernel, operation.threads, operation.blocks,
+                                            operation.kernel_name};
+    return std::apply([&](const auto&... args) { return SubmitArguments<Params...>(stream, site, args...); },
+                      operation.args);
   }
 
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list is read

@@ -27,43 +27,29 @@ constexpr bool IsSharedParam() {
   return is_shared_device_memory_v<std::remove_cv_t<P>>;
 }
 
-// The value passed for one parameter: the device address for memory, the
-// byte count for shared memory (summed, never passed), the value otherwise.
-template <typename P>
-auto ToDevice(const PackedArgT<P>& packed) {
-  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-    return DeviceAddress(packed);
-  } else if constexpr (IsSharedParam<P>()) {
-    return std::uint64_t{packed.size()};
-  } else {
-    return packed;
-  }
-}
-
-// The value for one parameter from the caller's own argument (the
-// SubmitArguments path): the device address for memory, the byte count for
-// shared memory, and for a scalar of the kernel's own type the address of
-// the caller's object itself, which cuLaunchKernel reads during the call, so
-// that nothing is copied; a converted value otherwise.
+// The value for one parameter, from a caller's argument (SubmitArguments) or
+// an element of PackedArgs: the device address for memory, the byte count
+// for shared memory (summed, never passed), and for a scalar of the kernel's
+// own type the address of that object itself, which cuLaunchKernel (or the
+// graph node) reads during the call, so nothing is copied; a converted value
+// otherwise.
 template <typename P, typename A>
 [[gnu::always_inline]] inline auto DeviceValueOf(const A& arg) {
-  using V = std::remove_cv_t<P>;
-  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<A>) {
-    return CUdeviceptr{0};  // a nullptr literal: refused by ThenLaunch's checks, never launched
-  } else if constexpr (is_device_memory_pointer_v<V>) {
-    return DeviceAddress(*arg);  // never null here: ThenLaunch's checks refused null
+  decltype(auto) passed = streamexecutor::detail::ArgumentAsPassed<P>(arg);
+  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
+    return DeviceAddress(passed);
   } else if constexpr (IsSharedParam<P>()) {
-    return std::uint64_t{PackedArgT<P>(streamexecutor::detail::PackOne<P>(arg)).size()};
-  } else if constexpr (std::is_same_v<A, V>) {
-    return &arg;
+    return std::uint64_t{passed.size()};
+  } else if constexpr (std::is_lvalue_reference_v<decltype(passed)>) {
+    return &passed;
   } else {
-    return streamexecutor::detail::PackOne<P>(arg);
+    return passed;
   }
 }
 
 // `use(params, shared_bytes)` with params pointing into `values` (one per
-// parameter, from ToDevice or DeviceValueOf); a pointer among them already
-// is the parameter's address. No allocation.
+// parameter, from DeviceValueOf); a pointer among them already is the
+// parameter's address. No allocation.
 template <typename... Params, typename Values, typename Use>
 [[gnu::always_inline]] inline decltype(auto) WithDeviceValues(Values& values, Use&& use) {
   constexpr std::size_t kDeviceParams = (std::size_t{0} + ... + (IsSharedParam<Params>() ? 0 : 1));
@@ -91,7 +77,8 @@ template <typename... Params, typename Values, typename Use>
 // `use(params, shared_bytes)` runs while the values live. No allocation.
 template <typename... Params, typename Use>
 [[gnu::always_inline]] inline decltype(auto) WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
-  auto values = std::apply([](const auto&... packed) { return std::tuple{ToDevice<Params>(packed)...}; }, args);
+  auto values =
+      std::apply([](const auto&... packed) { return std::tuple{DeviceValueOf<Params>(packed)...}; }, args);
   return WithDeviceValues<Params...>(values, use);
 }
 

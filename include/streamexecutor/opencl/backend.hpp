@@ -544,8 +544,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
 
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one
   // clEnqueueNDRangeKernel (launch.hpp). ThenLaunch hands over the caller's
-  // arguments: the plain path reads them where they are (PlainArg), and they
-  // are packed into a tuple only for the general path.
+  // arguments: the plain path reads them where they are
+  // (detail::ArgumentAsPassed), and they are packed only for the general path.
   static constexpr bool kLaunchesFromArguments = true;
   template <typename... Params, typename... Args>
   [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
@@ -553,7 +553,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     return opencl_detail::TypedLaunch<Params...>(
         *stream, *site.kernel.impl, site.threads, site.blocks, site.kernel_name,
         [&] { return PackedArgs<Params...>{streamexecutor::detail::PackOne<Params>(args)...}; },
-        opencl_detail::PlainArg<Params>(args)...);
+        streamexecutor::detail::ArgumentAsPassed<Params>(args)...);
   }
   // The same launch with packed arguments: command buffers replay these.
   template <typename... Params>

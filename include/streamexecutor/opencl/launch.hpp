@@ -77,6 +77,20 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
   return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
 }
 
+// One argument that needs one clSetKernelArg of a plain value: a whole
+// buffer, or a scalar of the kernel's own type.
+template <typename P, typename A>
+[[gnu::always_inline]] inline cl_int SetPlainArg(cl_kernel kernel, cl_uint index, const A& arg) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V>) {
+    const cl_mem buffer = Buffer(arg);
+    return clSetKernelArg(kernel, index, sizeof(cl_mem), &buffer);
+  } else {
+    static_assert(sizeof(A) == sizeof(V));  // detail::ArgumentAsPassed gives the kernel's own type
+    return clSetKernelArg(kernel, index, sizeof(V), &arg);
+  }
+}
+
 // True on success; on failure stores the error in `failure`. A bool rather
 // than a Status so that the success path moves no Status per argument.
 template <typename P>
@@ -91,15 +105,14 @@ template <typename P>
       failure = std::move(status);
       return false;
     }
-    const cl_mem buffer = Buffer(packed);
-    error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &buffer);
+    error = SetPlainArg<P>(kernel.kernel, index, packed);
   } else if constexpr (is_shared_device_memory_v<V>) {
     // __local of the launch's size; OpenCL refuses 0 bytes, so an empty
     // request reserves one element.
     const std::size_t bytes = packed.size() ? packed.size() : sizeof(typename V::ElementType);
     error = clSetKernelArg(kernel.kernel, index, bytes, nullptr);
   } else {
-    error = clSetKernelArg(kernel.kernel, index, sizeof(V), &packed);
+    error = SetPlainArg<P>(kernel.kernel, index, packed);
   }
   if (error == CL_SUCCESS) [[likely]] return true;
   return FailArg(failure, error, index, name, *kernel.executor);
@@ -258,25 +271,6 @@ struct LaunchFault {
   cl_int error;
 };
 
-// What the plain path reads of one argument, without copying it where it
-// can: the caller's own view for DeviceMemory (never null here: ThenLaunch's
-// checks refused null), the caller's own scalar when it has the kernel's
-// type, and the converted value otherwise.
-template <typename P, typename A>
-[[gnu::always_inline]] inline decltype(auto) PlainArg(const A& arg) {
-  using V = std::remove_cv_t<P>;
-  if constexpr (is_device_memory_pointer_v<V> && std::is_null_pointer_v<A>) {
-    static constexpr DeviceMemoryBase kNullView;
-    return (kNullView);
-  } else if constexpr (is_device_memory_pointer_v<V> && std::is_pointer_v<A>) {
-    return static_cast<const DeviceMemoryBase&>(*arg);
-  } else if constexpr (std::is_same_v<A, V> || std::is_same_v<A, PackedArgT<P>>) {
-    return (arg);
-  } else {
-    return streamexecutor::detail::PackOne<P>(arg);  // a value
-  }
-}
-
 template <typename P, typename A>
 [[gnu::always_inline]] inline bool NeedsGeneralPath(const A& arg) {
   if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) return arg.offset() != 0;  // a slice: a sub-buffer
@@ -291,18 +285,6 @@ template <typename... Params, typename... Args>
 [[gnu::always_inline]] inline bool FastLaunchApplies(const StreamState& stream, const LoadedKernel& kernel,
                                                      const ThreadDim& threads, const Args&... args) {
   return !stream.Diverted() && threads.Count() <= kernel.launch_limit && !(NeedsGeneralPath<Params>(args) || ...);
-}
-
-template <typename P, typename A>
-[[gnu::always_inline]] inline cl_int SetPlainArg(cl_kernel kernel, cl_uint index, const A& arg) {
-  using V = std::remove_cv_t<P>;
-  if constexpr (is_device_memory_pointer_v<V>) {
-    const cl_mem buffer = Buffer(arg);
-    return clSetKernelArg(kernel, index, sizeof(cl_mem), &buffer);
-  } else {
-    static_assert(sizeof(A) == sizeof(V));  // PlainArg gives the kernel's own type
-    return clSetKernelArg(kernel, index, sizeof(V), &arg);
-  }
 }
 
 // Every argument in order, each index a constant; stops at the first failure.
@@ -369,7 +351,7 @@ template <typename... Params>
 }
 
 // The typed launch: the plain path inline, everything else out of line.
-// `args` are what the plain path reads (PlainArg), `packed()` gives the
+// `args` are what the plain path reads (detail::ArgumentAsPassed), `packed()` gives the
 // packed arguments for the general path: the plain path never takes the
 // address of an argument tuple, so the compiler keeps the values in
 // registers.
