@@ -208,21 +208,13 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // TypedKernel's.
   template <typename... Params>
   Status GetKernel(const MultiKernelLoaderSpec& spec, TypedKernel<Params...>* kernel) {
-    if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: kernel is null", label_);
-    const std::string name(B::SpecKernelName(spec));
-    if (kernel->executor() != this) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "GetKernel on {}: kernel '{}' was constructed for a different StreamExecutor", label_, name);
-    }
-    if (spec.arity() != sizeof...(Params)) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "GetKernel on {}: MultiKernelLoaderSpec for kernel '{}' declares arity {}, but the TypedKernel "
-                       "has {} parameter(s) {}",
-                       label_, name, spec.arity(), sizeof...(Params), DeclaredParams<Params...>());
-    }
+    // Only the backend's load depends on the parameter types; the checks
+    // around it are shared by every signature (and compiled once under
+    // separate compilation).
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckGetKernel(spec, kernel, detail::kParamInfos<Params...>));
     typename B::KernelHandle handle{};
     STREAMEXECUTOR_RETURN_IF_ERROR(B::template LoadKernel<Params...>(state_, spec, handle));
-    return BindLoaded(name, handle, *kernel);
+    return BindLoaded(std::string(B::SpecKernelName(spec)), handle, *kernel);
   }
 
   // A kernel launched with arguments typed at run time (core/kernel_args.hpp):
@@ -247,11 +239,27 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     return Status();
   }
 
-  template <typename... Params>
-  static std::string DeclaredParams() {
-    std::string list = "(";
-    ((list += list.size() > 1 ? ", " : "", list += detail::TypeName<Params>()), ...);
-    return list + ")";
+  Status CheckGetKernel(const MultiKernelLoaderSpec& spec, const KernelBase* kernel,
+                        std::span<const KernelParamInfo> params) const {
+    if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: kernel is null", label_);
+    const std::string_view name = B::SpecKernelName(spec);
+    if (kernel->executor() != this) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetKernel on {}: kernel '{}' was constructed for a different StreamExecutor", label_, name);
+    }
+    if (spec.arity() != params.size()) {
+      std::string declared = "(";
+      for (const KernelParamInfo& param : params) {
+        if (declared.size() > 1) declared += ", ";
+        declared += param.declared_type;
+      }
+      declared += ")";
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "GetKernel on {}: MultiKernelLoaderSpec for kernel '{}' declares arity {}, but the TypedKernel "
+                       "has {} parameter(s) {}",
+                       label_, name, spec.arity(), params.size(), declared);
+    }
+    return Status();
   }
 
  public:

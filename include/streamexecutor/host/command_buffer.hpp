@@ -98,7 +98,7 @@ class RecordedCommands {
     StoredCallback* callback;  // owned by callbacks_
   };
 
-  Status Append(Entry entry) {
+  Status Append(const Entry& entry) {  // by reference: Entry is 64-byte aligned
     try {
       entries_.push_back(entry);
     } catch (...) {
