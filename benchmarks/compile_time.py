@@ -12,6 +12,10 @@ For each backend header it times `c++ -c` of
                 without the templates one launch instantiates
   fe_BACKEND    se_BACKEND with -fsyntax-only: the front end alone (parsing and
                 template instantiation); se - fe is code generation
+  sep_BACKEND   se_BACKEND under STREAMEXECUTOR_SEPARATE_COMPILATION: what the
+                unit costs when the project compiles the library's part once
+  part_BACKEND  that compiled part (<streamexecutor/src.hpp>), paid once per
+                project, not per unit
 Runs go round-robin, so drift on a busy machine hits every unit alike; the
 median of the runs is reported, as wall seconds and as the compiler's CPU
 seconds (user + system, from wait4), which a busy machine disturbs far less.
@@ -104,6 +108,12 @@ def main():
         units['inc_' + b] = (path, extra)
         units['se_' + b] = (os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b), extra)
         units['fe_' + b] = (os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b), extra + ['-fsyntax-only'])
+        separate = extra + ['-DSTREAMEXECUTOR_SEPARATE_COMPILATION=1']
+        units['sep_' + b] = (os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b), separate)
+        path = os.path.join(tmp, 'part_%s.cpp' % b)
+        with open(path, 'w') as f:
+            f.write('#include <streamexecutor/src.hpp>\n')
+        units['part_' + b] = (path, separate)
         raw = os.path.join(HERE, 'compile_time', 'raw_%s.cpp' % b)
         if os.path.isfile(raw):
             units['raw_' + b] = (raw, extra)
@@ -146,6 +156,10 @@ def main():
         line += ' | cpu: se %.2fs, std-only %.2fs, se/std %.2f' % (c['se_' + b], c['std_' + b], c['se_' + b] / c['std_' + b])
         if 'raw_' + b in c:
             line += ', raw %.2fs, se/raw %.2f' % (c['raw_' + b], c['se_' + b] / c['raw_' + b])
+        base = 'raw_' + b if 'raw_' + b in c else 'std_' + b
+        line += ' | separately compiled (cpu): %.2fs, %s %.2f; its compiled part %.2fs once' % (
+            c['sep_' + b], 'sep/raw' if base.startswith('raw') else 'sep/std', c['sep_' + b] / c[base],
+            c['part_' + b])
         print(line)
 
 

@@ -8,3 +8,8 @@
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/cuda/backend.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
+
+#if defined(STREAMEXECUTOR_SEPARATE_COMPILATION)
+STREAMEXECUTOR_BACKEND_INSTANTIATIONS(extern, ::streamexecutor::cuda)
+#endif

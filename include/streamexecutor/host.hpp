@@ -7,4 +7,9 @@
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/host/backend.hpp"
+
+#if defined(STREAMEXECUTOR_SEPARATE_COMPILATION)
+STREAMEXECUTOR_BACKEND_INSTANTIATIONS(extern, ::streamexecutor::host)
+#endif

@@ -8,4 +8,9 @@
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/backend.hpp"
+
+#if defined(STREAMEXECUTOR_SEPARATE_COMPILATION)
+STREAMEXECUTOR_BACKEND_INSTANTIATIONS(extern, ::streamexecutor::opencl)
+#endif

@@ -3,7 +3,9 @@
 moves the installed tree elsewhere (the package must be relocatable), and
 builds consumer.cpp against it through every route a consumer takes:
 pkg-config per backend, CMake components, add_subdirectory() of the source
-tree, and a Meson subproject. Every program built must run.
+tree, and a Meson subproject, each also separately compiled
+(STREAMEXECUTOR_SEPARATE_COMPILATION) except the CMake package. Every program
+built must run.
 With CANNED (comma-separated, of blas,rng,fft,dnn: the families whose host
 library the build found), canned_consumer.cpp runs one operation of each on
 the host backend through pkg-config (streamexecutor-<family>.pc), the CMake
@@ -79,6 +81,17 @@ def main() -> int:
             exe = os.path.join(scratch, f"consumer_pkgconfig_{backend}")
             run([cxx, "-std=c++20", os.path.join(consumer_dir, "consumer.cpp"), "-o", exe] + flags)
             check_runs(exe, ["host", backend])
+
+        # ---- pkg-config, separately compiled: the project compiles
+        # <streamexecutor/src.hpp> in one unit of its own (docs/separate_compilation.md)
+        flags = output(["pkg-config", "--cflags", "--libs"] + [packages[b] for b in backends], env=env).split()
+        part = os.path.join(scratch, "streamexecutor_part.cpp")
+        with open(part, "w", encoding="utf-8") as f:
+            f.write("#include <streamexecutor/src.hpp>\n")
+        exe = os.path.join(scratch, "consumer_pkgconfig_separate")
+        run([cxx, "-std=c++20", "-DSTREAMEXECUTOR_SEPARATE_COMPILATION=1", os.path.join(consumer_dir, "consumer.cpp"),
+             part, "-o", exe] + flags)
+        check_runs(exe, backends)
 
         # ---- pkg-config: one file per canned family found -------------------------
         for family in ("blas", "rng", "fft", "dnn"):
@@ -169,6 +182,8 @@ def main() -> int:
         if canned:
             subdirectory_options.append("-DSE_CANNED=" + ";".join(canned))
         check_runs(cmake_consumer("cmake_subdirectory", *subdirectory_options), backends)
+        # streamexecutor::separate: the compiled part as a static library.
+        check_runs(os.path.join(scratch, "cmake_subdirectory", "consumer_separate"), backends)
         if canned:
             # Built by the same cmake --build: streamexecutor::blas, ::rng, ::fft, ::dnn from the source tree
             # (with CUDA and nvcc, the Philox PTX compiled by CMake).
@@ -182,7 +197,10 @@ def main() -> int:
         with open(os.path.join(project, "meson.build"), "w", encoding="utf-8") as f:
             f.write("project('consumer', 'cpp', default_options: ['cpp_std=c++20'])\n"
                     "se = dependency('streamexecutor', fallback: ['streamexecutor', 'streamexecutor_dep'])\n"
-                    "executable('consumer', 'consumer.cpp', dependencies: se)\n")
+                    "executable('consumer', 'consumer.cpp', dependencies: se)\n"
+                    "se_separate = dependency('streamexecutor-separate',\n"
+                    "                         fallback: ['streamexecutor', 'streamexecutor_separate_dep'])\n"
+                    "executable('consumer_separate', 'consumer.cpp', dependencies: se_separate)\n")
         meson_build = os.path.join(project, "build")
         run(["meson", "setup", meson_build, project, "-Dstreamexecutor:cuda=disabled"], stdout=subprocess.DEVNULL)
         targets = output(["meson", "introspect", "--targets", meson_build])
@@ -191,6 +209,7 @@ def main() -> int:
             return 1
         run(["meson", "compile", "-C", meson_build], stdout=subprocess.DEVNULL)
         check_runs(os.path.join(meson_build, "consumer"), ["host"])
+        check_runs(os.path.join(meson_build, "consumer_separate"), ["host"])
         print("Meson subproject: library only, consumer built and ran")
     return 0
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -12,6 +11,11 @@
 #include <utility>
 
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
+
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+#include <fstream>  // Contents() reads on-disk kernels
+#endif
 
 namespace streamexecutor {
 
@@ -114,21 +118,7 @@ class MultiKernelLoaderSpec {
 
   // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's
   // "no code for this platform" error appends, so the user sees what is there.
-  std::string DescribeEntries() const {
-    std::string found;
-    auto note = [&](bool present, std::string_view what) {
-      if (!present) return;
-      if (!found.empty()) found += ", ";
-      found += what;
-    };
-    note(host_.has_value(), "a host kernel");
-    note(cuda_ptx_.has_value(), "CUDA PTX");
-    note(cuda_cubin_.has_value(), "CUDA cubin");
-    note(cuda_fatbin_.has_value(), "CUDA fatbin");
-    note(opencl_text_.has_value(), "OpenCL text");
-    note(opencl_binary_.has_value(), "OpenCL binary");
-    return found.empty() ? std::string("; it is empty") : "; it has: " + found;
-  }
+  std::string DescribeEntries() const;
 
  private:
   MultiKernelLoaderSpec& Set(std::optional<KernelLoaderSpec>& slot, std::string_view kernel_name,
@@ -143,7 +133,26 @@ class MultiKernelLoaderSpec {
   std::optional<HostKernelLoaderSpec> host_;
 };
 
-inline StatusOr<std::string> KernelLoaderSpec::Contents() const {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string MultiKernelLoaderSpec::DescribeEntries() const {
+  std::string found;
+  auto note = [&](bool present, std::string_view what) {
+    if (!present) return;
+    if (!found.empty()) found += ", ";
+    found += what;
+  };
+  note(host_.has_value(), "a host kernel");
+  note(cuda_ptx_.has_value(), "CUDA PTX");
+  note(cuda_cubin_.has_value(), "CUDA cubin");
+  note(cuda_fatbin_.has_value(), "CUDA fatbin");
+  note(opencl_text_.has_value(), "OpenCL text");
+  note(opencl_binary_.has_value(), "OpenCL binary");
+  return found.empty() ? std::string("; it is empty") : "; it has: " + found;
+}
+#endif
+
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL StatusOr<std::string> KernelLoaderSpec::Contents() const {
   if (!on_disk()) return data;
   std::ifstream in(filename, std::ios::binary);
   if (!in) {
@@ -155,5 +164,6 @@ inline StatusOr<std::string> KernelLoaderSpec::Contents() const {
   }
   return contents;
 }
+#endif
 
 }  // namespace streamexecutor

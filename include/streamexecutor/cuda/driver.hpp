@@ -14,8 +14,9 @@
 #include <string_view>
 
 #include "streamexecutor/core/status.hpp"
-#include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/cuda/errors.hpp"
+#include "streamexecutor/detail/export.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 
 namespace streamexecutor::cuda_detail {
 
@@ -107,11 +108,7 @@ struct DriverApi {
   void* library = nullptr;
 
   // "CUDA_ERROR_OUT_OF_MEMORY", from the driver when it knows the code.
-  std::string_view ErrorName(CUresult result) const {
-    const char* name = nullptr;
-    if (cuGetErrorName != nullptr && cuGetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr) return name;
-    return FallbackErrorName(result);
-  }
+  std::string_view ErrorName(CUresult result) const;
   std::string_view ErrorString(CUresult result) const {
     const char* text = nullptr;
     if (cuGetErrorString != nullptr && cuGetErrorString(result, &text) == CUDA_SUCCESS && text != nullptr) return text;
@@ -126,6 +123,14 @@ struct DriverApi {
                               text.empty() ? "" : ": ", text, fmt::format(context, std::forward<Args>(args)...)));
   }
 };
+
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string_view DriverApi::ErrorName(CUresult result) const {
+  const char* name = nullptr;
+  if (cuGetErrorName != nullptr && cuGetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr) return name;
+  return FallbackErrorName(result);
+}
+#endif
 
 // The library name the loader opens; tests point LD_LIBRARY_PATH elsewhere
 // to substitute the toolkit's stub or a test double.

@@ -15,6 +15,7 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 
 namespace streamexecutor::cuda_detail {
 
@@ -45,27 +46,40 @@ struct LaunchFault {
   return false;
 }
 
-[[gnu::cold, gnu::noinline]] inline Status LaunchFailed(const StreamState& stream, CUresult r,
-                                                         const ThreadDim& threads, const BlockDim& blocks,
-                                                         std::uint64_t shared_bytes, const std::string* kernel_name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(const StreamState& stream, CUresult r,
+                                                                     const ThreadDim& threads, const BlockDim& blocks,
+                                                                     std::uint64_t shared_bytes,
+                                                                     const std::string* kernel_name) {
   return stream.api->Error(r, "cuLaunchKernel",
                            "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
                            "bytes of dynamic shared memory",
                            kernel_name ? *kernel_name : std::string("?"), stream.ordinal, blocks.x, blocks.y,
                            blocks.z, threads.x, threads.y, threads.z, shared_bytes);
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(const StreamState& stream, CUresult r,
+                                                                     const ThreadDim& threads, const BlockDim& blocks,
+                                                                     std::uint64_t shared_bytes,
+                                                                     const std::string* kernel_name);
+#endif
 
 // The dimensions come as six integers: see Stream::RefuseLaunch.
-[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(const StreamState& stream, const LaunchFault& fault,
-                                                              std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-                                                              std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
-                                                              const std::string* kernel_name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFaultStatus(
+    const StreamState& stream, const LaunchFault& fault, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, const std::string* kernel_name) {
   if (fault.call != "cuLaunchKernel") {
     return ContextScope::Failure(*stream.api, fault.result, fault.call, stream.context);
   }
   return LaunchFailed(stream, fault.result, ThreadDim(tx, ty, tz), BlockDim(bx, by, bz), fault.shared_bytes,
                       kernel_name);
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFaultStatus(
+    const StreamState& stream, const LaunchFault& fault, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, const std::string* kernel_name);
+#endif
 
 // The launch with its Status, for the paths that have their arguments as an
 // array already (run-time typed launches).

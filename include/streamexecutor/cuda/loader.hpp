@@ -19,6 +19,7 @@
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/signature.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 
 namespace streamexecutor::cuda_detail {
 
@@ -52,8 +53,10 @@ inline std::string TrimLog(const char* log) {
 }
 
 // cuModuleLoadDataEx with the JIT's info and error logs captured.
-inline Status LoadModule(const DriverApi& api, int ordinal, std::string_view format, const KernelLoaderSpec& chosen,
-                         const std::string& image, CUmodule& image_module) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status LoadModule(const DriverApi& api, int ordinal, std::string_view format,
+                                      const KernelLoaderSpec& chosen, const std::string& image,
+                                      CUmodule& image_module) {
   constexpr std::size_t kLogBytes = 16 * 1024;
   std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
   std::array<CUjit_option, 5> options{CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -72,11 +75,16 @@ inline Status LoadModule(const DriverApi& api, int ordinal, std::string_view for
                    errors.empty() ? std::string() : "\nJIT error log:\n" + errors,
                    info.empty() ? std::string() : "\nJIT info log:\n" + info);
 }
+#else
+STREAMEXECUTOR_DECL Status LoadModule(const DriverApi& api, int ordinal, std::string_view format,
+                                      const KernelLoaderSpec& chosen, const std::string& image, CUmodule& image_module);
+#endif
 
 // Where the driver can say what the loaded function takes, the sizes must
 // agree too: this is the only check for cubins and fatbins.
-inline Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction function, std::string_view name,
-                             std::span<const KernelParamInfo> declared) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction function, std::string_view name,
+                                          std::span<const KernelParamInfo> declared) {
   if (api.cuFuncGetParamInfo == nullptr) return Status();
   const std::vector<const KernelParamInfo*> params = DeviceParams(declared);
   std::size_t count = 0;
@@ -105,6 +113,10 @@ inline Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction funct
   }
   return Status();
 }
+#else
+STREAMEXECUTOR_DECL Status CheckParamInfo(const DriverApi& api, int ordinal, CUfunction function, std::string_view name,
+                                          std::span<const KernelParamInfo> declared);
+#endif
 
 // Picks the spec's code, runs `read_ptx(ptx, kernel_name, where)` on PTX (the
 // signature check, or reading the parameters), loads the module once per
@@ -143,8 +155,10 @@ Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const
   return Status();
 }
 
-inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
-                         std::span<const KernelParamInfo> declared, CUfunction& function) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal,
+                                      const MultiKernelLoaderSpec& spec, std::span<const KernelParamInfo> declared,
+                                      CUfunction& function) {
   std::string_view format;
   STREAMEXECUTOR_RETURN_IF_ERROR(LoadFunction(
       api, cache, ordinal, spec,
@@ -154,5 +168,10 @@ inline Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal, 
       function, format));
   return CheckParamInfo(api, ordinal, function, SpecKernelName(spec), declared);
 }
+#else
+STREAMEXECUTOR_DECL Status LoadKernel(const DriverApi& api, ModuleCache& cache, int ordinal,
+                                      const MultiKernelLoaderSpec& spec, std::span<const KernelParamInfo> declared,
+                                      CUfunction& function);
+#endif
 
 }  // namespace streamexecutor::cuda_detail

@@ -480,11 +480,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     return LoadCheckedKernel(executor, spec, detail::kParamInfos<Params...>, kernel);
   }
   static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
-                                  std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
-    return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
-      return opencl_detail::CheckSignature(created, name, executor.impl->label, signature);
-    });
-  }
+                                  std::span<const KernelParamInfo> signature, KernelHandle& kernel);
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
   // from the argument info, read once here (untyped.hpp).
   static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
@@ -607,6 +603,15 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) { return buffer->SubmitTo(stream); }
 };
+
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status opencl::LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                                                     std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
+  return LoadKernelWith(executor, spec, kernel, [&](cl_kernel created, const std::string& name) {
+    return opencl_detail::CheckSignature(created, name, executor.impl->label, signature);
+  });
+}
+#endif
 
 static_assert(Backend<opencl>);
 static_assert(UnifiedMemoryBackend<opencl>);

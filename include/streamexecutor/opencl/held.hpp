@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/memory.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
@@ -25,10 +26,14 @@ inline void ReleaseBuffer(const DeviceMemoryBase& view) {
   if (!view.IsNull()) clReleaseMemObject(Buffer(view));
 }
 
-[[gnu::cold]] inline Status HoldFailed(const StreamState& stream, std::string_view op) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold]] STREAMEXECUTOR_DECL Status HoldFailed(const StreamState& stream, std::string_view op) {
   return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of memory to queue behind a pending host callback",
                    op, stream.executor->label);
 }
+#else
+[[gnu::cold]] STREAMEXECUTOR_DECL Status HoldFailed(const StreamState& stream, std::string_view op);
+#endif
 
 // Runs `hold` (which pushes the command) if a callback is pending; nullopt
 // when none is, and the caller enqueues directly.

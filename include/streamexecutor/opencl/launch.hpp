@@ -14,28 +14,41 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/memory.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 
 namespace streamexecutor::opencl_detail {
 
-inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const std::string* name,
-                       const Executor& e) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status ArgError(std::string_view call, cl_int error, cl_uint index, const std::string* name,
+                                    const Executor& e) {
   return ClError(call, error, "for argument {} of kernel '{}' on {}", index, name ? *name : std::string("?"), e.label);
 }
+#else
+STREAMEXECUTOR_DECL Status ArgError(std::string_view call, cl_int error, cl_uint index, const std::string* name,
+                                    const Executor& e);
+#endif
 
 // Error paths stay out of line, so that the success path of SetArg is a call
 // and a test, small enough to inline into every launch.
-[[gnu::noinline, gnu::cold]] inline bool FailArg(Status& failure, cl_int error, cl_uint index, const std::string* name,
-                                                 const Executor& e) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::noinline, gnu::cold]] STREAMEXECUTOR_DECL bool FailArg(Status& failure, cl_int error, cl_uint index,
+                                                              const std::string* name, const Executor& e) {
   failure = ArgError("clSetKernelArg", error, index, name, e);
   return false;
 }
+#else
+[[gnu::noinline, gnu::cold]] STREAMEXECUTOR_DECL bool FailArg(Status& failure, cl_int error, cl_uint index,
+                                                              const std::string* name, const Executor& e);
+#endif
 
 // A view with a nonzero offset (docs/opencl.md, "Slices"): the uncommon case,
 // kept out of line like the error paths.
-[[gnu::noinline, gnu::cold]] inline Status SetSliceArg(LoadedKernel& kernel, cl_uint index,
-                                                       const DeviceMemoryBase& view, const std::string* name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::noinline, gnu::cold]] STREAMEXECUTOR_DECL Status SetSliceArg(LoadedKernel& kernel, cl_uint index,
+                                                                    const DeviceMemoryBase& view,
+                                                                    const std::string* name) {
   Executor& e = *kernel.executor;
   cl_mem parent = Buffer(view);
   if (e.slices == SliceScheme::kSvmPointer) {
@@ -76,6 +89,11 @@ inline Status ArgError(std::string_view call, cl_int error, cl_uint index, const
   const cl_int error = clSetKernelArg(kernel.kernel, index, sizeof(cl_mem), &sub);
   return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArg", error, index, name, e);
 }
+#else
+[[gnu::noinline, gnu::cold]] STREAMEXECUTOR_DECL Status SetSliceArg(LoadedKernel& kernel, cl_uint index,
+                                                                    const DeviceMemoryBase& view,
+                                                                    const std::string* name);
+#endif
 
 // One argument that needs one clSetKernelArg of a plain value: a whole
 // buffer, or a scalar of the kernel's own type.
@@ -140,23 +158,36 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
   }
 }
 
-[[gnu::cold, gnu::noinline]] inline Status LocalMemoryTooLarge(const LoadedKernel& kernel, std::string_view name,
-                                                std::uint64_t total) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LocalMemoryTooLarge(const LoadedKernel& kernel,
+                                                                            std::string_view name,
+                                                                            std::uint64_t total) {
   return MakeError(ErrorCode::kResourceExhausted,
                    "ThenLaunch of kernel '{}' on {}: {} bytes of __local memory ({} static in the kernel, {} from "
                    "SharedDeviceMemory arguments) exceed the device's CL_DEVICE_LOCAL_MEM_SIZE of {}",
                    name, kernel.executor->label, total, kernel.static_local_bytes, total - kernel.static_local_bytes,
                    kernel.device_local_bytes);
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LocalMemoryTooLarge(const LoadedKernel& kernel,
+                                                                            std::string_view name, std::uint64_t total);
+#endif
 
-[[gnu::cold, gnu::noinline]] inline Status TooManyThreads(const LoadedKernel& kernel, const ThreadDim& threads,
-                                                           std::string_view kernel_name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status TooManyThreads(const LoadedKernel& kernel,
+                                                                       const ThreadDim& threads,
+                                                                       std::string_view kernel_name) {
   return MakeError(ErrorCode::kInvalidArgument,
                    "ThenLaunch of kernel '{}' on {}: {}x{}x{} = {} threads per block exceed this kernel's "
                    "CL_KERNEL_WORK_GROUP_SIZE of {} (the compiled kernel's own limit, at most the device's)",
                    kernel_name, kernel.executor->label, threads.x, threads.y, threads.z, threads.Count(),
                    kernel.work_group_size);
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status TooManyThreads(const LoadedKernel& kernel,
+                                                                       const ThreadDim& threads,
+                                                                       std::string_view kernel_name);
+#endif
 
 // What the driver would refuse, or abort on, checked before any enqueue.
 // `dynamic_local_bytes`: the __local memory the arguments ask for.
@@ -182,13 +213,20 @@ template <typename... Params>
   return CheckSizes(kernel, threads, dynamic_local_bytes, kernel_name);
 }
 
-[[gnu::cold, gnu::noinline]] inline Status EnqueueFailed(cl_int error, const Executor& e, const ThreadDim& threads,
-                                                          const BlockDim& blocks, std::string_view kernel_name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status EnqueueFailed(cl_int error, const Executor& e,
+                                                                      const ThreadDim& threads, const BlockDim& blocks,
+                                                                      std::string_view kernel_name) {
   return ClError("clEnqueueNDRangeKernel", error,
                  "for kernel '{}' on {}: global size {}x{}x{}, local size {}x{}x{} (blocks {}x{}x{})", kernel_name,
                  e.label, blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z, threads.x, threads.y,
                  threads.z, blocks.x, blocks.y, blocks.z);
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status EnqueueFailed(cl_int error, const Executor& e,
+                                                                      const ThreadDim& threads, const BlockDim& blocks,
+                                                                      std::string_view kernel_name);
+#endif
 
 // The global and local sizes of a launch: ThreadDim is the local size,
 // BlockDim x ThreadDim the global size. The products cannot wrap: every
@@ -321,10 +359,12 @@ template <typename... Params, typename... Args>
 
 // The dimensions as six integers, here and in GeneralLaunch: see
 // Stream::RefuseLaunch.
-[[gnu::cold, gnu::noinline]] inline Status LaunchFaultStatus(LaunchFault fault, const LoadedKernel& kernel,
-                                                             std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-                                                             std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
-                                                             const std::string* name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFaultStatus(LaunchFault fault, const LoadedKernel& kernel,
+                                                                          std::uint64_t tx, std::uint64_t ty,
+                                                                          std::uint64_t tz, std::uint64_t bx,
+                                                                          std::uint64_t by, std::uint64_t bz,
+                                                                          const std::string* name) {
   const ThreadDim threads(tx, ty, tz);
   const BlockDim blocks(bx, by, bz);
   if (fault.stop == LaunchStop::kSetArg) {
@@ -332,6 +372,13 @@ template <typename... Params, typename... Args>
   }
   return EnqueueFailed(fault.error, *kernel.executor, threads, blocks, NameOf(name));
 }
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFaultStatus(LaunchFault fault, const LoadedKernel& kernel,
+                                                                          std::uint64_t tx, std::uint64_t ty,
+                                                                          std::uint64_t tz, std::uint64_t bx,
+                                                                          std::uint64_t by, std::uint64_t bz,
+                                                                          const std::string* name);
+#endif
 
 template <typename... Params>
 [[gnu::noinline]] Status DivertedLaunch(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 #include "streamexecutor/opencl/signature.hpp"
 
@@ -21,7 +22,8 @@ struct ProgramSource {
 };
 
 // Text is preferred: it builds for any device, a binary only for its own.
-inline StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiKernelLoaderSpec& spec) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiKernelLoaderSpec& spec) {
   if (spec.opencl_text()) return ProgramSource{&*spec.opencl_text(), false};
   if (spec.opencl_binary()) return ProgramSource{&*spec.opencl_binary(), true};
   return MakeError(ErrorCode::kNotFound,
@@ -29,8 +31,12 @@ inline StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiK
                    "AddOpenCLTextInMemory/OnDisk or AddOpenCLBinaryInMemory/OnDisk){}",
                    executor.label, spec.DescribeEntries());
 }
+#else
+STREAMEXECUTOR_DECL StatusOr<ProgramSource> PickSource(const Executor& executor, const MultiKernelLoaderSpec& spec);
+#endif
 
-inline std::string BuildLog(cl_program program, cl_device_id device) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device) {
   std::string log = Trim(InfoString(
       [device](cl_program p, cl_program_build_info param, std::size_t size, void* value, std::size_t* ret) {
         return clGetProgramBuildInfo(p, device, param, size, value, ret);
@@ -38,10 +44,14 @@ inline std::string BuildLog(cl_program program, cl_device_id device) {
       program, CL_PROGRAM_BUILD_LOG));
   return log.empty() ? std::string("(the driver gave no build log)") : log;
 }
+#else
+STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device);
+#endif
 
 // Builds (or finds in the cache) the program for `source`. Failed builds are
 // not cached, so a corrected file is picked up by the next GetKernel.
-inline StatusOr<cl_program> GetProgram(Executor& executor, const ProgramSource& source) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const ProgramSource& source) {
   const KernelLoaderSpec& spec = *source.spec;
   StatusOr<std::string> code = spec.Contents();
   if (!code.ok()) return Status(code.status().code(), fmt::format("GetKernel on {}: {}", executor.label, code.status().message()));
@@ -89,8 +99,12 @@ inline StatusOr<cl_program> GetProgram(Executor& executor, const ProgramSource& 
   executor.programs.emplace(std::move(key), program);
   return program;
 }
+#else
+STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const ProgramSource& source);
+#endif
 
-inline std::string KernelNames(cl_program program) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string KernelNames(cl_program program) {
   std::string names = InfoString(clGetProgramInfo, program, CL_PROGRAM_KERNEL_NAMES);
   for (char& c : names) {
     if (c == ';') c = ',';
@@ -102,6 +116,9 @@ inline std::string KernelNames(cl_program program) {
   }
   return spaced.empty() ? std::string("none") : spaced;
 }
+#else
+STREAMEXECUTOR_DECL std::string KernelNames(cl_program program);
+#endif
 
 // clCreateKernel plus `check(kernel)` (the signature check of a TypedKernel,
 // or reading the parameters of an UntypedKernel); the caller owns the result.
@@ -122,7 +139,8 @@ StatusOr<cl_kernel> CreateCheckedKernel(Executor& executor, cl_program program, 
 }
 
 // CL_PROGRAM_BINARIES of a single-device program.
-inline StatusOr<std::string> ProgramBinary(const Executor& executor, cl_program program) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL StatusOr<std::string> ProgramBinary(const Executor& executor, cl_program program) {
   std::size_t size = 0;
   cl_int error = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
   if (error != CL_SUCCESS) return ClError("clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", error, "on {}", executor.label);
@@ -132,5 +150,8 @@ inline StatusOr<std::string> ProgramBinary(const Executor& executor, cl_program 
   if (error != CL_SUCCESS) return ClError("clGetProgramInfo(CL_PROGRAM_BINARIES)", error, "on {}", executor.label);
   return binary;
 }
+#else
+STREAMEXECUTOR_DECL StatusOr<std::string> ProgramBinary(const Executor& executor, cl_program program);
+#endif
 
 }  // namespace streamexecutor::opencl_detail

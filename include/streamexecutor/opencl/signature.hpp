@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/errors.hpp"
 
 namespace streamexecutor::opencl_detail {
@@ -45,7 +46,8 @@ constexpr std::string_view Describe(Arith kind) {
 // C++ element types by the name the compiler gives them (GCC and Clang
 // spellings). Anything else (structs, enums, std::array) is kUnknown and is
 // checked by size only.
-inline TypeClass ClassifyCpp(std::string_view name, std::size_t size) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL TypeClass ClassifyCpp(std::string_view name, std::size_t size) {
   struct Entry {
     std::string_view name;
     Arith kind;
@@ -79,10 +81,14 @@ inline TypeClass ClassifyCpp(std::string_view name, std::size_t size) {
   }
   return TypeClass{Arith::kUnknown, size, 1, {}};
 }
+#else
+STREAMEXECUTOR_DECL TypeClass ClassifyCpp(std::string_view name, std::size_t size);
+#endif
 
 // OpenCL C type names as clGetKernelArgInfo reports them ("float", "uint4"),
 // without the pointer star. Typedefs and structs are kUnknown with size 0.
-inline TypeClass ClassifyOpenCL(std::string_view name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL TypeClass ClassifyOpenCL(std::string_view name) {
   struct Entry {
     std::string_view name;
     Arith kind;
@@ -129,10 +135,14 @@ inline TypeClass ClassifyOpenCL(std::string_view name) {
   }
   return TypeClass{};
 }
+#else
+STREAMEXECUTOR_DECL TypeClass ClassifyOpenCL(std::string_view name);
+#endif
 
 // Empty when `declared` (a C++ element or scalar type) can stand for `actual`
 // (an OpenCL C type); otherwise why not.
-inline std::string ElementMismatch(const KernelParamInfo& declared, std::string_view actual_name) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared, std::string_view actual_name) {
   const TypeClass cl = ClassifyOpenCL(actual_name);
   const TypeClass cpp = ClassifyCpp(declared.value_type, declared.value_size);
   if (cl.kind == Arith::kVoid) return {};
@@ -153,6 +163,9 @@ inline std::string ElementMismatch(const KernelParamInfo& declared, std::string_
   if (same_kind && cpp.size == cl.size) return {};
   return fmt::format("{}, OpenCL {}", sized(cpp, declared.value_type), sized(cl, actual_name));
 }
+#else
+STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared, std::string_view actual_name);
+#endif
 
 inline std::string_view AddressSpace(cl_kernel_arg_address_qualifier q) {
   switch (q) {
@@ -182,7 +195,8 @@ inline std::string Trim(std::string_view text) {
   return std::string(text);
 }
 
-inline Status ReadArg(cl_kernel kernel, cl_uint index, RealArg& arg) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status ReadArg(cl_kernel kernel, cl_uint index, RealArg& arg) {
   auto getter = [index](cl_kernel k, cl_kernel_arg_info param, std::size_t size, void* value, std::size_t* ret) {
     return clGetKernelArgInfo(k, index, param, size, value, ret);
   };
@@ -213,8 +227,12 @@ inline Status ReadArg(cl_kernel kernel, cl_uint index, RealArg& arg) {
   arg.spelled = std::move(spelled);
   return Status();
 }
+#else
+STREAMEXECUTOR_DECL Status ReadArg(cl_kernel kernel, cl_uint index, RealArg& arg);
+#endif
 
-inline std::string Suggest(const RealArg& arg) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string Suggest(const RealArg& arg) {
   const TypeClass cl = ClassifyOpenCL(arg.base);
   const std::string element = cl.lanes == 1 && !cl.cpp.empty() && cl.kind != Arith::kVoid ? std::string(cl.cpp)
                                                                                           : std::string("T");
@@ -224,9 +242,13 @@ inline std::string Suggest(const RealArg& arg) {
   if (arg.pointer) return fmt::format("streamexecutor::DeviceMemory<{}>*", element);
   return element;
 }
+#else
+STREAMEXECUTOR_DECL std::string Suggest(const RealArg& arg);
+#endif
 
-inline Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std::string_view device,
-                             std::span<const KernelParamInfo> signature) {
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std::string_view device,
+                                          std::span<const KernelParamInfo> signature) {
   const auto count = Info<cl_uint>(clGetKernelInfo, kernel, CL_KERNEL_NUM_ARGS);
   std::vector<RealArg> real(count);
   for (cl_uint i = 0; i < count; ++i) {
@@ -274,5 +296,9 @@ inline Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std
   }
   return Status();
 }
+#else
+STREAMEXECUTOR_DECL Status CheckSignature(cl_kernel kernel, std::string_view kernel_name, std::string_view device,
+                                          std::span<const KernelParamInfo> signature);
+#endif
 
 }  // namespace streamexecutor::opencl_detail
