@@ -239,8 +239,10 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     return Status();
   }
 
-  Status CheckGetKernel(const MultiKernelLoaderSpec& spec, const KernelBase* kernel,
-                        std::span<const KernelParamInfo> params) const {
+  // Out of line, as BindLoaded: once per unit (or in the compiled part), not
+  // inside every signature's GetKernel.
+  [[gnu::noinline]] Status CheckGetKernel(const MultiKernelLoaderSpec& spec, const KernelBase* kernel,
+                                          std::span<const KernelParamInfo> params) const {
     if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: kernel is null", label_);
     const std::string_view name = B::SpecKernelName(spec);
     if (kernel->executor() != this) {
@@ -545,7 +547,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   }
   // Interns the kernel's name (launch messages point to it) and hands the
   // loaded handle to `kernel`.
-  Status BindLoaded(const std::string& name, typename B::KernelHandle& handle, KernelBase& kernel) {
+  [[gnu::noinline]] Status BindLoaded(const std::string& name, typename B::KernelHandle& handle, KernelBase& kernel) {
     const std::string* interned = nullptr;
     try {
       std::lock_guard<std::mutex> lock(records_mutex_);
