@@ -274,9 +274,13 @@ template <typename SetArgsFn>
 
 inline std::string_view NameOf(const std::string* name) { return name ? std::string_view(*name) : std::string_view("?"); }
 
+// The general launch from packed arguments: GeneralLaunch, DivertedLaunch
+// and a held launch's RunHeldLaunch share one copy per signature (the plain
+// path is FastLaunch).
 template <typename... Params>
-[[gnu::always_inline]] inline Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
-                    const PackedArgs<Params...>& args, const std::string* name) {
+[[gnu::noinline]] Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                      const BlockDim& blocks, const PackedArgs<Params...>& args,
+                                      const std::string* name) {
   const std::string_view kernel_name = NameOf(name);
   if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
     return sizes;
