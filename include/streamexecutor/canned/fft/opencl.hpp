@@ -9,6 +9,8 @@
 #include <clFFT.h>
 
 #include <array>
+#include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -27,13 +29,33 @@ inline Status ClFftError(clfftStatus status, std::string_view call, std::string_
                    "{} on {}: clFFT error {}", call, device, static_cast<int>(status));
 }
 
+// True from the moment the process starts exiting past clfftSetup. clFFT
+// keeps its plans in a static repository that clfftSetup makes, and statics
+// are destroyed in reverse order of construction: a plan held by an object
+// made before the first plan (at namespace scope, in an earlier static, in an
+// executor's plan cache) is destroyed after that repository, where
+// clfftDestroyPlan would free its memory a second time. From then on a plan
+// is left to the process's end, as clFFT's kernels already are.
+STREAMEXECUTOR_EXPORT inline std::atomic<bool>& ClFftExiting() noexcept {
+  static std::atomic<bool> exiting{false};
+  return exiting;
+}
+
 // clfftSetup once per process; clFFT keeps global state (its kernel cache)
-// that is never torn down, as the OpenCL platform itself is not.
+// that is never torn down, as the OpenCL platform itself is not: other code
+// of the process may hold clFFT plans of its own at exit.
 STREAMEXECUTOR_EXPORT inline const clfftStatus& ClFftSetup() {
   static const clfftStatus status = [] {
     clfftSetupData setup;
     clfftStatus s = clfftInitSetupData(&setup);
-    return s == CLFFT_SUCCESS ? clfftSetup(&setup) : s;
+    if (s == CLFFT_SUCCESS) s = clfftSetup(&setup);
+    if (s == CLFFT_SUCCESS) {
+      // Registered after clfftSetup made the repository, so it runs before
+      // the repository's destructor ([basic.start.term]).
+      ClFftExiting();
+      std::atexit([] { ClFftExiting().store(true, std::memory_order_relaxed); });
+    }
+    return s;
   }();
   return status;
 }
@@ -53,6 +75,7 @@ class BackendPlan<opencl> {
   }
 
   ~BackendPlan() {
+    if (ClFftExiting().load(std::memory_order_relaxed)) return;  // see ClFftExiting
     if (has_out_of_place_) clfftDestroyPlan(&out_of_place_);
     if (has_in_place_) clfftDestroyPlan(&in_place_);
   }
