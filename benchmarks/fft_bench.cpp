@@ -19,6 +19,7 @@
 #include <streamexecutor/streamexecutor.hpp>
 
 #include <complex>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -173,14 +174,30 @@ struct DirectClFft {
 #endif
 
 // Each side's state is made at its first iteration, so that a size one
-// library cannot plan does not stop the others.
+// library cannot plan does not stop the others. The sides are released at
+// the end of main: a raw clFFT plan destroyed after clFFT's own repository (a
+// static that the first clfftSetup makes, after these vectors exist) would
+// crash the process at exit.
+std::vector<std::function<void()>>& Releases() {
+  static std::vector<std::function<void()>> all;
+  return all;
+}
+
+template <typename Side>
+std::vector<std::unique_ptr<Side>>& Made() {
+  static std::vector<std::unique_ptr<Side>> made;
+  static const bool registered = (Releases().push_back([] { made.clear(); }), true);
+  (void)registered;
+  return made;
+}
+
 template <typename Side>
 void Register(const std::string& pair, const std::string& side) {
   for (int log2 : kLog2Sizes) {
     const std::size_t n = std::size_t{1} << log2;
     benchmark::RegisterBenchmark(Name(pair, "2^" + std::to_string(log2), side).c_str(),
                                  [n](benchmark::State& state) {
-                                   static std::vector<std::unique_ptr<Side>> made;
+                                   std::vector<std::unique_ptr<Side>>& made = Made<Side>();
                                    Side* it = nullptr;
                                    for (auto& m : made) {
                                      if (m->n == n) it = m.get();
@@ -202,7 +219,7 @@ void RegisterBatched(const std::string& pair, const std::string& side) {
         std::to_string(b.n) + "x" + std::to_string(b.count) + (b.distance == b.n ? "" : "pad");
     benchmark::RegisterBenchmark(Name(pair, what, side).c_str(),
                                  [b](benchmark::State& state) {
-                                   static std::vector<std::unique_ptr<Side>> made;
+                                   std::vector<std::unique_ptr<Side>>& made = Made<Side>();
                                    Side* it = nullptr;
                                    for (auto& m : made) {
                                      if (m->batch.n == b.n && m->batch.distance == b.distance) it = m.get();
@@ -230,6 +247,7 @@ int main(int argc, char** argv) {
 #endif
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
+  for (auto& release : Releases()) release();
   benchmark::Shutdown();
   return 0;
 }
