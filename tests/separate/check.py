@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Separate compilation really moves code out of the consumer's unit.
 
-Compiles consumer.cpp for one backend twice, header-only and with
+Compiles a one-launch program for one backend (the compile-time benchmark's
+benchmarks/compile_time/se_BACKEND.cpp) twice, header-only and with
 STREAMEXECUTOR_SEPARATE_COMPILATION, and reads each object's symbols (nm):
 the header-only object must define the backend's Stream, StreamExecutor and
 Platform members and the set-up functions (program building, signature
@@ -55,7 +56,7 @@ def main():
     objects = {}
     for mode, extra in (('header-only', []), ('separate', ['-DSTREAMEXECUTOR_SEPARATE_COMPILATION=1'])):
         obj = os.path.join(outdir, 'consumer_%s_%s.o' % (backend, mode))
-        cmd = compiler + ['-std=c++20', '-O2', '-DSE_CONSUMER_BACKEND=' + backend] + extra + ['-c', source, '-o', obj]
+        cmd = compiler + ['-std=c++20', '-O2'] + extra + ['-c', source, '-o', obj]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             print('%s compile failed:\n%s\n%s' % (mode, ' '.join(cmd), result.stderr[-4000:]))
