@@ -228,7 +228,9 @@ struct alignas(64) Command {
 
 class HostStream {
  public:
-  enum class State : int { kIdle, kQueued, kRunning, kParked };
+  // kPolling: drained, still held by the worker that ran it, which watches
+  // the tail for a moment (Pool::PollForMore); anyone may claim it.
+  enum class State : int { kIdle, kQueued, kRunning, kParked, kPolling };
   static constexpr std::uint64_t kCapacity = 1024;
 
   HostStream(Pool* pool, int ordinal) : pool_(pool), ring_(new Command[kCapacity]), ordinal_(ordinal) {}

@@ -34,6 +34,17 @@ class STREAMEXECUTOR_EXPORT Pool {
   };
   // Commands one thread runs from a stream before letting other streams go first.
   static constexpr int kBatch = 64;
+  // A worker that has caught up with a stream watches its tail for a while
+  // before letting it go idle (PollForMore), in `pause` rounds: every poll
+  // starts with kPollMinPauses between reads of the tail, doubled up to
+  // kPollMaxPauses while each read finds at least kStreamingRun new commands
+  // (a producer enqueueing back to back), for kPollWindowPauses in all. Each
+  // read of the tail takes its line from the producer, whose next enqueue then
+  // waits for it; spacing the reads lets commands pile up between them.
+  static constexpr int kPollMinPauses = 4;
+  static constexpr int kPollMaxPauses = 32;
+  static constexpr int kPollWindowPauses = 64;
+  static constexpr int kStreamingRun = 4;
   // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
   // much from its start, so launches never allocate it.
   static constexpr std::uint64_t kSharedMemoryPerBlock = 1 << 20;
@@ -159,10 +170,15 @@ class STREAMEXECUTOR_EXPORT Pool {
     return stream;
   }
 
-  // Whoever moves a stream from kQueued to kRunning runs it; everyone else
-  // (a worker popping a node the caller already drained) leaves it alone.
+  // Whoever moves a stream from kQueued (or from kPolling, taking it from the
+  // worker that watches it) to kRunning runs it; everyone else (a worker
+  // popping a node the caller already drained) leaves it alone.
   static bool Claim(HostStream* stream) {
     auto expected = HostStream::State::kQueued;
+    if (stream->state_.compare_exchange_strong(expected, HostStream::State::kRunning, std::memory_order_seq_cst)) {
+      return true;
+    }
+    if (expected != HostStream::State::kPolling) return false;
     return stream->state_.compare_exchange_strong(expected, HostStream::State::kRunning, std::memory_order_seq_cst);
   }
 
@@ -201,13 +217,18 @@ class STREAMEXECUTOR_EXPORT Pool {
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
   // parked on an event, or puts it back at the end of the ready list.
   // Runs the commands of a stream this thread has claimed (state kRunning).
+  // A worker rereads the tail only in PollForMore, after a pause; a caller
+  // draining its own stream rereads it at once and never polls, because it
+  // returns to its own work as soon as the stream is empty.
   void DrainCommands(HostStream* stream) {
     const HostStream::DrainFrame frame(stream);
+    const bool polls = is_worker_;
+    int poll_interval = kPollMinPauses;
     for (;;) {
       int ran = 0;
       std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
       std::uint64_t tail = stream->tail_.load(std::memory_order_acquire);
-      while (head < tail || head < (tail = stream->tail_.load(std::memory_order_acquire))) {
+      while (head < tail || (!polls && head < (tail = stream->tail_.load(std::memory_order_acquire)))) {
         if (ran == kBatch) {
           stream->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
           PushReady(stream);
@@ -223,6 +244,15 @@ class STREAMEXECUTOR_EXPORT Pool {
         stream->head_.notify_all();
         ++ran;
       }
+      if (polls) {
+        poll_interval = ran >= kStreamingRun ? std::min(poll_interval * 2, kPollMaxPauses) : kPollMinPauses;
+        const PollResult polled = PollForMore(stream, head, poll_interval);
+        if (polled == PollResult::kTaken) return;
+        if (polled == PollResult::kMore) continue;
+        // Held again, but possibly taken and handed back meanwhile (a caller
+        // claimed it, another worker polled it): the head may have moved.
+        head = stream->head_.load(std::memory_order_relaxed);
+      }
       stream->state_.store(HostStream::State::kIdle, std::memory_order_seq_cst);
       if (head == stream->tail_.load(std::memory_order_seq_cst)) return;
       auto expected = HostStream::State::kIdle;
@@ -230,6 +260,37 @@ class STREAMEXECUTOR_EXPORT Pool {
         return;  // the producer saw it idle and queued it itself
       }
     }
+  }
+
+  // Watches a drained stream's tail, still holding it, so that a producer
+  // enqueueing again soon neither queues the stream nor wakes a worker. The
+  // stream is kPolling meanwhile: a producer leaves it alone, and a caller
+  // that synchronises (or a worker popping a stale node) may claim it and run
+  // the new commands itself without waiting for the next read. kTaken means
+  // that happened and this thread must not touch the stream again; kQuiet
+  // that nothing came (or other work is waiting) and the stream, kRunning
+  // again, goes idle as usual.
+  enum class PollResult { kMore, kQuiet, kTaken };
+  PollResult PollForMore(HostStream* stream, std::uint64_t head, int interval) {
+    stream->state_.store(HostStream::State::kPolling, std::memory_order_seq_cst);
+    bool more = false;
+    for (int spent = 0; spent < kPollWindowPauses; spent += interval) {
+      for (int i = 0; i < interval; ++i) streamexecutor::detail::CpuPause();
+      if (stream->tail_.load(std::memory_order_acquire) != head) {
+        more = true;
+        break;
+      }
+      if (ready_count_.load(std::memory_order_relaxed) != 0 || active_jobs_.load(std::memory_order_relaxed) != 0 ||
+          stop_.load(std::memory_order_relaxed)) {
+        break;
+      }
+      if (stream->state_.load(std::memory_order_relaxed) != HostStream::State::kPolling) return PollResult::kTaken;
+    }
+    auto expected = HostStream::State::kPolling;
+    if (!stream->state_.compare_exchange_strong(expected, HostStream::State::kRunning, std::memory_order_seq_cst)) {
+      return PollResult::kTaken;
+    }
+    return more ? PollResult::kMore : PollResult::kQuiet;
   }
 
   // False when the stream parked on an event; the command then runs again
