@@ -347,3 +347,87 @@ TEST_CASE("a thread waiting on an event helps with the launch it waits for", "[h
   std::lock_guard<std::mutex> lock(mutex);
   CHECK(runners.count(std::this_thread::get_id()) == 1);
 }
+
+// A worker that has drained a stream keeps watching its tail for a moment
+// (Pool::PollForMore), and a synchronising caller or another worker may take
+// the stream from it. Launches enqueued at every distance from that moment,
+// with synchronisations and short-lived streams in between, must each run
+// once, in order.
+TEST_CASE("launches enqueued while a worker watches the drained stream run once each, in order", "[host]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddHostKernel("append", [](const se::host::KernelContext&, int* log, int* length, int value) {
+    log[(*length)++] = value;
+  });
+  se::TypedKernel<se::DeviceMemory<int>*, se::DeviceMemory<int>*, int> append(executor);
+  REQUIRE(executor->GetKernel(spec, &append).ok());
+  constexpr int kLaunches = 20000;
+  auto log = executor->AllocateOwnedArray<int>(kLaunches);
+  auto length = executor->AllocateOwnedArray<int>(1);
+  auto scratch = executor->AllocateOwnedArray<int>(1);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenMemset32(length.ptr(), 0, 4).ThenMemset32(scratch.ptr(), 0, 4).ok());
+  for (int i = 0; i < kLaunches; ++i) {
+    stream.ThenLaunch(se::ThreadDim(), se::BlockDim(), append, log.ptr(), length.ptr(), i);
+    // Gaps from none to a few microseconds: before, during and after the poll.
+    const auto gap = std::chrono::nanoseconds((i % 7) * 400);
+    for (const auto start = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - start < gap;) {
+    }
+    if (i % 13 == 0) REQUIRE(stream.BlockHostUntilDone().ok());
+    if (i % 97 == 0) {
+      // Its own log and length: a second stream writing the first's would race.
+      se::Stream brief(executor);
+      REQUIRE(brief.Init().ThenLaunch(se::ThreadDim(), se::BlockDim(), append, scratch.ptr(), scratch.ptr(), 0).ok());
+    }
+  }
+  std::vector<int> logged(kLaunches, -1);
+  int logged_length = -1;
+  REQUIRE(stream.ThenMemcpyD2H<int>(log.cref(), logged)
+              .ThenMemcpyD2H<int>(length.cref(), std::span<int>(&logged_length, 1))
+              .BlockHostUntilDone()
+              .ok());
+  REQUIRE(logged_length == kLaunches);
+  int out_of_place = 0;
+  for (int i = 0; i < kLaunches; ++i) out_of_place += logged[static_cast<std::size_t>(i)] != i;
+  CHECK(out_of_place == 0);
+}
+
+// While one thread enqueues back to back on a stream (so a worker keeps
+// polling it), another stream's work must still be picked up by the pool: the
+// main thread waits on an event, which does not drain streams itself.
+TEST_CASE("a stream fed back to back does not keep the pool from other streams", "[host]") {
+  auto* executor = Executor();
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddHostKernel("count", [](const se::host::KernelContext&, long* counter) { ++*counter; });
+  se::TypedKernel<se::DeviceMemory<long>*> count(executor);
+  REQUIRE(executor->GetKernel(spec, &count).ok());
+  auto fed = executor->AllocateOwnedArray<long>(1);
+  auto ran = executor->AllocateOwnedArray<long>(1);
+  std::atomic<bool> stop{false};
+  std::atomic<long> enqueued{0};
+  long fed_count = -1;
+  std::thread feeder([&] {
+    se::Stream busy(executor);
+    if (!busy.Init().ThenMemset32(fed.ptr(), 0, sizeof(long)).ok()) return;
+    while (!stop.load()) {
+      busy.ThenLaunch(se::ThreadDim(), se::BlockDim(), count, fed.ptr());
+      enqueued.fetch_add(1);
+    }
+    busy.ThenMemcpyD2H<long>(fed.cref(), std::span<long>(&fed_count, 1)).BlockHostUntilDone().IgnoreError();
+  });
+  while (enqueued.load() < 1000) std::this_thread::yield();
+  se::Stream other(executor);
+  se::Event done(executor);
+  REQUIRE(other.Init().ThenMemset32(ran.ptr(), 0, sizeof(long)).ok());
+  REQUIRE(done.Init());
+  for (int round = 0; round < 200; ++round) {
+    REQUIRE(other.ThenLaunch(se::ThreadDim(), se::BlockDim(), count, ran.ptr()).ThenRecordEvent(&done).ok());
+    REQUIRE(done.Synchronize().ok());
+  }
+  stop = true;
+  feeder.join();
+  long ran_count = -1;
+  REQUIRE(other.ThenMemcpyD2H<long>(ran.cref(), std::span<long>(&ran_count, 1)).BlockHostUntilDone().ok());
+  CHECK(ran_count == 200);
+  CHECK(fed_count == enqueued.load());
+}
