@@ -40,6 +40,26 @@ TEST_CASE("null memory and shared memory requests", "[device_memory]") {
   CHECK(shared.size() == 1024);
 }
 
+TEST_CASE("a view without an allocation has the record that no executor owns", "[device_memory]") {
+  // Never a null record: the launch path's liveness compare reads the owner
+  // without a null test, and this record's null owner matches no executor.
+  alignas(8) static char storage[16];
+  constexpr se::DeviceMemoryBase kDefault;
+  const se::DeviceMemoryBase hand_built(storage, 16);
+  const se::DeviceMemory<float> null;
+  for (const se::DeviceMemoryBase* view : {&kDefault, &hand_built, static_cast<const se::DeviceMemoryBase*>(&null)}) {
+    REQUIRE(view->allocation_record() == &se::detail::kNoAllocationRecord);
+    CHECK(view->allocation_record()->owner == nullptr);
+    CHECK(view->allocation_record()->id.load() == 0);
+    // Not marked unvouched: there was no record to disagree with.
+    CHECK(view->allocation_id() == se::DeviceMemoryBase::kNoAllocationId);
+  }
+  const se::DeviceMemory<float> as_floats(hand_built);
+  CHECK(as_floats.GetSlice(1, 2).allocation_record() == &se::detail::kNoAllocationRecord);
+  CHECK(as_floats.GetSlice(1, 2).allocation_id() == se::DeviceMemoryBase::kNoAllocationId);
+  CHECK(as_floats.GetSlice(3, 2).allocation_record() == &se::detail::kNoAllocationRecord);  // out of range
+}
+
 TEST_CASE("dimensions default to one and count their product", "[dims]") {
   CHECK(se::ThreadDim().Count() == 1);
   CHECK(se::BlockDim(4, 3, 2).Count() == 24);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <streamexecutor/cuda.hpp>
@@ -373,6 +374,36 @@ TEST_CASE("every call runs in the executor's context and gives the caller's back
   REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
   REQUIRE(executor->SynchronousMemZero(memory.ptr(), 4 * sizeof(int)).ok());
   CHECK(current() == ours);
+
+  // Launches the same way: the launch path switches out of line when ours is
+  // not current (launch.hpp, LaunchSwitchingContext).
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(4);
+  const long launches = Double().calls("cuLaunchKernel");
+  const long switches = Double().calls("cuCtxSetCurrent");
+  stream.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);  // ours current
+  CHECK(Double().calls("cuCtxSetCurrent") == switches);
+  REQUIRE(api->cuCtxSetCurrent(foreign) == CUDA_SUCCESS);
+  stream.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+  CHECK(current() == foreign);
+  REQUIRE(api->cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+  stream.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+  CHECK(current() == ours);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(Double().calls("cuLaunchKernel") == launches + 3);
+
+  // A failed query of the current context is named in the launch's Status.
+  se::Stream failing(executor);
+  REQUIRE(failing.Init().ok());
+  Double().fail_next("cuCtxGetCurrent", CUDA_ERROR_NOT_INITIALIZED);
+  failing.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+  const se::Status failed = failing.BlockHostUntilDone();
+  INFO(failed.ToString());
+  CHECK(Mentions(failed, "cuCtxGetCurrent failed with CUDA_ERROR_NOT_INITIALIZED"));
+  CHECK(Double().calls("cuLaunchKernel") == launches + 3);
 }
 
 TEST_CASE("synchronous copies run on the executor's stream and wait for it", "[cuda][double]") {
@@ -432,15 +463,36 @@ TEST_CASE("a host callback that calls CUDA is refused before the driver sees it"
   se::Stream stream(executor);
   se::Stream other(executor);
   REQUIRE(other.Init().ok());
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  se::Stream launched(executor);
+  se::Stream from_thread(executor);
+  REQUIRE(launched.Init().ok());
+  REQUIRE(from_thread.Init().ok());
   se::Status wait_other, sync_copy;
   const long before = Double().calls_from_host_functions();
+  const long launches = Double().calls("cuLaunchKernel");
   stream.Init().ThenDoHostCallback([&] {
     wait_other = other.BlockHostUntilDone();
     sync_copy = executor->SynchronousMemcpyH2D<float>(ones, x.ptr());
     stream.ThenMemcpyH2D<float>(ones, x.ptr());  // into its own stream
+    launched.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+    // Another thread is not inside the host function while it runs: its
+    // launch goes through (the launch path's test sees a host function
+    // running somewhere, then this thread's own flag).
+    std::thread([&] {
+      from_thread.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+    }).join();
   });
   const se::Status status = stream.BlockHostUntilDone();
   CHECK(Double().calls_from_host_functions() == before);
+  CHECK(Double().calls("cuLaunchKernel") == launches + 1);
+  CHECK(from_thread.BlockHostUntilDone().ok());
+  const se::Status launch_inside = launched.BlockHostUntilDone();
+  CHECK(launch_inside.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(launch_inside, "may not call the CUDA driver"));
   CHECK(wait_other.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(wait_other, "may not call the CUDA driver"));
   CHECK(sync_copy.code() == se::ErrorCode::kFailedPrecondition);

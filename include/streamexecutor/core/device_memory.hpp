@@ -35,6 +35,12 @@ struct AllocationRecord {
   // Registered by AdoptDeviceMemory: not ours to free (core/interop.hpp).
   std::atomic<bool> adopted{false};
 };
+
+// The record of a view that has none (default-constructed, a backend's own
+// view, a failed GetSlice) instead of null: its owner is null, so it is live
+// on no executor, and the launch path's liveness compare needs no null test.
+// Exported: one per process, however many shared libraries include this.
+STREAMEXECUTOR_EXPORT inline constinit const AllocationRecord kNoAllocationRecord{};
 }  // namespace detail
 
 class DeviceMemoryBase {
@@ -58,8 +64,14 @@ class DeviceMemoryBase {
   constexpr DeviceMemoryBase(void* opaque, std::uint64_t size_bytes, std::uint64_t offset_bytes = 0,
                              std::uint64_t allocation_id = kNoAllocationId,
                              const detail::AllocationRecord* record = nullptr)
-      : opaque_(opaque), offset_(offset_bytes), size_(size_bytes), id_(allocation_id), record_(record) {
-    if (!std::is_constant_evaluated() && record_ != nullptr && !RecordVouches()) id_ |= kUnvouchedBit;
+      : opaque_(opaque),
+        offset_(offset_bytes),
+        size_(size_bytes),
+        id_(allocation_id),
+        record_(record != nullptr ? record : &detail::kNoAllocationRecord) {
+    if (!std::is_constant_evaluated() && record_ != &detail::kNoAllocationRecord && !RecordVouches()) {
+      id_ |= kUnvouchedBit;
+    }
   }
 
   // The backend's handle for the whole allocation (host pointer, CUdeviceptr, cl_mem).
@@ -70,6 +82,7 @@ class DeviceMemoryBase {
   constexpr std::uint64_t size() const { return size_; }
   // Which allocation this view belongs to (see the comment at the top).
   constexpr std::uint64_t allocation_id() const { return id_; }
+  // Never null: a view without an allocation has detail::kNoAllocationRecord.
   constexpr const detail::AllocationRecord* allocation_record() const { return record_; }
   constexpr bool IsNull() const { return opaque_ == nullptr; }
   // A null view that GetSlice returned because the range did not fit.
@@ -90,7 +103,7 @@ class DeviceMemoryBase {
   std::uint64_t offset_ = 0;
   std::uint64_t size_ = 0;
   std::uint64_t id_ = kNoAllocationId;
-  const detail::AllocationRecord* record_ = nullptr;
+  const detail::AllocationRecord* record_ = &detail::kNoAllocationRecord;
 };
 
 namespace detail {

@@ -40,7 +40,21 @@ Status BadDimensions(const Executor& executor, const std::string& name, const Th
                    d.max_grid_dims.z);
 }
 
+// Every limit is at least 1 (StreamExecutor::Open raises a 0 to 1), and the
+// compiler is told so: a dimension that is a constant 1, as y and z usually
+// are, then costs no compare.
+[[gnu::always_inline]] inline void AssumeAtLeastOne(std::uint64_t limit) {
+  if (limit == 0) __builtin_unreachable();
+}
+
 inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads, const BlockDim& blocks) {
+  AssumeAtLeastOne(device.max_block_dims.x);
+  AssumeAtLeastOne(device.max_block_dims.y);
+  AssumeAtLeastOne(device.max_block_dims.z);
+  AssumeAtLeastOne(device.max_grid_dims.x);
+  AssumeAtLeastOne(device.max_grid_dims.y);
+  AssumeAtLeastOne(device.max_grid_dims.z);
+  AssumeAtLeastOne(device.max_threads_per_block);
   return threads.Count() != 0 && blocks.Count() != 0 && threads.Count() <= device.max_threads_per_block &&
          threads.x <= device.max_block_dims.x && threads.y <= device.max_block_dims.y &&
          threads.z <= device.max_block_dims.z && blocks.x <= device.max_grid_dims.x &&

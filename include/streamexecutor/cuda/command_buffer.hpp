@@ -185,12 +185,7 @@ class RecordedGraph {
     streamexecutor::detail::StoredCallbackPtr callback;
     static void CUDA_CB Run(void* user_data) {
       auto* self = static_cast<HostNode*>(user_data);
-      struct Inside {
-        Inside() { InHostFunction() = true; }
-        ~Inside() { InHostFunction() = false; }
-        Inside(const Inside&) = delete;
-        Inside& operator=(const Inside&) = delete;
-      } const inside;
+      const HostFunctionScope inside;
       struct Call {
         HostNode* self;
         void operator()() const { self->callback->Invoke(); }

@@ -10,6 +10,8 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -225,16 +227,62 @@ STREAMEXECUTOR_EXPORT inline const DriverLoad& Driver() {
 // function), so every backend call checks it before touching the driver.
 // Exported, with the flag inside an inline function: one flag per thread for
 // the whole process, however many shared libraries include these headers.
-STREAMEXECUTOR_EXPORT inline bool& InHostFunction() noexcept {
+STREAMEXECUTOR_EXPORT inline bool& InHostFunctionFlag() noexcept {
   static thread_local bool inside = false;
   return inside;
 }
+
+// How many threads are inside one of our host functions now. A thread always
+// reads its own increment, so zero means the calling thread is in none: the
+// usual answer costs one load of a global, where the thread-local alone is a
+// __tls_get_addr call in every -fPIC unit (a shared library's launch path).
+STREAMEXECUTOR_EXPORT inline constinit std::atomic<int> host_functions_running{0};
+
+[[gnu::always_inline]] inline bool InHostFunction() noexcept {
+  return host_functions_running.load(std::memory_order_relaxed) != 0 && InHostFunctionFlag();
+}
+
+// Marks the calling thread as inside a host function for its lifetime.
+class HostFunctionScope {
+ public:
+  HostFunctionScope() : was_inside_(InHostFunctionFlag()) {
+    host_functions_running.fetch_add(1, std::memory_order_relaxed);
+    InHostFunctionFlag() = true;
+  }
+  ~HostFunctionScope() {
+    InHostFunctionFlag() = was_inside_;
+    host_functions_running.fetch_sub(1, std::memory_order_relaxed);
+  }
+  HostFunctionScope(const HostFunctionScope&) = delete;
+  HostFunctionScope& operator=(const HostFunctionScope&) = delete;
+
+ private:
+  bool was_inside_;
+};
 
 [[gnu::cold]] inline Status InHostFunctionError() {
   return Status(ErrorCode::kFailedPrecondition,
                 "cuda: a host callback (ThenDoHostCallback) may not call the CUDA driver: CUDA forbids CUDA calls "
                 "inside a host function (they may fail or deadlock); enqueue the follow-up work from the thread that "
                 "enqueued the callback, or wait on an Event it records");
+}
+
+// Where a context switch or a launch stopped. One byte rather than the call's
+// name, so that a launch that succeeds stores nothing for it (a string_view
+// member is zeroed in memory on every launch).
+enum class DriverStep : std::uint8_t { kNone, kHostFunction, kCtxGetCurrent, kCtxSetCurrent, kLaunchKernel };
+
+// The driver call a step names; empty for kHostFunction (refused before the
+// driver) and kNone.
+constexpr std::string_view DriverStepCall(DriverStep step) {
+  switch (step) {
+    case DriverStep::kCtxGetCurrent: return "cuCtxGetCurrent";
+    case DriverStep::kCtxSetCurrent: return "cuCtxSetCurrent";
+    case DriverStep::kLaunchKernel: return "cuLaunchKernel";
+    case DriverStep::kNone:
+    case DriverStep::kHostFunction: break;
+  }
+  return {};
 }
 
 // Makes `context` current for one backend call. The current context is asked
@@ -248,24 +296,19 @@ STREAMEXECUTOR_EXPORT inline bool& InHostFunction() noexcept {
 //   give back, and the next call then takes the hot path.
 class ContextScope {
  public:
-  [[gnu::always_inline]] ContextScope(const DriverApi& api, CUcontext context) : api_(&api) {
+  [[gnu::always_inline]] ContextScope(const DriverApi& api, CUcontext context) : api_(&api), context_(context) {
     if (InHostFunction()) [[unlikely]] {
-      failure_ = CUDA_ERROR_NOT_PERMITTED;  // call_ stays empty: refused before the driver
-      context_ = context;
+      Fail(CUDA_ERROR_NOT_PERMITTED, DriverStep::kHostFunction);  // refused before the driver
       return;
     }
     CUcontext current = nullptr;
     if (const CUresult r = api.cuCtxGetCurrent(&current); r != CUDA_SUCCESS) [[unlikely]] {
-      failure_ = r;
-      call_ = "cuCtxGetCurrent";
-      context_ = context;
+      Fail(r, DriverStep::kCtxGetCurrent);
       return;
     }
     if (current == context) [[likely]] return;
     if (const CUresult r = api.cuCtxSetCurrent(context); r != CUDA_SUCCESS) [[unlikely]] {
-      failure_ = r;
-      call_ = "cuCtxSetCurrent";
-      context_ = context;
+      Fail(r, DriverStep::kCtxSetCurrent);
       return;
     }
     previous_ = current;  // null: nothing of the caller's to give back
@@ -277,24 +320,29 @@ class ContextScope {
   ContextScope& operator=(const ContextScope&) = delete;
 
   bool ok() const { return failure_ == CUDA_SUCCESS; }
-  [[gnu::cold]] Status status() const { return Failure(*api_, failure_, call_, context_); }
+  [[gnu::cold]] Status status() const { return Failure(*api_, failure_, step_, context_); }
   // What status() reports, as plain values, for callers that build the Status later.
   CUresult failure() const { return failure_; }
-  std::string_view failed_call() const { return call_; }  // empty: refused inside a host function
+  DriverStep failed_step() const { return step_; }
 
-  [[gnu::cold]] static Status Failure(const DriverApi& api, CUresult failure, std::string_view call,
-                                      CUcontext context) {
+  [[gnu::cold]] static Status Failure(const DriverApi& api, CUresult failure, DriverStep step, CUcontext context) {
     if (failure == CUDA_SUCCESS) return Status();
-    if (call.empty()) return InHostFunctionError();
-    return api.Error(failure, call, "making the primary context {} current", static_cast<const void*>(context));
+    if (step == DriverStep::kHostFunction) return InHostFunctionError();
+    return api.Error(failure, DriverStepCall(step), "making the primary context {} current",
+                     static_cast<const void*>(context));
   }
 
  private:
+  void Fail(CUresult failure, DriverStep step) {
+    failure_ = failure;
+    step_ = step;
+  }
+
   const DriverApi* api_;
+  CUcontext context_;
   CUcontext previous_ = nullptr;  // the caller's context, restored on exit
   CUresult failure_ = CUDA_SUCCESS;
-  std::string_view call_;
-  CUcontext context_ = nullptr;
+  DriverStep step_ = DriverStep::kNone;
 };
 
 

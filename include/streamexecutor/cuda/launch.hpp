@@ -19,31 +19,74 @@
 
 namespace streamexecutor::cuda_detail {
 
-// Where a launch stopped: the context switch (call = cuCtxGetCurrent or
-// cuCtxSetCurrent; empty: inside a host function) or cuLaunchKernel itself.
-// Written only when a launch fails, so that the success path stores nothing.
+// Where a launch stopped: the context switch (cuCtxGetCurrent,
+// cuCtxSetCurrent, or refused inside a host function) or cuLaunchKernel
+// itself. Left uninitialised and written only when a launch fails, so that
+// the success path stores nothing.
 struct LaunchFault {
   CUresult result;
-  std::string_view call;
+  DriverStep step;
   std::uint64_t shared_bytes;
 };
 
-// True when enqueued; false with `fault` saying where it stopped.
+[[gnu::always_inline]] inline bool LaunchInCurrentContext(const StreamState& stream, CUfunction function,
+                                                          std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                          std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                                                          std::uint64_t shared_bytes, void** params, LaunchFault& fault) {
+  const CUresult r = stream.api->cuLaunchKernel(
+      function, static_cast<unsigned>(bx), static_cast<unsigned>(by), static_cast<unsigned>(bz),
+      static_cast<unsigned>(tx), static_cast<unsigned>(ty), static_cast<unsigned>(tz),
+      static_cast<unsigned>(shared_bytes), stream.stream, params, nullptr);
+  if (r == CUDA_SUCCESS) [[likely]] return true;
+  fault = {r, DriverStep::kLaunchKernel, shared_bytes};
+  return false;
+}
+
+// The launch when another context, or none, is current on the thread: switch
+// (ContextScope), launch, and give the caller's context back. Out of line, so
+// that the common path keeps no context to restore. The dimensions come as
+// six integers: see Stream::RefuseLaunch.
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL bool LaunchSwitchingContext(
+    const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, void** params,
+    LaunchFault& fault) {
+  const ContextScope context_scope(*stream.api, stream.context);
+  if (!context_scope.ok()) {
+    fault = {context_scope.failure(), context_scope.failed_step(), shared_bytes};
+    return false;
+  }
+  return LaunchInCurrentContext(stream, function, tx, ty, tz, bx, by, bz, shared_bytes, params, fault);
+}
+#else
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL bool LaunchSwitchingContext(
+    const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, void** params,
+    LaunchFault& fault);
+#endif
+
+// True when enqueued; false with `fault` saying where it stopped. The same
+// steps as ContextScope, written out so that the path where the stream's
+// context is already current (every launch but a thread's first) holds
+// nothing for a context switch.
 [[gnu::always_inline]] inline bool TryLaunch(StreamState& stream, CUfunction function, const ThreadDim& threads,
                                              const BlockDim& blocks, std::uint64_t shared_bytes, void** params,
                                              LaunchFault& fault) {
-  const ContextScope context_scope(*stream.api, stream.context);
-  if (!context_scope.ok()) [[unlikely]] {
-    fault = {context_scope.failure(), context_scope.failed_call(), shared_bytes};
+  if (InHostFunction()) [[unlikely]] {
+    fault = {CUDA_ERROR_NOT_PERMITTED, DriverStep::kHostFunction, shared_bytes};
     return false;
   }
-  const CUresult r = stream.api->cuLaunchKernel(
-      function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
-      static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
-      static_cast<unsigned>(shared_bytes), stream.stream, params, nullptr);
-  if (r == CUDA_SUCCESS) [[likely]] return true;
-  fault = {r, "cuLaunchKernel", shared_bytes};
-  return false;
+  CUcontext current;  // written by the driver
+  if (const CUresult r = stream.api->cuCtxGetCurrent(&current); r != CUDA_SUCCESS) [[unlikely]] {
+    fault = {r, DriverStep::kCtxGetCurrent, shared_bytes};
+    return false;
+  }
+  if (current != stream.context) [[unlikely]] {
+    return LaunchSwitchingContext(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                                  shared_bytes, params, fault);
+  }
+  return LaunchInCurrentContext(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                                shared_bytes, params, fault);
 }
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
@@ -69,8 +112,8 @@ struct LaunchFault {
 [[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFaultStatus(
     const StreamState& stream, const LaunchFault& fault, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
     std::uint64_t bx, std::uint64_t by, std::uint64_t bz, const std::string* kernel_name) {
-  if (fault.call != "cuLaunchKernel") {
-    return ContextScope::Failure(*stream.api, fault.result, fault.call, stream.context);
+  if (fault.step != DriverStep::kLaunchKernel) {
+    return ContextScope::Failure(*stream.api, fault.result, fault.step, stream.context);
   }
   return LaunchFailed(stream, fault.result, ThreadDim(tx, ty, tz), BlockDim(bx, by, bz), fault.shared_bytes,
                       kernel_name);

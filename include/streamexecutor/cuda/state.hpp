@@ -68,12 +68,7 @@ struct CallbackBox {
   static void CUDA_CB Run(void* user_data) {
     std::unique_ptr<CallbackBox> box(static_cast<CallbackBox*>(user_data));
     if (box->stream->Failed()) return;  // an earlier callback failed: the stream is dead
-    struct Inside {
-      Inside() { InHostFunction() = true; }
-      ~Inside() { InHostFunction() = false; }
-      Inside(const Inside&) = delete;
-      Inside& operator=(const Inside&) = delete;
-    } const inside;
+    const HostFunctionScope inside;
     if (Status status = streamexecutor::detail::InvokeHostCallback(box->callable, "cuda", box->stream->ordinal);
         !status.ok()) {
       box->stream->Fail(std::move(status));
