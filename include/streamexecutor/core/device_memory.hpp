@@ -69,15 +69,23 @@ class DeviceMemoryBase {
         size_(size_bytes),
         id_(allocation_id),
         record_(record != nullptr ? record : &detail::kNoAllocationRecord) {
-    if (!std::is_constant_evaluated() && record_ != &detail::kNoAllocationRecord && !RecordVouches()) {
-      id_ |= kUnvouchedBit;
+    if (std::is_constant_evaluated()) {
+      start_address_ = opaque == nullptr ? offset_bytes : 0;  // no address exists at compile time
+      return;
     }
+    start_address_ = reinterpret_cast<std::uintptr_t>(opaque) + offset_bytes;
+    if (record_ != &detail::kNoAllocationRecord && !RecordVouches()) id_ |= kUnvouchedBit;
   }
 
   // The backend's handle for the whole allocation (host pointer, CUdeviceptr, cl_mem).
   constexpr void* opaque() const { return opaque_; }
   // Where this view starts inside the allocation, in bytes.
   constexpr std::uint64_t offset() const { return offset_; }
+  // The handle plus the offset, as one 64-bit word: where the view starts on
+  // backends whose handle is an address (host, CUDA); meaningless for a
+  // cl_mem. Stored rather than computed so that a CUDA launch hands the
+  // driver the address of this word as the kernel parameter, with no copy.
+  constexpr const std::uint64_t& start_address() const { return start_address_; }
   // Size of the view in bytes (seed name).
   constexpr std::uint64_t size() const { return size_; }
   // Which allocation this view belongs to (see the comment at the top).
@@ -104,6 +112,7 @@ class DeviceMemoryBase {
   std::uint64_t size_ = 0;
   std::uint64_t id_ = kNoAllocationId;
   const detail::AllocationRecord* record_ = &detail::kNoAllocationRecord;
+  std::uint64_t start_address_ = 0;  // set by the constructor from the three above
 };
 
 namespace detail {

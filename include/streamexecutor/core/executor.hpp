@@ -122,7 +122,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // live allocation of this executor. The rest (handle, range) was checked
   // when the view was made (DeviceMemoryBase's constructor).
   // CheckLaunchMemory says why one is refused.
-  bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
+  [[gnu::always_inline]] bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
     const detail::AllocationRecord* record = memory.allocation_record();  // never null
     return record->owner == this && record->id.load(std::memory_order_acquire) == memory.allocation_id();
   }

@@ -171,7 +171,7 @@ template <typename P, typename A>
 // liveness check: null for parameters that are not DeviceMemory, a null view
 // for a null pointer.
 template <typename P, typename A>
-const DeviceMemoryBase* MemoryView(const A& arg) {
+[[gnu::always_inline]] inline const DeviceMemoryBase* MemoryView(const A& arg) {
   if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
     static constexpr DeviceMemoryBase kNullView;
     if constexpr (std::is_null_pointer_v<A>) {

@@ -47,7 +47,7 @@ Status BadDimensions(const Executor& executor, const std::string& name, const Th
   if (limit == 0) __builtin_unreachable();
 }
 
-inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads, const BlockDim& blocks) {
+[[gnu::always_inline]] inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads, const BlockDim& blocks) {
   AssumeAtLeastOne(device.max_block_dims.x);
   AssumeAtLeastOne(device.max_block_dims.y);
   AssumeAtLeastOne(device.max_block_dims.z);
@@ -62,7 +62,7 @@ inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads
 }
 
 template <typename P, typename Executor, typename A>
-bool IsLiveArgument(const Executor& executor, const A& arg) {
+[[gnu::always_inline]] inline bool IsLiveArgument(const Executor& executor, const A& arg) {
   const DeviceMemoryBase* view = MemoryView<P>(arg);  // null for non-memory parameters
   return view == nullptr || executor.IsLiveView(*view);
 }

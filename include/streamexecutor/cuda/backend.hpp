@@ -447,17 +447,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
                                                        const Args&... args) {
     if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
     // The success path builds no Status (launch.hpp).
-    cuda_detail::LaunchFault fault;
-    if (cuda_detail::WithArgumentParams<Params...>(
-            [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
-              return cuda_detail::TryLaunch(*stream, site.kernel.function, site.threads, site.blocks, shared_bytes,
-                                            params, fault);
-            },
-            args...)) [[likely]] {
-      return Status();
-    }
-    return cuda_detail::LaunchFaultStatus(*stream, fault, site.threads.x, site.threads.y, site.threads.z,
-                                          site.blocks.x, site.blocks.y, site.blocks.z, site.kernel_name);
+    return cuda_detail::WithArgumentParams<Params...>(
+        [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
+          return cuda_detail::LaunchFunction(*stream, site.kernel.function, site.threads, site.blocks, shared_bytes,
+                                             params, site.kernel_name);
+        },
+        args...);
   }
   // The same launch with packed arguments (prepared launches): their
   // elements are read in place as the caller's arguments are.

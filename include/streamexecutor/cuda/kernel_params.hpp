@@ -19,7 +19,7 @@
 namespace streamexecutor::cuda_detail {
 
 inline CUdeviceptr DeviceAddress(const DeviceMemoryBase& memory) {
-  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(memory.opaque())) + memory.offset();
+  return static_cast<CUdeviceptr>(memory.start_address());
 }
 
 template <typename P>
@@ -37,7 +37,11 @@ template <typename P, typename A>
 [[gnu::always_inline]] inline auto DeviceValueOf(const A& arg) {
   decltype(auto) passed = streamexecutor::detail::ArgumentAsPassed<P>(arg);
   if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) {
-    return DeviceAddress(passed);
+    // The view's own start-address word: the driver copies the parameters
+    // during cuLaunchKernel (or the graph-node call), while the view lives.
+    static_assert(std::is_lvalue_reference_v<decltype(passed)>);
+    static_assert(sizeof(passed.start_address()) == sizeof(CUdeviceptr));
+    return &passed.start_address();
   } else if constexpr (IsSharedParam<P>()) {
     return std::uint64_t{passed.size()};
   } else if constexpr (std::is_lvalue_reference_v<decltype(passed)>) {
