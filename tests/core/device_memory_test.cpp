@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+
 #include <streamexecutor/core/device_memory.hpp>
 #include <streamexecutor/core/dims.hpp>
 
@@ -21,6 +23,21 @@ TEST_CASE("DeviceMemory counts elements and slices within bounds", "[device_memo
   CHECK(nested.ElementCount() == 4);
   CHECK(slice.GetSlice(1, 5).IsNull());
   CHECK(memory.GetSlice(10, 0).ElementCount() == 0);
+}
+
+TEST_CASE("a view's start address is its handle plus its offset", "[device_memory]") {
+  // The word a CUDA launch hands the driver as the parameter (cuda/kernel_params.hpp).
+  alignas(8) static char storage[80];
+  const auto base = reinterpret_cast<std::uintptr_t>(storage);
+  se::DeviceMemory<double> memory(se::DeviceMemoryBase(storage, 80));
+  CHECK(memory.start_address() == base);
+  CHECK(memory.GetSlice(2, 5).start_address() == base + 16);
+  CHECK(memory.GetSlice(2, 5).GetSlice(1, 4).start_address() == base + 24);
+  CHECK(se::DeviceMemoryBase(storage, 8, 40).start_address() == base + 40);
+  se::DeviceMemory<double> copy = memory.GetSlice(3, 1);
+  CHECK(copy.start_address() == base + 24);
+  CHECK(se::DeviceMemory<double>().start_address() == 0);
+  CHECK(memory.GetSlice(9, 2).start_address() == 0);  // out of range: null
 }
 
 TEST_CASE("untyped memory is truncated to whole elements", "[device_memory]") {
