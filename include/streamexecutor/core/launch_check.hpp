@@ -47,7 +47,8 @@ Status BadDimensions(const Executor& executor, const std::string& name, const Th
   if (limit == 0) __builtin_unreachable();
 }
 
-[[gnu::always_inline]] inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads, const BlockDim& blocks) {
+[[gnu::always_inline]] inline bool FitsDevice(const DeviceDescription& device, const ThreadDim& threads,
+                                              const BlockDim& blocks) {
   AssumeAtLeastOne(device.max_block_dims.x);
   AssumeAtLeastOne(device.max_block_dims.y);
   AssumeAtLeastOne(device.max_block_dims.z);

@@ -267,10 +267,9 @@ class HostFunctionScope {
                 "enqueued the callback, or wait on an Event it records");
 }
 
-// Where a context switch or a launch stopped. One byte rather than the call's
-// name, so that a launch that succeeds stores nothing for it (a string_view
-// member is zeroed in memory on every launch).
-enum class DriverStep : std::uint8_t { kNone, kHostFunction, kCtxGetCurrent, kCtxSetCurrent, kLaunchKernel };
+// Where a context switch stopped. One byte rather than the call's name: a
+// string_view member is two words the scope zeroes in memory on every call.
+enum class DriverStep : std::uint8_t { kNone, kHostFunction, kCtxGetCurrent, kCtxSetCurrent };
 
 // The driver call a step names; empty for kHostFunction (refused before the
 // driver) and kNone.
@@ -278,7 +277,6 @@ constexpr std::string_view DriverStepCall(DriverStep step) {
   switch (step) {
     case DriverStep::kCtxGetCurrent: return "cuCtxGetCurrent";
     case DriverStep::kCtxSetCurrent: return "cuCtxSetCurrent";
-    case DriverStep::kLaunchKernel: return "cuLaunchKernel";
     case DriverStep::kNone:
     case DriverStep::kHostFunction: break;
   }
@@ -321,9 +319,6 @@ class ContextScope {
 
   bool ok() const { return failure_ == CUDA_SUCCESS; }
   [[gnu::cold]] Status status() const { return Failure(*api_, failure_, step_, context_); }
-  // What status() reports, as plain values, for callers that build the Status later.
-  CUresult failure() const { return failure_; }
-  DriverStep failed_step() const { return step_; }
 
   [[gnu::cold]] static Status Failure(const DriverApi& api, CUresult failure, DriverStep step, CUcontext context) {
     if (failure == CUDA_SUCCESS) return Status();
