@@ -58,6 +58,14 @@ T ParamAs(const SeCountingDoubleLaunch& launch, std::size_t index) {
   return value;
 }
 
+// The PTX's `scale` kernel, which most cases below launch.
+using ScaleKernel = se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t>;
+se::MultiKernelLoaderSpec ScaleSpec() {
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  return spec;
+}
+
 bool Mentions(const se::Status& status, std::string_view text) {
   return status.message().find(text) != std::string::npos;
 }
@@ -108,10 +116,8 @@ TEST_CASE("copies and fills move the bytes through the driver calls", "[cuda][do
 
 TEST_CASE("a launch reaches cuLaunchKernel with exactly the caller's sizes and arguments", "[cuda][double]") {
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   auto x = executor->AllocateOwnedArray<float>(256);
   se::Stream stream(executor);
   stream.Init();
@@ -167,10 +173,8 @@ TEST_CASE("shared memory becomes the launch's dynamic shared bytes, structs pass
 
 TEST_CASE("driver failures name the call, the error and the launch", "[cuda][double][errors]") {
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   auto x = executor->AllocateOwnedArray<float>(4);
 
   SECTION("cuLaunchKernel") {
@@ -201,7 +205,7 @@ TEST_CASE("driver failures name the call, the error and the launch", "[cuda][dou
     // then fails the lookup, and the Status says which kernel and file kind.
     se::MultiKernelLoaderSpec other(3);
     other.AddCudaPtxInMemory(std::string(kPtx) + "\n// variant\n", "scale");
-    se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> again(executor);
+    ScaleKernel again(executor);
     Double().fail_next("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
     const se::Status failed = executor->GetKernel(other, &again);
     INFO(failed.ToString());
@@ -228,10 +232,8 @@ TEST_CASE("the JIT's error log reaches the Status", "[cuda][double][errors]") {
 
 TEST_CASE("1000 CUDA launches allocate nothing", "[cuda][double][allocation]") {
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   auto x = executor->AllocateOwnedArray<float>(64);
   se::Stream stream(executor);
   stream.Init();
@@ -246,12 +248,10 @@ TEST_CASE("1000 CUDA launches allocate nothing", "[cuda][double][allocation]") {
 
 TEST_CASE("1000 prepared and 1000 run-time typed CUDA launches allocate nothing", "[cuda][double][allocation]") {
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
+  ScaleKernel kernel(executor);
   se::UntypedKernel untyped(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
-  REQUIRE(executor->GetUntypedKernel(spec, &untyped).ok());
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
+  REQUIRE(executor->GetUntypedKernel(ScaleSpec(), &untyped).ok());
   auto x = executor->AllocateOwnedArray<float>(64);
   se::Stream stream(executor);
   stream.Init();
@@ -275,10 +275,8 @@ TEST_CASE("1000 prepared and 1000 run-time typed CUDA launches allocate nothing"
 
 TEST_CASE("a run-time typed launch passes the caller's arguments to cuLaunchKernel", "[cuda][double]") {
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
   se::UntypedKernel kernel(executor);
-  REQUIRE(executor->GetUntypedKernel(spec, &kernel).ok());
+  REQUIRE(executor->GetUntypedKernel(ScaleSpec(), &kernel).ok());
   REQUIRE(kernel.params().size() == 3);
   CHECK_FALSE(kernel.shared_is_parameter());
   auto x = executor->AllocateOwnedArray<float>(256);
@@ -377,10 +375,8 @@ TEST_CASE("every call runs in the executor's context and gives the caller's back
 
   // Launches the same way: the launch path switches out of line when ours is
   // not current (launch.hpp, LaunchSwitchingContext).
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   auto x = executor->AllocateOwnedArray<float>(4);
   const long launches = Double().calls("cuLaunchKernel");
   const long switches = Double().calls("cuCtxSetCurrent");
@@ -435,10 +431,8 @@ TEST_CASE("after a callback failed, later launches and copies are skipped", "[cu
   // The double runs a host function as soon as it is queued (everything
   // before it is done), so the failure is known when the next call comes.
   auto* executor = Executor();
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   auto x = executor->AllocateOwnedArray<float>(4);
   const std::vector<float> ones(4, 1.0f);
   se::Stream stream(executor);
@@ -463,10 +457,8 @@ TEST_CASE("a host callback that calls CUDA is refused before the driver sees it"
   se::Stream stream(executor);
   se::Stream other(executor);
   REQUIRE(other.Init().ok());
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
-  se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t> kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
   se::Stream launched(executor);
   se::Stream from_thread(executor);
   REQUIRE(launched.Init().ok());

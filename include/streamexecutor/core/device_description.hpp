@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,5 +52,19 @@ struct DeviceDescription {
     return out;
   }
 };
+
+namespace detail {
+// A launch limit of 0 would refuse every launch; no conforming device reports
+// one (CUDA's and OpenCL's minimum is 1). The executor raises a 0 to 1 when it
+// describes its device, and the launch checks rely on that (FitsDevice).
+inline void RaiseZeroLaunchLimits(DeviceDescription& description) {
+  for (std::uint64_t* limit : {&description.max_threads_per_block, &description.max_block_dims.x,
+                               &description.max_block_dims.y, &description.max_block_dims.z,
+                               &description.max_grid_dims.x, &description.max_grid_dims.y,
+                               &description.max_grid_dims.z}) {
+    if (*limit == 0) *limit = 1;
+  }
+}
+}  // namespace detail
 
 }  // namespace streamexecutor

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <deque>
-#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -393,15 +392,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     label_ = fmt::format("{}:{}", B::kName, ordinal_);
     STREAMEXECUTOR_RETURN_IF_ERROR(B::OpenExecutor(platform_->native_state(), ordinal_, state_));
     description_ = B::Describe(state_);
-    // A launch limit of 0 would refuse every launch; no conforming device
-    // reports one (CUDA's and OpenCL's minimum is 1), and the launch checks
-    // rely on every limit being at least 1 (detail::FitsDevice).
-    for (std::uint64_t* limit : {&description_.max_threads_per_block, &description_.max_block_dims.x,
-                                 &description_.max_block_dims.y, &description_.max_block_dims.z,
-                                 &description_.max_grid_dims.x, &description_.max_grid_dims.y,
-                                 &description_.max_grid_dims.z}) {
-      if (*limit == 0) *limit = 1;
-    }
+    detail::RaiseZeroLaunchLimits(description_);  // detail::FitsDevice relies on it
     return Status();
   }
 

@@ -40,9 +40,9 @@ Status BadDimensions(const Executor& executor, const std::string& name, const Th
                    d.max_grid_dims.z);
 }
 
-// Every limit is at least 1 (StreamExecutor::Open raises a 0 to 1), and the
-// compiler is told so: a dimension that is a constant 1, as y and z usually
-// are, then costs no compare.
+// Every limit is at least 1 (RaiseZeroLaunchLimits, when the executor opens),
+// and the compiler is told so: a dimension that is a constant 1, as y and z
+// usually are, then costs no compare.
 [[gnu::always_inline]] inline void AssumeAtLeastOne(std::uint64_t limit) {
   if (limit == 0) __builtin_unreachable();
 }

@@ -20,6 +20,16 @@
 namespace streamexecutor::cuda_detail {
 
 // The dimensions come as six integers, here and below: see Stream::RefuseLaunch.
+[[gnu::always_inline]] inline CUresult CallLaunchKernel(const StreamState& stream, CUfunction function,
+                                                        std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                        std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                                                        std::uint64_t shared_bytes, void** params) {
+  return stream.api->cuLaunchKernel(function, static_cast<unsigned>(bx), static_cast<unsigned>(by),
+                                    static_cast<unsigned>(bz), static_cast<unsigned>(tx), static_cast<unsigned>(ty),
+                                    static_cast<unsigned>(tz), static_cast<unsigned>(shared_bytes), stream.stream,
+                                    params, nullptr);
+}
+
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
 [[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(const StreamState& stream, CUresult r,
                                                                      std::uint64_t tx, std::uint64_t ty,
@@ -49,10 +59,7 @@ namespace streamexecutor::cuda_detail {
     const std::string* kernel_name) {
   const ContextScope context_scope(*stream.api, stream.context);
   if (!context_scope.ok()) return context_scope.status();
-  const CUresult r = stream.api->cuLaunchKernel(
-      function, static_cast<unsigned>(bx), static_cast<unsigned>(by), static_cast<unsigned>(bz),
-      static_cast<unsigned>(tx), static_cast<unsigned>(ty), static_cast<unsigned>(tz),
-      static_cast<unsigned>(shared_bytes), stream.stream, params, nullptr);
+  const CUresult r = CallLaunchKernel(stream, function, tx, ty, tz, bx, by, bz, shared_bytes, params);
   if (r == CUDA_SUCCESS) return Status();
   return LaunchFailed(stream, r, tx, ty, tz, bx, by, bz, shared_bytes, kernel_name);
 }
@@ -89,10 +96,8 @@ namespace streamexecutor::cuda_detail {
     return LaunchSwitchingContext(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
                                   shared_bytes, params, kernel_name);
   }
-  const CUresult r = stream.api->cuLaunchKernel(
-      function, static_cast<unsigned>(blocks.x), static_cast<unsigned>(blocks.y), static_cast<unsigned>(blocks.z),
-      static_cast<unsigned>(threads.x), static_cast<unsigned>(threads.y), static_cast<unsigned>(threads.z),
-      static_cast<unsigned>(shared_bytes), stream.stream, params, nullptr);
+  const CUresult r = CallLaunchKernel(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y,
+                                      blocks.z, shared_bytes, params);
   if (r != CUDA_SUCCESS) [[unlikely]] {
     return LaunchFailed(stream, r, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, shared_bytes,
                         kernel_name);
