@@ -138,4 +138,13 @@ TEST_CASE("each failing graph call is named in the Status", "[cuda][command-buff
     CHECK(done.code() == se::ErrorCode::kAborted);
     CHECK(Mentions(done, "recorded failure"));
   }
+  SECTION("a host node's callable returns an error Status: the submitting stream fails with it") {
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenDoHostCallback([]() -> se::Status { return se::Status(se::ErrorCode::kCancelled, "stop"); });
+    se::Stream stream(executor);
+    stream.Init().ThenSubmit(&buffer);
+    const se::Status done = stream.BlockHostUntilDone();
+    CHECK(done.code() == se::ErrorCode::kCancelled);
+    CHECK(Mentions(done, "host callback on cuda:0 failed: stop"));
+  }
 }

@@ -447,6 +447,20 @@ TEST_CASE("after a callback failed, later launches and copies are skipped", "[cu
   CHECK(Double().calls("cuMemcpyHtoDAsync") == copies);
 }
 
+TEST_CASE("a host callback's error Status fails the stream and skips later work", "[cuda][double][errors]") {
+  auto* executor = Executor();
+  auto x = executor->AllocateOwnedArray<float>(4);
+  const std::vector<float> ones(4, 1.0f);
+  se::Stream stream(executor);
+  stream.Init().ThenDoHostCallback([]() -> se::Status { return se::Status(se::ErrorCode::kDataLoss, "bad frame"); });
+  const long copies = Double().calls("cuMemcpyHtoDAsync");
+  stream.ThenMemcpyH2D<float>(ones, x.ptr());
+  const se::Status status = stream.BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kDataLoss);
+  CHECK(status.message().find("host callback on cuda:0 failed: bad frame") != std::string::npos);
+  CHECK(Double().calls("cuMemcpyHtoDAsync") == copies);
+}
+
 TEST_CASE("a host callback that calls CUDA is refused before the driver sees it", "[cuda][double][errors]") {
   // CUDA forbids CUDA calls inside a host function; on a GPU they may deadlock
   // (a wait for the stream that runs the callback) or fail. The double counts

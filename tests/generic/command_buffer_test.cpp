@@ -80,6 +80,25 @@ TEST_CASE("copies, fills and host callbacks run in recorded order at every submi
   CHECK(zeroed == std::vector<std::uint32_t>(n, 0u));
 }
 
+TEST_CASE("a recorded host callback that returns an error Status fails the submitting stream", "[command-buffer][errors]") {
+  auto* executor = TestExecutor();
+  std::atomic<int> runs{0};
+  std::atomic<bool> fail{false};
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenDoHostCallback([&]() -> se::Status {
+    runs.fetch_add(1);
+    return fail.load() ? se::Status(se::ErrorCode::kOutOfRange, "input exhausted") : se::Status();
+  });
+  REQUIRE(buffer.Finalize().ok());
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  fail = true;
+  const se::Status status = stream.ThenSubmit(&buffer).ThenSubmit(&buffer).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kOutOfRange);
+  CHECK(Mentions(status, "input exhausted"));
+  CHECK(runs.load() == 2);  // the second submission after the failure is skipped
+}
+
 TEST_CASE("one buffer submitted to two streams, and events recorded and waited on by buffers", "[command-buffer]") {
   auto* executor = TestExecutor();
   constexpr std::size_t n = 16;

@@ -154,3 +154,21 @@ TEST_CASE("Then* with null arguments fail the stream with a message", "[stream][
     CHECK(Mentions(stream.status(), "other stream is not initialized"));
   }
 }
+
+TEST_CASE("a host callback that returns an error Status fails its stream with it", "[stream][errors]") {
+  auto* executor = TestExecutor();
+  int later = 0;
+  se::Stream stream(executor), other(executor);
+  REQUIRE(stream.Init().ThenDoHostCallback([]() -> se::Status { return se::Status(); }).BlockHostUntilDone().ok());
+  stream.ThenDoHostCallback([]() -> se::Status { return se::Status(se::ErrorCode::kDataLoss, "checksum mismatch"); })
+      .ThenDoHostCallback([&] { later = 1; });
+  const se::Status status = stream.BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kDataLoss);
+  CHECK(Mentions(status, "checksum mismatch"));
+  CHECK(Mentions(status, std::string("host callback on ") + std::string(TestBackend::kName) + ":0"));
+  CHECK(later == 0);
+  CHECK(stream.BlockHostUntilDone() == status);  // it sticks
+  // The failure is the stream's own: another stream of the executor goes on.
+  CHECK(other.Init().ThenDoHostCallback([&] { later = 2; }).BlockHostUntilDone().ok());
+  CHECK(later == 2);
+}

@@ -156,13 +156,15 @@ class CommandBuffer {
   }
 
   // The buffer keeps its own copy of `callback`, run once per submission.
+  // As on a stream, it returns void or a Status that fails the stream.
   template <typename Callback>
   CommandBuffer& ThenDoHostCallback(Callback&& callback) {
-    static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
+    static_assert(detail::CheckHostCallback<Callback>());
     static_assert(std::is_copy_constructible_v<std::decay_t<Callback>>,
                   "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
     if (!Ready("ThenDoHostCallback")) return *this;
-    return Check(B::Record(handle_, op::HostCall<Callback>{std::forward<Callback>(callback)}));
+    return Check(op::SubmitHostCall(std::forward<Callback>(callback),
+                                    [this](const auto& call) { return B::Record(handle_, call); }));
   }
 
   // The events must outlive the buffer: a submission records or waits on the

@@ -17,6 +17,7 @@
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/sticky_status.hpp"
 
 namespace streamexecutor::op {
 
@@ -55,6 +56,19 @@ template <typename F>
 struct HostCall {
   F&& callable;
 };
+
+// Hands `callback` to `submit` as a HostCall: as it is when it returns void,
+// wrapped (detail::StatusHostCallback) when it returns a Status, so that no
+// backend needs to know that callbacks may fail.
+template <typename Callback, typename Submit>
+Status SubmitHostCall(Callback&& callback, Submit&& submit) {
+  if constexpr (streamexecutor::detail::kHostCallbackReturnsStatus<Callback>) {
+    using Wrapped = streamexecutor::detail::StatusHostCallback<std::decay_t<Callback>>;
+    return submit(HostCall<Wrapped>{Wrapped{std::forward<Callback>(callback)}});
+  } else {
+    return submit(HostCall<Callback>{std::forward<Callback>(callback)});
+  }
+}
 
 // Event recording and waiting, on the backend's native event.
 template <typename EventHandle>

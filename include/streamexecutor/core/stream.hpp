@@ -293,12 +293,14 @@ class Stream {
   }
 
   // Runs `callback` on a host thread once all earlier work has finished, and
-  // before any later work starts. An exception it throws fails the stream.
+  // before any later work starts. It returns void or a Status; a non-OK
+  // Status it returns, or an exception it throws, fails the stream.
   template <typename Callback>
   Stream& ThenDoHostCallback(Callback&& callback) {
-    static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
+    static_assert(detail::CheckHostCallback<Callback>());
     if (!Ready("ThenDoHostCallback")) return *this;
-    return Check(B::Submit(handle_, op::HostCall<Callback>{std::forward<Callback>(callback)}));
+    return Check(op::SubmitHostCall(std::forward<Callback>(callback),
+                                    [this](const auto& call) { return B::Submit(handle_, call); }));
   }
 
   // Blocks until all enqueued work has finished; returns the first error.

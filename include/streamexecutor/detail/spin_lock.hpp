@@ -16,6 +16,7 @@ class SpinLock {
   void lock() noexcept {
     if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] WaitAndLock();
   }
+  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:

@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "streamexecutor/core/status.hpp"
@@ -29,13 +30,51 @@ class StickyStatus {
   Status status_;
 };
 
-// Runs a host callback; an exception becomes an ABORTED Status naming the
+// A host callback may return a Status (XLA's DoHostCallbackWithStatus). The
+// backends store and run callbacks behind a `void()` of their own (a ring
+// slot, a CUDA host function, an OpenCL callback thread, a graph node), so
+// a failed Status travels from the callable to InvokeHostCallback, the one
+// place all of them run callbacks through, as this exception. It is no
+// std::exception so that nothing but InvokeHostCallback mistakes it for one.
+struct HostCallbackFailure {
+  Status status;
+};
+
+template <typename F>
+struct StatusHostCallback {
+  F callable;
+  void operator()() {
+    if (Status status = callable(); !status.ok()) throw HostCallbackFailure{std::move(status)};
+  }
+};
+
+template <typename Callback>
+inline constexpr bool kHostCallbackReturnsStatus =
+    std::is_same_v<std::remove_cvref_t<std::invoke_result_t<std::decay_t<Callback>&>>, Status>;
+
+template <typename Callback>
+constexpr bool CheckHostCallback() {
+  static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
+  if constexpr (std::is_invocable_v<std::decay_t<Callback>&>) {
+    static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Callback>&>> ||
+                      kHostCallbackReturnsStatus<Callback>,
+                  "ThenDoHostCallback takes a callable returning void or se::Status (a non-OK Status fails the "
+                  "stream)");
+  }
+  return true;
+}
+
+// Runs a host callback. A Status it returns keeps its code and gains the
+// device in its message; an exception becomes an ABORTED Status naming the
 // device (e.g. "cuda:0") instead of escaping into a driver or pool thread.
 template <typename Callback>
 Status InvokeHostCallback(Callback& callback, std::string_view backend, int ordinal) {
   try {
     callback();
     return Status();
+  } catch (HostCallbackFailure& failure) {
+    return MakeError(failure.status.code(), "host callback on {}:{} failed: {}", backend, ordinal,
+                     failure.status.message());
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kAborted, "host callback on {}:{} threw: {}", backend, ordinal, e.what());
   } catch (...) {

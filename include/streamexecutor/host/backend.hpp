@@ -222,7 +222,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     using F = std::decay_t<Callback>;
     using Command = host_detail::Command;
     Command* command = stream->Reserve();
-    if (command == nullptr) return RingFull(stream, "ThenDoHostCallback");
+    if (command == nullptr) return stream->Refused("ThenDoHostCallback");
     try {
       if constexpr (sizeof(F) <= Command::kPayloadBytes && alignof(F) <= alignof(std::max_align_t)) {
         ::new (static_cast<void*>(command->payload)) F(std::forward<Callback>(callback));
@@ -273,7 +273,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     Command* command = stream->Reserve();
     if (command == nullptr) {
       token->Release();
-      return RingFull(stream, "ThenRecordEvent");
+      return stream->Refused("ThenRecordEvent");
     }
     command->kind = Command::Kind::kRecordEvent;
     command->event = host_detail::EventCommand{token};
@@ -296,7 +296,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     Command* command = stream->Reserve();
     if (command == nullptr) {
       token->Release();
-      return RingFull(stream, "ThenWaitFor");
+      return stream->Refused("ThenWaitFor");
     }
     command->kind = Command::Kind::kWaitEvent;
     command->event = host_detail::EventCommand{token};
@@ -315,7 +315,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     Command* command = stream->Reserve();
     if (command == nullptr) {
       token->Release();
-      return RingFull(stream, "ThenWaitFor");
+      return stream->Refused("ThenWaitFor");
     }
     token->Retain();  // the release's reference
     command->kind = Command::Kind::kWaitEvent;
@@ -402,7 +402,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   template <typename... Params>
   static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
     host_detail::Command* command = stream->Reserve();
-    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
     if (Status s = PackLaunch(*command, operation, stream->ordinal()); !s.ok()) [[unlikely]] {
       stream->Cancel();
       return s;
@@ -415,7 +415,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   // the stored arguments from the KernelArgs in the command slot.
   static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& operation) {
     host_detail::Command* command = stream->Reserve();
-    if (command == nullptr) [[unlikely]] return RingFull(stream, "ThenLaunch");
+    if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
     const std::uint64_t shared = operation.kernel.runtime->assemble(operation.args, command->payload);
     if (Status s = FinishLaunch(*command, operation.kernel, operation.threads, operation.blocks, shared,
                                 operation.kernel_name, stream->ordinal());
@@ -552,7 +552,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static Status EnqueueCopy(StreamHandle& stream, void* dst, const void* src, std::uint64_t bytes) {
     using Command = host_detail::Command;
     Command* command = stream->Reserve();
-    if (command == nullptr) return RingFull(stream, "ThenMemcpy");
+    if (command == nullptr) return stream->Refused("ThenMemcpy");
     command->kind = Command::Kind::kCopy;
     command->copy = host_detail::CopyCommand{dst, src, bytes};
     stream->Publish();
@@ -562,19 +562,13 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
                             bool byte_fill) {
     using Command = host_detail::Command;
     Command* command = stream->Reserve();
-    if (command == nullptr) return RingFull(stream, byte_fill ? "ThenMemZero" : "ThenMemset32");
+    if (command == nullptr) return stream->Refused(byte_fill ? "ThenMemZero" : "ThenMemset32");
     command->kind = Command::Kind::kFill;
     command->fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
     stream->Publish();
     return Status();
   }
 
-  [[gnu::cold]] static Status RingFull(StreamHandle& stream, std::string_view op) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "{} on host:{}: a host callback of this stream enqueued into it while its {}-command queue is "
-                     "full; waiting for room would wait for the callback itself",
-                     op, stream->ordinal(), host_detail::HostStream::kCapacity);
-  }
   [[gnu::cold]] static Status SharedTooLarge(int ordinal, const std::string* kernel_name, std::uint64_t shared) {
     return MakeError(ErrorCode::kResourceExhausted,
                      "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "

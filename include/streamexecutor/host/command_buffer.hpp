@@ -64,12 +64,7 @@ class RecordedCommands {
     std::size_t next = 0;
     while (next < entries_.size()) {
       const std::uint64_t room = stream->ReserveBatch(entries_.size() - next);
-      if (room == 0) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "ThenSubmit on host:{}: a host callback of this stream submitted a command buffer while its "
-                         "{}-command queue is full; waiting for room would wait for the callback itself",
-                         ordinal_, HostStream::kCapacity);
-      }
+      if (room == 0) return stream->Refused("ThenSubmit");
       std::uint64_t used = 0;
       Status failure;
       for (; used < room && next < entries_.size() && failure.ok(); ++next) {

@@ -240,16 +240,21 @@ class HostStream {
 
   // Producer side. Reserve a slot (waits while the ring is full), fill it,
   // then Publish, or Cancel if filling it failed. Producers from several
-  // threads are serialised by a spin lock. Null when the ring is full and the
-  // caller is a callback of this very stream: waiting for room would wait for
-  // itself.
+  // threads are serialised by a spin lock. Null, with refusal() saying why,
+  // where the caller is a callback of this very stream and would have to
+  // wait: for room in a full ring, or for another thread's producer lock
+  // (that thread may itself wait for room, which only the callback's return
+  // makes). Either wait would wait for the caller itself.
   Command* Reserve() {
-    producer_lock_.lock();
+    if (!producer_lock_.try_lock()) [[unlikely]] {
+      if (!LockUnlessDrainedByThisThread()) return nullptr;
+    }
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     if (tail - seen_head_ >= kCapacity) [[unlikely]] {
       seen_head_ = head_.load(std::memory_order_acquire);
       while (tail - seen_head_ >= kCapacity) {
         if (IsDrainedByThisThread()) {
+          refusal_ = Refusal::kFull;
           producer_lock_.unlock();
           return nullptr;
         }
@@ -258,6 +263,20 @@ class HostStream {
       }
     }
     return &ring_[tail % kCapacity];
+  }
+  // Why Reserve returned null, for `op` ("ThenLaunch", ...), on the thread it refused.
+  [[gnu::cold]] Status Refused(std::string_view op) const {
+    if (refusal_ == Refusal::kOtherProducer) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on host:{}: a host callback of this stream enqueued into it while another thread was "
+                       "enqueueing into it; a Stream takes one producer at a time, its callbacks counted as one "
+                       "(docs/api.md, Thread safety), and waiting could wait for the callback itself",
+                       op, ordinal_);
+    }
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "{} on host:{}: a host callback of this stream enqueued into it while its {}-command queue is "
+                     "full; waiting for room would wait for the callback itself",
+                     op, ordinal_, kCapacity);
   }
   void Publish();  // defined with Pool
   void Cancel() { producer_lock_.unlock(); }
@@ -283,6 +302,14 @@ class HostStream {
       if (frame->stream == this) return true;
     }
     return false;
+  }
+  [[gnu::noinline, gnu::cold]] bool LockUnlessDrainedByThisThread() {
+    if (IsDrainedByThisThread()) {
+      refusal_ = Refusal::kOtherProducer;
+      return false;
+    }
+    producer_lock_.lock();
+    return true;
   }
   // Marks the current thread as draining `stream` for its lifetime.
   struct STREAMEXECUTOR_EXPORT DrainFrame {
@@ -369,6 +396,10 @@ class HostStream {
 
   // The draining thread's line.
   alignas(kCacheLine) std::atomic<std::uint64_t> head_{0};  // next command to run; advanced by the running thread only
+  // Why Reserve last refused: only a thread draining the stream is refused,
+  // and it reads this right after (Refused).
+  enum class Refusal : std::uint8_t { kFull, kOtherProducer };
+  Refusal refusal_ = Refusal::kFull;
 
   // Scheduling state: changes when the stream goes idle, is queued or parks.
   alignas(kCacheLine) std::atomic<State> state_{State::kIdle};
