@@ -55,7 +55,7 @@ using Mem = se::DeviceMemory<T>*;
 TEST_CASE("the parser reads nvcc's parameter lists", "[ptx]") {
   auto entries = cd::ParsePtxEntries(SignaturePtx());
   REQUIRE(entries.ok());
-  REQUIRE(entries.value().size() == 6);
+  REQUIRE(entries.value().size() == 10);
   const cd::PtxEntry& scalars = entries.value()[0];
   CHECK(scalars.name == "c_scalars");
   REQUIRE(scalars.params.size() == 7);
@@ -156,6 +156,35 @@ TEST_CASE("C++ kernels: mangled names add the element types", "[ptx]") {
   CHECK(Mentions(substituted, "const int*"));
 }
 
+TEST_CASE("C++ template kernels: element types and signedness are checked", "[ptx]") {
+  CHECK(Check<Mem<float>, float, int>("_Z10tmpl_scaleIfEvPT_S0_i").ok());
+  CHECK(Check<Mem<unsigned>, unsigned, int>("_Z10tmpl_scaleIjEvPT_S0_i").ok());
+  CHECK(Check<Mem<double>, Mem<double>, unsigned>("_Z9tmpl_tileIdLi256EEvPKT_PS0_j").ok());
+  CHECK(Check<sig::Pair, Mem<int>, Mem<int>>("_ZN3sig9tmpl_pairIiEEvNS_4PairEPKT_PS2_").ok());
+
+  // const float* (T_ = float) against DeviceMemory<int>*: same size, other type.
+  se::Status element = Check<Mem<int>, float, int>("_Z10tmpl_scaleIfEvPT_S0_i");
+  CHECK(element.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(element, "parameter 0"));
+  CHECK(Mentions(element, "float*"));
+  CHECK(Mentions(element, "element types differ"));
+  se::Status tile = Check<Mem<std::int64_t>, Mem<double>, unsigned>("_Z9tmpl_tileIdLi256EEvPKT_PS0_j");
+  CHECK(Mentions(tile, "parameter 0"));
+  CHECK(Mentions(tile, "const double*"));
+
+  // int against unsigned, through the template argument and through a substitution of it.
+  se::Status sign = Check<Mem<unsigned>, int, int>("_Z10tmpl_scaleIjEvPT_S0_i");
+  CHECK(sign.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(sign, "parameter 1"));
+  CHECK(Mentions(sign, "unsigned int"));
+  se::Status substituted = Check<sig::Pair, Mem<int>, Mem<unsigned>>("_ZN3sig9tmpl_pairIiEEvNS_4PairEPKT_PS2_");
+  CHECK(Mentions(substituted, "parameter 2"));
+  CHECK(Mentions(substituted, "int*"));
+  se::Status other = Check<sig::Other, Mem<int>, Mem<int>>("_ZN3sig9tmpl_pairIiEEvNS_4PairEPKT_PS2_");
+  CHECK(Mentions(other, "parameter 0"));
+  CHECK(Mentions(other, "sig::Pair"));
+}
+
 TEST_CASE("an unknown kernel name lists the entries and hints at mangling", "[ptx]") {
   se::Status missing = Check<float>("cpp_saxpy");
   CHECK(missing.code() == se::ErrorCode::kNotFound);
@@ -187,7 +216,31 @@ TEST_CASE("the Itanium decoder", "[ptx]") {
 
   CHECK(cd::DecodeMangledParams("_Z1fv").value().empty());
   CHECK(!cd::DecodeMangledParams("saxpy").has_value());
-  CHECK(!cd::DecodeMangledParams("_Z1fIiEvT_").has_value());  // templates: not decoded
+  // Function templates: T_ and T0_ stand for the template's arguments, which
+  // are substitution candidates like any type (g++'s and nvcc's manglings).
+  auto scale = cd::DecodeMangledParams("_Z10tmpl_scaleIjEvPT_S0_i");
+  REQUIRE(scale.has_value());
+  REQUIRE(scale->size() == 3);
+  CHECK((*scale)[0].spelling == "unsigned int*");
+  CHECK((*scale)[1].spelling == "unsigned int");
+  CHECK((*scale)[2].spelling == "int");
+  auto two = cd::DecodeMangledParams("_Z3twoI4PairN2ns3VecEEvPT_PKT0_S4_S5_");
+  REQUIRE(two.has_value());
+  REQUIRE(two->size() == 4);
+  CHECK((*two)[1].spelling == "const ns::Vec*");
+  CHECK((*two)[2].spelling == "Pair*");
+  CHECK((*two)[3].class_name == "ns::Vec");
+  auto boxed = cd::DecodeMangledParams("_Z5boxedIfEvPN2ns3BoxIT_EES2_");
+  REQUIRE(boxed.has_value());
+  CHECK((*boxed)[0].spelling == "ns::Box<float>*");
+  CHECK((*boxed)[1].spelling == "float");
+  auto nested_template = cd::DecodeMangledParams("_ZN2ns2nkINS_3VecEEEvPT_j");
+  REQUIRE(nested_template.has_value());
+  CHECK((*nested_template)[0].spelling == "ns::Vec*");
+  CHECK(cd::DecodeMangledParams("_Z4flagILb1EEvPib").value().size() == 2);  // a literal argument
+  CHECK(!cd::DecodeMangledParams("_Z4packIJiPfEEvDpT_").has_value());      // packs: not decoded
+  CHECK(!cd::DecodeMangledParams("_Z1fIiEvT0_").has_value());              // no second template argument
+  CHECK(!cd::DecodeMangledParams("_Z1fILi3EEvT_").has_value());            // T_ names a literal
   CHECK(!cd::DecodeMangledParams("_Z1fS9_").has_value());     // substitution out of range
   CHECK(!cd::DecodeMangledParams("_Z99f").has_value());       // length past the end
   CHECK(!cd::DecodeMangledParams("_Z").has_value());

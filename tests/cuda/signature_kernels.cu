@@ -28,3 +28,28 @@ __global__ void cpp_mixed(std::int64_t offset, sig::Pair pair, unsigned char fla
 }
 // Two pointers of the same type: the second is a substitution (S_) in the name.
 __global__ void cpp_copy(const int* from, const int* to_unused, int* to) { to[threadIdx.x] = from[threadIdx.x] + (to_unused != nullptr); }
+
+// Function templates: the mangled name carries the template arguments, and the
+// parameters refer to them (T_, T0_), so element types and signedness are
+// checked as for plain C++ kernels.
+template <typename T>
+__global__ void tmpl_scale(T* x, T a, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) x[i] = x[i] * a;
+}
+template __global__ void tmpl_scale<float>(float*, float, int);
+template __global__ void tmpl_scale<unsigned>(unsigned*, unsigned, int);
+
+template <typename T, int kTile>
+__global__ void tmpl_tile(const T* in, T* out, unsigned n) {
+  if (threadIdx.x < n) out[threadIdx.x] = in[threadIdx.x] * kTile;
+}
+template __global__ void tmpl_tile<double, 256>(const double*, double*, unsigned);
+
+namespace sig {
+template <typename T>
+__global__ void tmpl_pair(Pair pair, const T* in, T* out) {
+  out[pair.index] = in[pair.index] * static_cast<T>(pair.weight);
+}
+template __global__ void tmpl_pair<int>(Pair, const int*, int*);
+}  // namespace sig

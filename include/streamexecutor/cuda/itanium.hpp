@@ -4,9 +4,12 @@
 // C++ kernel is checked against TypedKernel<...> element type by element type.
 //
 // Only what kernels use is decoded: builtin types, pointers, cv-qualifiers,
-// class names (plain and nested), and substitutions. Anything else (templates,
-// references, function types) makes the decoder give up, and the check falls
-// back to the PTX sizes.
+// class names (plain, nested and class templates), substitutions, and
+// function templates (template arguments that are types or literals, the
+// encoded return type, and template parameters `T_`, `T0_` in the
+// parameters, so `scale<float>(T*, T, int)` reads as (float*, float, int)).
+// Anything else (references, function types, packs, expressions) makes the
+// decoder give up, and the check falls back to the PTX sizes.
 #pragma once
 
 #include <cstdint>
@@ -86,7 +89,17 @@ class ItaniumParamDecoder {
     if (in_.substr(0, 2) != "_Z") return std::nullopt;
     pos_ = 2;
     std::string name;
-    if (!ParseName(name)) return std::nullopt;
+    bool is_template = false;
+    if (!ParseName(name, /*function=*/true, &is_template)) return std::nullopt;
+    // A function template's name is followed by its return type (void for a kernel).
+    if (is_template) {
+      if (pos_ < in_.size() && in_[pos_] == 'v') {
+        ++pos_;
+      } else {
+        CppType ignored;
+        if (!ParseType(ignored, 0)) return std::nullopt;
+      }
+    }
     std::vector<CppType> params;
     if (pos_ < in_.size() && in_[pos_] == 'v' && pos_ + 1 == in_.size()) return params;  // f(void)
     while (pos_ < in_.size()) {
@@ -113,33 +126,103 @@ class ItaniumParamDecoder {
     return true;
   }
 
-  // <name> ::= <source-name> | N [<CV-qualifiers>] <prefix> <source-name> E
-  bool ParseName(std::string& out) {
+  // <name> ::= <source-name> [<template-args>]
+  //          | N [<CV-qualifiers>] <prefix> <source-name> [<template-args>] E
+  // Every prefix is a substitution candidate, and so is a template's name;
+  // the whole name is one too, unless it names the function itself.
+  // A function's own template arguments are kept for `T_` in its parameters.
+  bool ParseName(std::string& out, bool function, bool* is_template) {
+    std::string qualified;
+    bool ends_in_template = false;
+    // One component (a source name, then template arguments if any) added to `qualified`.
+    const auto component = [&]() -> bool {
+      std::string name;
+      if (!ParseSourceName(name)) return false;
+      qualified = qualified.empty() ? name : qualified + "::" + name;
+      ends_in_template = pos_ < in_.size() && in_[pos_] == 'I';
+      if (ends_in_template) {
+        AddSubstitution(CppType{qualified, 0, 0, qualified});  // the template's name
+        std::vector<CppType> args;
+        if (!ParseTemplateArgs(args)) return false;
+        qualified += "<" + JoinSpellings(args) + ">";
+        if (function) template_args_ = std::move(args);
+      }
+      return true;
+    };
     if (pos_ < in_.size() && in_[pos_] == 'N') {
       ++pos_;
       while (pos_ < in_.size() && (in_[pos_] == 'K' || in_[pos_] == 'V' || in_[pos_] == 'r')) ++pos_;
-      std::string qualified;
+      bool pending = false;  // `qualified` is a prefix not yet recorded as a candidate
       while (pos_ < in_.size() && in_[pos_] != 'E') {
-        std::string component;
+        if (pending) AddSubstitution(CppType{qualified, 0, 0, qualified});
         if (in_[pos_] == 'S' && qualified.empty()) {
           CppType prefix;
           if (!ParseSubstitution(prefix) || prefix.class_name.empty() || prefix.pointer_depth != 0) return false;
-          qualified = prefix.class_name;
+          qualified = prefix.class_name;  // already a candidate
+          pending = false;
           continue;
         }
-        if (!ParseSourceName(component)) return false;
-        qualified = qualified.empty() ? component : qualified + "::" + component;
-        // Every prefix is a substitution candidate, the full name included.
-        AddSubstitution(CppType{qualified, 0, 0, qualified});
+        if (!component()) return false;
+        pending = true;
       }
       if (pos_ >= in_.size() || qualified.empty()) return false;
       ++pos_;  // 'E'
-      // The function's own name was recorded as a candidate; only types count.
-      substitutions_.pop_back();
-      out = qualified;
-      return true;
+    } else if (!component()) {
+      return false;
     }
-    return ParseSourceName(out);
+    if (!function) AddSubstitution(CppType{qualified, 0, 0, qualified});
+    if (is_template != nullptr) *is_template = ends_in_template;
+    out = qualified;
+    return true;
+  }
+
+  // <template-args> ::= I <template-arg>+ E, each a type or a literal
+  // (L <type> <value> E); packs (J) and expressions (X) are not decoded.
+  bool ParseTemplateArgs(std::vector<CppType>& args) {
+    ++pos_;  // 'I'
+    while (pos_ < in_.size() && in_[pos_] != 'E') {
+      if (args.size() >= 64) return false;
+      CppType arg;
+      if (in_[pos_] == 'L') {
+        const std::size_t start = ++pos_;
+        while (pos_ < in_.size() && in_[pos_] != 'E') ++pos_;
+        if (pos_ >= in_.size() || pos_ - start < 2) return false;
+        arg.spelling = std::string(in_.substr(start + 1, pos_ - start - 1));  // the value, as mangled
+        if (!arg.spelling.empty() && arg.spelling[0] == 'n') arg.spelling[0] = '-';
+        ++pos_;  // 'E'
+      } else if (!ParseType(arg, 1)) {
+        return false;
+      }
+      args.push_back(std::move(arg));
+    }
+    if (pos_ >= in_.size() || args.empty()) return false;
+    ++pos_;  // 'E'
+    return true;
+  }
+
+  static std::string JoinSpellings(const std::vector<CppType>& types) {
+    std::string out;
+    for (const CppType& type : types) out += (out.empty() ? "" : ", ") + type.spelling;
+    return out;
+  }
+
+  // <template-param> ::= T_ | T <number> _ : the function's template argument.
+  bool ParseTemplateParam(CppType& out) {
+    ++pos_;  // 'T'
+    std::uint64_t index = 0;
+    if (pos_ < in_.size() && in_[pos_] != '_') {
+      const std::size_t start = pos_;
+      while (pos_ < in_.size() && in_[pos_] >= '0' && in_[pos_] <= '9' && pos_ - start < 4) {
+        index = index * 10 + static_cast<std::uint64_t>(in_[pos_++] - '0');
+      }
+      ++index;
+    }
+    if (pos_ >= in_.size() || in_[pos_] != '_' || index >= template_args_.size()) return false;
+    ++pos_;
+    out = template_args_[index];
+    if (out.spelling.empty() || (out.builtin == 0 && out.class_name.empty())) return false;  // a literal
+    AddSubstitution(out);
+    return true;
   }
 
   bool ParseSubstitution(CppType& out) {
@@ -201,16 +284,10 @@ class ItaniumParamDecoder {
       return true;
     }
     if (c == 'S') return ParseSubstitution(out);
+    if (c == 'T') return ParseTemplateParam(out);
     if (c == 'N' || (c >= '1' && c <= '9')) {
       std::string name;
-      if (c == 'N') {
-        if (!ParseName(name)) return false;
-        // ParseName dropped the last candidate, thinking it was a function name.
-        AddSubstitution(CppType{name, 0, 0, name});
-      } else {
-        if (!ParseSourceName(name)) return false;
-        AddSubstitution(CppType{name, 0, 0, name});
-      }
+      if (!ParseName(name, /*function=*/false, nullptr)) return false;
       out = CppType{name, 0, 0, name};
       return true;
     }
@@ -229,6 +306,7 @@ class ItaniumParamDecoder {
   std::string_view in_;
   std::size_t pos_ = 0;
   std::vector<CppType> substitutions_;
+  std::vector<CppType> template_args_;  // the function template's, for T_
 };
 
 inline std::optional<std::vector<CppType>> DecodeMangledParams(std::string_view mangled) {

@@ -63,8 +63,10 @@ inline std::string CompareCppType(const KernelParamInfo& info, const CppType& re
   if (declared != nullptr) return "the element types differ";
   // Class types: compare the unqualified names, since the compiler's spelling
   // of the declared type's scope ("(anonymous namespace)::") differs from
-  // the mangled one.
+  // the mangled one; a class template by its name alone, since compilers
+  // spell its arguments differently ("long int" or "long").
   auto last = [](std::string_view name) {
+    name = name.substr(0, name.find('<'));
     const std::size_t colon = name.rfind("::");
     return colon == std::string_view::npos ? name : name.substr(colon + 2);
   };
