@@ -29,12 +29,49 @@ TEST_CASE("every setter of the seed's table records code and kernel name", "[ker
   CHECK(spec.DescribeEntries() == "; it has: CUDA PTX, CUDA cubin, CUDA fatbin, OpenCL text, OpenCL binary");
   CHECK(se::MultiKernelLoaderSpec(0).DescribeEntries() == "; it is empty");
 
-  spec.AddCudaPtxOnDisk("/tmp/k.ptx", "k6").AddCudaCubinInMemory("cubin", "k7").AddOpenCLTextOnDisk("k.cl", "k8");
-  spec.AddOpenCLBinaryInMemory("bin", "k9");
-  CHECK(spec.cuda_ptx()->filename == "/tmp/k.ptx");
-  CHECK(spec.cuda_cubin()->data == "cubin");
-  CHECK(spec.opencl_text()->filename == "k.cl");
-  CHECK(spec.opencl_binary()->data == "bin");
+  CHECK(spec.status().ok());
+
+  se::MultiKernelLoaderSpec on_disk(0);
+  on_disk.AddCudaPtxOnDisk("/tmp/k.ptx", "k6").AddCudaCubinInMemory("cubin", "k7").AddOpenCLTextOnDisk("k.cl", "k8");
+  on_disk.AddOpenCLBinaryInMemory("bin", "k9");
+  CHECK(on_disk.cuda_ptx()->filename == "/tmp/k.ptx");
+  CHECK(on_disk.cuda_cubin()->data == "cubin");
+  CHECK(on_disk.opencl_text()->filename == "k.cl");
+  CHECK(on_disk.opencl_binary()->data == "bin");
+}
+
+TEST_CASE("a second entry of one kind is an error, not a silent replacement", "[kernel_spec][errors]") {
+  se::MultiKernelLoaderSpec spec(0);
+  spec.AddOpenCLTextInMemory("__kernel void a() {}", "a").AddOpenCLTextOnDisk("b.cl", "b");
+  CHECK(spec.opencl_text()->kernel_name == "a");  // the first entry is kept
+  CHECK(spec.status().code() == se::ErrorCode::kAlreadyExists);
+  CHECK(spec.status().message().find("already has OpenCL text (adding it again for kernel 'b')") != std::string::npos);
+  spec.AddCudaCubinInMemory("c", "c").AddCudaCubinInMemory("d", "d");
+  CHECK(spec.status().message().find("OpenCL text") != std::string::npos);  // the first error sticks
+
+  se::MultiKernelLoaderSpec ptx(0);
+  ptx.AddCudaPtxInMemory("any", "k").AddCudaPtxInMemory({7, 0}, "sm70", "k").AddCudaPtxInMemory({9, 0}, "sm90", "k");
+  CHECK(ptx.status().ok());
+  ptx.AddCudaPtxOnDisk({7, 0}, "other.ptx", "k");
+  CHECK(ptx.status().message().find("CUDA PTX for compute capability 7.0") != std::string::npos);
+  se::MultiKernelLoaderSpec twice(0);
+  twice.AddCudaPtxInMemory("one", "k").AddCudaPtxOnDisk("two.ptx", "k");
+  CHECK(twice.status().message().find("CUDA PTX without a compute capability") != std::string::npos);
+}
+
+TEST_CASE("PTX per compute capability: the highest one the device has is chosen", "[kernel_spec]") {
+  se::MultiKernelLoaderSpec spec(0);
+  spec.AddCudaPtxInMemory({8, 0}, "sm80", "k").AddCudaPtxInMemory({7, 0}, "sm70", "k").AddCudaPtxInMemory({9, 0}, "sm90", "k");
+  CHECK(spec.cuda_ptx({9, 0})->data == "sm90");
+  CHECK(spec.cuda_ptx({8, 9})->data == "sm80");  // PTX for 9.0 cannot load on 8.9
+  CHECK(spec.cuda_ptx({10, 0})->data == "sm90");
+  CHECK(spec.cuda_ptx({7, 5})->data == "sm70");
+  CHECK(spec.cuda_ptx({6, 1}) == nullptr);
+  CHECK(spec.cuda_ptx()->data == "sm90");  // the highest, for names in messages
+  CHECK(spec.DescribeEntries() == "; it has: CUDA PTX (compute capability 8.0, 7.0, 9.0)");
+  spec.AddCudaPtxInMemory("generic", "k");  // 0.0: any device
+  CHECK(spec.cuda_ptx({6, 1})->data == "generic");
+  CHECK(spec.cuda_ptx({7, 0})->data == "sm70");
 }
 
 TEST_CASE("on-disk code is read when asked for, with a clear error if missing", "[kernel_spec]") {
@@ -50,8 +87,9 @@ TEST_CASE("on-disk code is read when asked for, with a clear error if missing", 
   CHECK(contents.value() == "line one\nline two\n");
   std::remove(path);
 
-  spec.AddCudaPtxOnDisk("/nonexistent/kernel.ptx", "k");
-  auto missing = spec.cuda_ptx()->Contents();
+  se::MultiKernelLoaderSpec nonexistent(0);
+  nonexistent.AddCudaPtxOnDisk("/nonexistent/kernel.ptx", "k");
+  auto missing = nonexistent.cuda_ptx()->Contents();
   CHECK(missing.status().code() == se::ErrorCode::kNotFound);
   CHECK(missing.status().message().find("/nonexistent/kernel.ptx") != std::string::npos);
 }

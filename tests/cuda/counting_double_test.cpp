@@ -230,6 +230,27 @@ TEST_CASE("the JIT's error log reaches the Status", "[cuda][double][errors]") {
   CHECK(Mentions(status, "JIT error log:\ncounting driver double: SM version specified by .target is higher than the device's (sm_90)"));
 }
 
+TEST_CASE("PTX per compute capability: the device's best entry is loaded", "[cuda][double]") {
+  // The double is an sm_90 device: the 10.0 entry would fail its JIT, the
+  // 8.0 entry is not PTX at all, so only choosing the 9.0 entry loads.
+  auto* executor = Executor();
+  const std::string newer = std::string(kPtx).replace(std::string(kPtx).find("sm_90"), 5, "sm_100");
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory({10, 0}, newer, "scale")
+      .AddCudaPtxInMemory({8, 0}, "not PTX", "scale")
+      .AddCudaPtxInMemory({9, 0}, kPtx, "scale");
+  ScaleKernel kernel(executor);
+  CHECK(executor->GetKernel(spec, &kernel).ok());
+
+  se::MultiKernelLoaderSpec only_newer(3);
+  only_newer.AddCudaPtxInMemory({10, 0}, newer, "scale");
+  ScaleKernel refused(executor);
+  const se::Status status = executor->GetKernel(only_newer, &refused);
+  CHECK(status.code() == se::ErrorCode::kNotFound);
+  CHECK(Mentions(status, "kernel 'scale' has PTX only for newer devices than this one, of compute capability 9.0"));
+  CHECK(Mentions(status, "CUDA PTX (compute capability 10.0)"));
+}
+
 TEST_CASE("1000 CUDA launches allocate nothing", "[cuda][double][allocation]") {
   auto* executor = Executor();
   ScaleKernel kernel(executor);

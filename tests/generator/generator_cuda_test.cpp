@@ -23,7 +23,7 @@ namespace {
 
 template <typename Kernel>
 se::Status CheckPtx(const se::MultiKernelLoaderSpec& spec) {
-  REQUIRE(spec.cuda_ptx().has_value());
+  REQUIRE(spec.cuda_ptx() != nullptr);
   return se::cuda_detail::CheckPtxSignature(spec.cuda_ptx()->data, spec.cuda_ptx()->kernel_name,
                                             Kernel::ParamInfos(), "cuda:0");
 }

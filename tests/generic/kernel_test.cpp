@@ -137,6 +137,20 @@ TEST_CASE("a spec without code for this platform is refused", "[kernel][errors]"
   CHECK_FALSE(kernel.IsLoaded());
 }
 
+TEST_CASE("a spec given two entries of one kind is refused at GetKernel", "[kernel][errors]") {
+  auto* executor = TestExecutor();
+  se::MultiKernelLoaderSpec spec = tk::AddSpec();
+  spec.AddOpenCLTextInMemory(tk::kAddOpenCL, "add_again");  // a second OpenCL text: no silent replacement
+  tk::AddKernel kernel(executor);
+  se::Status status = executor->GetKernel(spec, &kernel);
+  CHECK(status.code() == se::ErrorCode::kAlreadyExists);
+  CHECK(Mentions(status, std::string("GetKernel on ") + std::string(TestBackend::kName) + ":0"));
+  CHECK(Mentions(status, "already has OpenCL text (adding it again for kernel 'add_again')"));
+  CHECK_FALSE(kernel.IsLoaded());
+  se::UntypedKernel untyped(executor);
+  CHECK(executor->GetUntypedKernel(spec, &untyped).code() == se::ErrorCode::kAlreadyExists);
+}
+
 TEST_CASE("launching an unloaded kernel fails the stream", "[kernel][errors]") {
   auto* executor = TestExecutor();
   tk::AddKernel kernel(executor);

@@ -222,6 +222,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   template <UntypedLaunchBackend Backend = B>
   Status GetUntypedKernel(const MultiKernelLoaderSpec& spec, UntypedKernel* kernel) {
     if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetUntypedKernel on {}: kernel is null", label_);
+    if (!spec.status().ok()) return SpecRefused("GetUntypedKernel", spec);
     const std::string name(B::SpecKernelName(spec));
     if (kernel->executor() != this) {
       return MakeError(ErrorCode::kInvalidArgument,
@@ -238,11 +239,15 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     return Status();
   }
 
+  [[gnu::cold]] Status SpecRefused(std::string_view caller, const MultiKernelLoaderSpec& spec) const {
+    return Status(spec.status().code(), fmt::format("{} on {}: {}", caller, label_, spec.status().message()));
+  }
   // Out of line, as BindLoaded: once per unit (or in the compiled part), not
   // inside every signature's GetKernel.
   [[gnu::noinline]] Status CheckGetKernel(const MultiKernelLoaderSpec& spec, const KernelBase* kernel,
                                           std::span<const KernelParamInfo> params) const {
     if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetKernel on {}: kernel is null", label_);
+    if (!spec.status().ok()) return SpecRefused("GetKernel", spec);
     const std::string_view name = B::SpecKernelName(spec);
     if (kernel->executor() != this) {
       return MakeError(ErrorCode::kInvalidArgument,

@@ -82,6 +82,13 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
       return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
     }
     executor.modules = new cuda_detail::ModuleCache();
+    for (auto [which, field] : {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &CudaComputeCapability::major},
+                                std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &CudaComputeCapability::minor}}) {
+      if (const CUresult r = api.cuDeviceGetAttribute(&(executor.modules->capability.*field), which, executor.device);
+          r != CUDA_SUCCESS) {
+        return api.Error(r, "cuDeviceGetAttribute", "reading the compute capability of cuda:{}", ordinal);
+      }
+    }
     executor.wait_rings = new cuda_detail::WaitRings();
     return Status();
   }

@@ -23,8 +23,10 @@
 
 namespace streamexecutor::cuda_detail {
 
-// Binary images first: they need no JIT and carry exactly what was built.
-inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, std::string_view& format) {
+// Binary images first: they need no JIT and carry exactly what was built;
+// then the PTX of the highest compute capability the device has.
+inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, CudaComputeCapability device,
+                                          std::string_view& format) {
   if (spec.cuda_cubin()) {
     format = "cubin";
     return &*spec.cuda_cubin();
@@ -33,16 +35,13 @@ inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, std
     format = "fatbin";
     return &*spec.cuda_fatbin();
   }
-  if (spec.cuda_ptx()) {
-    format = "PTX";
-    return &*spec.cuda_ptx();
-  }
-  return nullptr;
+  format = "PTX";
+  return spec.cuda_ptx(device);
 }
 
 inline std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
   std::string_view format;
-  const KernelLoaderSpec* chosen = ChooseSpec(spec, format);
+  const KernelLoaderSpec* chosen = ChooseSpec(spec, CudaComputeCapability{1 << 30, 0}, format);
   return chosen ? std::string_view(chosen->kernel_name) : std::string_view("<no CUDA kernel>");
 }
 
@@ -124,7 +123,14 @@ STREAMEXECUTOR_DECL Status CheckParamInfo(const DriverApi& api, int ordinal, CUf
 template <typename ReadPtx>
 Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
                     ReadPtx&& read_ptx, CUfunction& function, std::string_view& format) {
-  const KernelLoaderSpec* chosen = ChooseSpec(spec, format);
+  const KernelLoaderSpec* chosen = ChooseSpec(spec, cache.capability, format);
+  if (chosen == nullptr && !spec.cuda_ptx_entries().empty()) {
+    return MakeError(ErrorCode::kNotFound,
+                     "GetKernel on cuda:{}: kernel '{}' has PTX only for newer devices than this one, of compute "
+                     "capability {}.{}{}",
+                     ordinal, spec.cuda_ptx()->kernel_name, cache.capability.major, cache.capability.minor,
+                     spec.DescribeEntries());
+  }
   if (chosen == nullptr) {
     return MakeError(ErrorCode::kNotFound,
                      "GetKernel on cuda:{}: the MultiKernelLoaderSpec has no CUDA code (add it with "

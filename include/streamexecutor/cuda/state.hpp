@@ -25,6 +25,7 @@ namespace streamexecutor::cuda_detail {
 struct ModuleCache {
   std::mutex mutex;
   std::map<std::string, CUmodule> modules;
+  CudaComputeCapability capability;  // the device's: which PTX entry of a spec loads
 };
 
 // One stream. The first failure of a host callback is kept here, because the
