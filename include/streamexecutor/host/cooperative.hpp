@@ -22,10 +22,10 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include <boost/context/fiber.hpp>
 
@@ -92,16 +92,16 @@ class FiberStacks {
 
   // Room for `threads` fibers. Maps only when the block is larger than every
   // earlier one (rounded up to a power of two, so that growing blocks remap
-  // rarely); throws when the memory cannot be had.
+  // rarely); throws when the memory cannot be had. The fibers' handles live in
+  // the mapping too, so that no launch ever calls operator new.
   void Reserve(std::uint64_t threads) {
     if (threads <= count_) return;
     const std::size_t count = std::max<std::size_t>(32, std::bit_ceil(static_cast<std::size_t>(threads)));
-    fibers_.resize(count);
-    finished_.resize(count);
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t slot = kStackBytes + page;
+    const std::size_t handles = (count * (sizeof(boost::context::fiber) + 1) + page - 1) / page * page;
     // Reserved, not committed: a fiber uses the pages it touches, usually one or two.
-    void* mapped = mmap(nullptr, slot * count, PROT_READ | PROT_WRITE,
+    void* mapped = mmap(nullptr, handles + slot * count, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (mapped == MAP_FAILED) {
       throw std::runtime_error("could not map " + std::to_string(count) + " fiber stacks of " +
@@ -109,19 +109,23 @@ class FiberStacks {
     }
     Unmap();
     base_ = static_cast<std::byte*>(mapped);
-    bytes_ = slot * count;
+    bytes_ = handles + slot * count;
+    stacks_ = base_ + handles;
     slot_ = slot;
     guard_ = page;
     count_ = count;
+    fibers_ = reinterpret_cast<boost::context::fiber*>(base_);
+    for (std::size_t i = 0; i < count; ++i) ::new (static_cast<void*>(fibers_ + i)) boost::context::fiber();
+    finished_ = reinterpret_cast<unsigned char*>(base_ + count * sizeof(boost::context::fiber));
     // Without a guard (mprotect failing) the stacks still work; an overflow
     // would then go unnoticed, as on a thread without one.
-    for (std::size_t i = 0; i < count; ++i) (void)mprotect(base_ + i * slot, page, PROT_NONE);
+    for (std::size_t i = 0; i < count; ++i) (void)mprotect(stacks_ + i * slot, page, PROT_NONE);
   }
 
-  std::byte* Bottom(std::size_t i) const { return base_ + i * slot_ + guard_; }
+  std::byte* Bottom(std::size_t i) const { return stacks_ + i * slot_ + guard_; }
   std::byte* Top(std::size_t i) const { return Bottom(i) + kStackBytes; }
-  boost::context::fiber* fibers() { return fibers_.data(); }
-  unsigned char* finished() { return finished_.data(); }
+  boost::context::fiber* fibers() { return fibers_; }
+  unsigned char* finished() { return finished_; }  // per fiber: done with the current block
 
   // Set while this thread schedules a block's fibers: a second run on the same
   // thread (a kernel that waits for a stream, and so helps run other blocks)
@@ -129,19 +133,22 @@ class FiberStacks {
   bool busy = false;
 
  private:
+  // Every fiber has ended by then (FiberBlock never leaves one suspended):
+  // their handles are empty and need no destructor.
   void Unmap() {
     if (base_ != nullptr) (void)munmap(base_, bytes_);
     base_ = nullptr;
     count_ = 0;
   }
 
-  std::byte* base_ = nullptr;
+  std::byte* base_ = nullptr;  // the handles, then the stacks
   std::size_t bytes_ = 0;
+  std::byte* stacks_ = nullptr;
   std::size_t slot_ = 0;
   std::size_t guard_ = 0;
   std::size_t count_ = 0;
-  std::vector<boost::context::fiber> fibers_;
-  std::vector<unsigned char> finished_;  // per fiber: done with the current block
+  boost::context::fiber* fibers_ = nullptr;
+  unsigned char* finished_ = nullptr;
 };
 
 // Runs blocks of a cooperative launch on the calling thread. Each thread of a
