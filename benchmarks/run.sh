@@ -58,6 +58,7 @@ run_bench() {
     --benchmark_out="$results/$1.json" --benchmark_out_format=json > "$results/$1.log" 2>&1
 }
 run_bench host_bench
+run_bench barrier_bench
 run_bench opencl_launch_bench
 run_bench copy_bench
 run_bench command_buffer_bench

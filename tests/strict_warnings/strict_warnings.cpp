@@ -25,6 +25,37 @@ void scale(const se::host::KernelContext& ctx, float factor, float* data, std::s
 }
 #endif
 
+#if defined(STREAMEXECUTOR_WITH_HOST)
+// A kernel with a block barrier (host/cooperative.hpp), launched every way.
+void scale_synced(const se::host::CooperativeContext& ctx, float factor, float* data, std::span<float> scratch,
+                  std::uint32_t n) {
+  const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
+  scratch[ctx.threadIdx.x] = i < n ? data[i] : 0.0f;
+  ctx.SyncThreads();
+  if (i < n) data[i] = factor * scratch[(ctx.threadIdx.x + 1) % ctx.blockDim.x];
+}
+
+se::Status ExerciseCooperative() {
+  se::StreamExecutor<se::host>* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddHostKernel<&scale_synced>("scale_synced");
+  spec.AddHostKernel("scale_lambda", [](const se::host::CooperativeContext& ctx, float, float*, std::span<float>,
+                                        std::uint32_t) { ctx.SyncThreads(); });
+  se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t> kernel(executor);
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->GetKernel(spec, &kernel));
+  se::UntypedKernel untyped(executor);
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->GetUntypedKernel(spec, &untyped));
+  se::ScopedDeviceMemory<float> data = executor->AllocateOwnedArray<float>(256);
+  se::KernelArgsArray<4> args;
+  args.Add(2.0f).Add(data.ptr()).Add(se::SharedDeviceMemory<float>(64)).Add(256u);
+  se::Stream<se::host> stream(executor);
+  return stream.Init()
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64), 256u)
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), untyped, args)
+      .BlockHostUntilDone();
+}
+#endif
+
 using ScaleKernel =
     se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t>;
 
@@ -155,6 +186,7 @@ int StrictWarningsEntry(const char* name) {
   int result = 0;
 #if defined(STREAMEXECUTOR_WITH_HOST)
   result += ExerciseBackend<se::host>();
+  result += ExerciseCooperative().ok() ? 0 : 1;
 #endif
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
   result += ExerciseBackend<se::opencl>();

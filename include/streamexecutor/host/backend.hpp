@@ -27,6 +27,8 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   using KernelContext = host_detail::KernelContext;
   // What a per-block host kernel receives first: blockIdx, blockDim, gridDim.
   using BlockContext = host_detail::BlockContext;
+  // What a host kernel with a block barrier receives first: KernelContext's fields and SyncThreads().
+  using CooperativeContext = host_detail::CooperativeContext;
   // Memory is aligned like a GPU allocation so that vector loads never straddle.
   static constexpr std::size_t kAlignment = 64;
   // Copies between backends read and write it directly (core/copy.hpp).
@@ -50,6 +52,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     host_detail::BlockRunner runner;
     host_detail::AnyFunction function;
     const host_detail::abi::RuntimeAbi* runtime;  // for launches typed at run time
+    std::uint64_t max_threads;  // per block: what the kernel's runner can run
   };
 
   // ---- Platform and executor -------------------------------------------------
@@ -508,15 +511,21 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   // The rest of a launch command, once its arguments are in the payload.
   static Status FinishLaunch(host_detail::Command& command, const KernelHandle& kernel, const ThreadDim& threads,
                              const BlockDim& blocks, std::uint64_t shared, const std::string* kernel_name, int ordinal) {
-    if (shared > kSharedMemoryPerBlock) [[unlikely]] return SharedTooLarge(ordinal, kernel_name, shared);
+    if (shared > kSharedMemoryPerBlock) [[unlikely]] {
+      return host_detail::SharedTooLarge(ordinal, kernel_name, shared, kSharedMemoryPerBlock);
+    }
+    if (threads.Count() > kernel.max_threads) [[unlikely]] {
+      return host_detail::TooManyThreads(ordinal, kernel_name, threads.Count(), kernel.max_threads);
+    }
     command.kind = host_detail::Command::Kind::kLaunch;
     command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
                                                 {threads.x, threads.y, threads.z}, shared, kernel_name};
     return Status();
   }
   static KernelHandle EntryHandle(const host_detail::KernelEntry& entry) {
-    return KernelHandle{host_detail::EntryRunner(entry), entry.function,
-                        static_cast<const host_detail::abi::RuntimeAbi*>(entry.runtime_abi)};
+    const auto* runtime = static_cast<const host_detail::abi::RuntimeAbi*>(entry.runtime_abi);
+    return KernelHandle{host_detail::EntryRunner(entry), entry.function, runtime,
+                        runtime ? runtime->max_threads_per_block : ~std::uint64_t{0}};
   }
   static host_detail::Command CopyCommand(void* dst, const void* src, std::uint64_t bytes) {
     host_detail::Command command{};
@@ -567,14 +576,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     command->fill = host_detail::FillCommand{dst, pattern, bytes, byte_fill};
     stream->Publish();
     return Status();
-  }
-
-  [[gnu::cold]] static Status SharedTooLarge(int ordinal, const std::string* kernel_name, std::uint64_t shared) {
-    return MakeError(ErrorCode::kResourceExhausted,
-                     "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "
-                     "aligned to {} bytes; a block has {}",
-                     kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, shared,
-                     host_detail::abi::kSharedAlignment, kSharedMemoryPerBlock);
   }
 };
 

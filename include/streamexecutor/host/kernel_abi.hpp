@@ -12,6 +12,9 @@
 // runs once per block and loops over the block's threads itself: a loop the
 // compiler can vectorise, where a per-thread body's bounds check
 // (`if (i < n)`) becomes a conditional store that baseline x86-64 cannot.
+// A kernel whose first parameter is `const se::host::CooperativeContext&`
+// runs once per thread and may wait for its block at ctx.SyncThreads(): its
+// block's threads run as fibers (cooperative.hpp).
 #pragma once
 
 #include <array>
@@ -33,6 +36,7 @@
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/type_name.hpp"
+#include "streamexecutor/host/cooperative.hpp"
 
 namespace streamexecutor::host_detail {
 
@@ -212,6 +216,23 @@ void RunWholeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t firs
   }
 }
 
+// Kernels with a barrier: each block's threads as fibers (cooperative.hpp).
+template <typename Invoker, typename... H>
+void RunCooperativeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block,
+                          std::uint64_t end_block, std::byte* shared) {
+  const auto& stored = *static_cast<const std::tuple<StoredT<H>...>*>(launch.args);
+  std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
+  SharedLayout<H...>(stored, offsets);
+  auto body = [&](CooperativeContext& ctx, std::uint64_t block) {
+    ctx.blockIdx = Unlinearize(block, launch.grid);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      Invoker::Call(fn, static_cast<const CooperativeContext&>(ctx),
+                    Materialize<H>(std::get<I>(stored), shared, offsets[I])...);
+    }(std::index_sequence_for<H...>{});
+  };
+  FiberBlock::Run(launch.block, launch.grid, first_block, end_block, body);
+}
+
 // Invokers: how the runner reaches the user's code. The two static forms let
 // the compiler inline the kernel body into the per-thread loop.
 template <typename Fn>
@@ -254,13 +275,18 @@ std::string SignatureString() {
   return out + ")";
 }
 
+// Which runner a kernel gets, from its first parameter.
+enum class Runner { kPerThread, kPerBlock, kCooperative };
+
 template <typename Signature>
 struct FunctionParams;
 template <typename R, typename Ctx, typename... P>
 struct FunctionParams<R (*)(Ctx, P...)> {
   using Return = R;
   using Context = Ctx;
-  static constexpr bool kPerBlock = std::is_same_v<std::remove_cvref_t<Ctx>, BlockContext>;
+  static constexpr Runner kRunner = std::is_same_v<std::remove_cvref_t<Ctx>, BlockContext>         ? Runner::kPerBlock
+                                    : std::is_same_v<std::remove_cvref_t<Ctx>, CooperativeContext> ? Runner::kCooperative
+                                                                                                    : Runner::kPerThread;
   template <template <typename...> class T>
   using Apply = T<NormalizeT<P>...>;
 };
@@ -271,9 +297,11 @@ template <typename Fn>
 constexpr bool CheckKernelShape() {
   static_assert(std::is_same_v<typename FunctionParams<Fn>::Return, void>, "host kernels must return void");
   using Context = std::remove_cvref_t<typename FunctionParams<Fn>::Context>;
-  static_assert(std::is_same_v<Context, KernelContext> || std::is_same_v<Context, BlockContext>,
+  static_assert(std::is_same_v<Context, KernelContext> || std::is_same_v<Context, BlockContext> ||
+                    std::is_same_v<Context, CooperativeContext>,
                 "the first parameter of a host kernel must be `const se::host::KernelContext&` (one call per "
-                "thread) or `const se::host::BlockContext&` (one call per block)");
+                "thread), `const se::host::BlockContext&` (one call per block) or "
+                "`const se::host::CooperativeContext&` (one call per thread, with ctx.SyncThreads())");
   return true;
 }
 
@@ -296,6 +324,8 @@ struct RuntimeAbi {
   std::size_t stored_bytes;  // sizeof the stored tuple, which must fit a command's payload
   // Builds the tuple in `payload`; returns the block's shared-memory bytes.
   std::uint64_t (*assemble)(const KernelArgs& args, void* payload);
+  // What the kernel's runner can run (cooperative kernels: FiberStacks::kMaxThreads).
+  std::uint64_t max_threads_per_block;
 };
 
 template <typename H>
@@ -342,23 +372,32 @@ std::uint64_t Assemble(const KernelArgs& args, void* payload) {
 
 template <typename... H>
 inline constexpr std::array<KernelParamInfo, sizeof...(H)> kRuntimeParams{RuntimeParamInfo<H>()...};
-template <typename... H>
-inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>};
+template <std::uint64_t kMaxThreads, typename... H>
+inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>,
+                                        kMaxThreads};
 
-template <typename Invoker, bool kPerBlock, typename... H>
+template <typename Invoker, Runner kRunner, typename... H>
 struct EntryFor {
   static KernelEntry Make(AnyFunction fn) {
     BlockRunner runner;
-    if constexpr (kPerBlock) runner = &RunWholeBlocks<Invoker, H...>;
-    else runner = &RunBlocks<Invoker, H...>;
-    return KernelEntry{reinterpret_cast<void (*)()>(runner), fn, &SignatureString<H...>, &kRuntimeAbi<H...>};
+    // Others are limited by the DeviceDescription only, which the core checks.
+    const RuntimeAbi* runtime = &kRuntimeAbi<~std::uint64_t{0}, H...>;
+    if constexpr (kRunner == Runner::kPerBlock) {
+      runner = &RunWholeBlocks<Invoker, H...>;
+    } else if constexpr (kRunner == Runner::kCooperative) {
+      runner = &RunCooperativeBlocks<Invoker, H...>;
+      runtime = &kRuntimeAbi<FiberStacks::kMaxThreads, H...>;
+    } else {
+      runner = &RunBlocks<Invoker, H...>;
+    }
+    return KernelEntry{reinterpret_cast<void (*)()>(runner), fn, &SignatureString<H...>, runtime};
   }
 };
 
 template <typename Invoker, typename Fn>
 struct BindInvoker {
   template <typename... H>
-  using type = EntryFor<Invoker, FunctionParams<Fn>::kPerBlock, H...>;
+  using type = EntryFor<Invoker, FunctionParams<Fn>::kRunner, H...>;
 };
 
 }  // namespace abi
@@ -390,6 +429,23 @@ inline Status RuntimeParams(const HostKernelLoaderSpec& entry, int ordinal, std:
     param.type = param.takes_shared ? "std::span<" + std::string(info.value_type) + ">" : std::string(info.declared_type);
   }
   return Status();
+}
+
+// Launches refused by the host backend, built out of line.
+[[gnu::cold]] inline Status SharedTooLarge(int ordinal, const std::string* kernel_name, std::uint64_t shared,
+                                           std::uint64_t per_block) {
+  return MakeError(ErrorCode::kResourceExhausted,
+                   "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "
+                   "aligned to {} bytes; a block has {}",
+                   kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, shared, abi::kSharedAlignment,
+                   per_block);
+}
+[[gnu::cold]] inline Status TooManyThreads(int ordinal, const std::string* kernel_name, std::uint64_t threads,
+                                           std::uint64_t limit) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "ThenLaunch of kernel '{}' on host:{}: {} threads per block; a kernel taking "
+                   "se::host::CooperativeContext runs at most {} (each thread is a fiber with a stack of its own)",
+                   kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, threads, limit);
 }
 
 // Makes the entry for a function pointer, known at compile time or not.
