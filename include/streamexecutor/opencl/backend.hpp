@@ -188,7 +188,6 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     return Status();
   }
 
-
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
@@ -211,6 +210,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     if (stream->untimed_queue) clReleaseCommandQueue(stream->untimed_queue);
     delete std::exchange(stream, nullptr);
   }
+  // A synchronous operation skips the stream whose callback calls it (core/synchronous.hpp).
+  static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->RunsOnCallbackThread(); }
   // Timers read the markers' timestamps, which only a profiling queue records.
   static Status EnableTiming(StreamHandle& stream) { return stream->EnableProfiling("ThenStartTimer/ThenStopTimer"); }
   static Status StreamSynchronize(StreamHandle& stream) {

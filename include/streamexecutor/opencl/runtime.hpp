@@ -125,6 +125,9 @@ struct StreamState {
   std::deque<CallbackJob> jobs;
   bool stopping = false;
   std::thread worker;
+  // Set by the callback thread itself: other threads ask it whether they are
+  // that thread without touching `worker`, which the owner may be assigning.
+  std::atomic<std::thread::id> worker_id{};
 
   // kFailed: set with the first asynchronous failure; launches, copies, fills
   // and callbacks after it are skipped (as on every backend), while event
@@ -162,6 +165,10 @@ struct StreamState {
     if ((mode.load(std::memory_order_acquire) & kHolding) == 0) return false;
     held.push_back(command);
     return true;
+  }
+
+  bool RunsOnCallbackThread() const {
+    return worker_id.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
 
   // Waits until nothing is held (every pending callback ran and what it held
@@ -223,6 +230,7 @@ struct StreamState {
   }
 
   void Work() {
+    worker_id.store(std::this_thread::get_id(), std::memory_order_relaxed);
     for (;;) {
       CallbackJob job;
       {

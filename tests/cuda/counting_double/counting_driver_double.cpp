@@ -87,6 +87,23 @@ inline CUresult Take(EntryIndex entry) {
   return static_cast<CUresult>(g_fail_next[entry].exchange(0));
 }
 
+// The order of the calls that stream order is about (not the launch's, so
+// that the launch benchmarks count the same driver call as before): the
+// latest call of each such entry point, numbered across all of them.
+std::atomic<long> g_order{0};
+struct LatestCall {
+  std::atomic<long> sequence{0};
+  std::atomic<void*> stream{nullptr};
+  std::atomic<void*> event{nullptr};
+};
+LatestCall g_latest[kEntryCount];
+void Order(EntryIndex entry, CUstream stream, CUevent event) {
+  LatestCall& latest = g_latest[entry];
+  latest.stream.store(stream, std::memory_order_relaxed);
+  latest.event.store(event, std::memory_order_relaxed);
+  latest.sequence.store(g_order.fetch_add(1, std::memory_order_acq_rel) + 1, std::memory_order_release);
+}
+
 int IndexOf(std::string_view name) {
   for (int i = 0; i < kEntryCount; ++i) {
     if (name == kEntryNames[i]) return i;
@@ -327,17 +344,20 @@ CUresult Double_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyHtoDAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyHtoDAsync)) return r;
   std::memcpy(Host(dst), src, bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyDtoHAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyDtoHAsync)) return r;
   std::memcpy(dst, Host(src), bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyDtoDAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyDtoDAsync)) return r;
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
@@ -364,12 +384,14 @@ CUresult Double_cuMemsetD32(CUdeviceptr dst, unsigned value, std::size_t count) 
   Fill32(dst, value, count);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream) {
+CUresult Double_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream stream) {
+  Order(k_cuMemsetD8Async, stream, nullptr);
   if (CUresult r = Take(k_cuMemsetD8Async)) return r;
   std::memset(Host(dst), value, count);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t count, CUstream) {
+CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t count, CUstream stream) {
+  Order(k_cuMemsetD32Async, stream, nullptr);
   if (CUresult r = Take(k_cuMemsetD32Async)) return r;
   Fill32(dst, value, count);
   return CUDA_SUCCESS;
@@ -386,8 +408,20 @@ CUresult Double_cuStreamDestroy(CUstream stream) {
   delete reinterpret_cast<Stream*>(stream);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuStreamSynchronize(CUstream) { return Take(k_cuStreamSynchronize); }
-CUresult Double_cuStreamWaitEvent(CUstream, CUevent, unsigned) { return Take(k_cuStreamWaitEvent); }
+CUresult Double_cuStreamSynchronize(CUstream stream) {
+  Order(k_cuStreamSynchronize, stream, nullptr);
+  return Take(k_cuStreamSynchronize);
+}
+CUresult Double_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned) {
+  Order(k_cuStreamWaitEvent, stream, event);
+  return Take(k_cuStreamWaitEvent);
+}
+// Every stream has finished its work (nothing is ever left running), unless
+// a test injects CUDA_ERROR_NOT_READY to stand for a GPU still busy with it.
+CUresult Double_cuStreamQuery(CUstream stream) {
+  Order(k_cuStreamQuery, stream, nullptr);
+  return Take(k_cuStreamQuery);
+}
 
 CUresult Double_cuEventCreate(CUevent* event, unsigned flags) {
   if (CUresult r = Take(k_cuEventCreate)) return r;
@@ -402,7 +436,8 @@ CUresult Double_cuEventDestroy(CUevent event) {
   delete reinterpret_cast<Event*>(event);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuEventRecord(CUevent event, CUstream) {
+CUresult Double_cuEventRecord(CUevent event, CUstream stream) {
+  Order(k_cuEventRecord, stream, event);
   if (CUresult r = Take(k_cuEventRecord)) return r;
   auto* e = reinterpret_cast<Event*>(event);
   e->recorded = true;
@@ -410,7 +445,10 @@ CUresult Double_cuEventRecord(CUevent event, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult Double_cuEventQuery(CUevent) { return Take(k_cuEventQuery); }
-CUresult Double_cuEventSynchronize(CUevent) { return Take(k_cuEventSynchronize); }
+CUresult Double_cuEventSynchronize(CUevent event) {
+  Order(k_cuEventSynchronize, nullptr, event);
+  return Take(k_cuEventSynchronize);
+}
 CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent stop) {
   if (CUresult r = Take(k_cuEventElapsedTime)) return r;
   const auto* a = reinterpret_cast<const Event*>(start);
@@ -643,6 +681,16 @@ void se_counting_double_fail_next(const char* entry_point, int result) {
 CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUcontext>(&g_foreign); }
 
 long se_counting_double_calls_from_host_functions() { return g_calls_from_host_functions.load(); }
+
+bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCall* out) {
+  const int index = IndexOf(entry_point);
+  if (index < 0) return false;
+  const LatestCall& latest = g_latest[index];
+  out->sequence = latest.sequence.load(std::memory_order_acquire);
+  out->stream = latest.stream.load(std::memory_order_relaxed);
+  out->event = latest.event.load(std::memory_order_relaxed);
+  return out->sequence != 0;
+}
 
 }  // extern "C"
 
