@@ -11,9 +11,12 @@
 // an ordering event on each stream that may still run earlier work, and waits
 // for those events: on the device, from the stream the executor keeps for
 // synchronous operations, or on the host where the backend runs the operation
-// on the calling thread (InlineExecutionBackend).
+// on the calling thread (InlineExecutionBackend). A backend that cannot tell
+// an idle stream without queueing something on it waits on the host instead
+// (StreamHostWaitBackend: OpenCL).
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -43,14 +46,28 @@ concept CallbackThreadBackend = requires(const typename B::StreamHandle& stream)
   { B::CallerIsCallbackOf(stream) } -> std::same_as<bool>;
 };
 
+// Optional: B::WaitForQueuedWork(stream), which blocks until the work queued
+// on the stream so far has run (it may also wait for work queued meanwhile)
+// and leaves the stream's own error to the stream. For a backend with no
+// idle query whose wait costs next to nothing on an idle stream: OpenCL, where
+// an idle queue's clFinish returns in tens of nanoseconds but a marker and a
+// wait on it from another queue cost a synchronous copy 3.5 us on PoCL.
+template <typename B>
+concept StreamHostWaitBackend = requires(typename B::StreamHandle& stream) {
+  { B::WaitForQueuedWork(stream) } -> std::same_as<void>;
+};
+
 namespace detail {
 
-// A Stream's entry in its executor's list.
+// A Stream's entry in its executor's list. `pins` counts synchronous
+// operations using the stream outside the list's lock, one stream at a time
+// each; its destructor waits for them after unlinking it.
 template <typename B>
 struct LiveStream {
   typename B::StreamHandle* handle = nullptr;
   LiveStream* previous = nullptr;
   LiveStream* next = nullptr;
+  std::atomic<int> pins{0};
 };
 
 // A base of StreamExecutor<B>.
@@ -95,15 +112,26 @@ class SynchronousOperations {
   // run. Only a failure of the waiting itself is returned (a driver error);
   // the streams' own sticky errors are theirs, read by BlockHostUntilDone.
   Status AwaitStreams(typename B::ExecutorState& executor) {
-    std::vector<EventHandle> recorded;
-    STREAMEXECUTOR_RETURN_IF_ERROR(RecordOnBusyStreams(executor, recorded));
-    Status status;
-    for (EventHandle& event : recorded) {
-      Status waited = B::EventSynchronize(event);
-      if (status.ok()) status = std::move(waited);
+    std::vector<LiveStream<B>*> busy;
+    STREAMEXECUTOR_RETURN_IF_ERROR(CollectBusyStreams(busy));
+    if constexpr (StreamHostWaitBackend<B>) {
+      for (LiveStream<B>* stream : busy) {
+        if (!Pin(stream)) continue;
+        B::WaitForQueuedWork(*stream->handle);
+        Unpin(stream);
+      }
+      return Status();
+    } else {
+      std::vector<EventHandle> recorded;
+      STREAMEXECUTOR_RETURN_IF_ERROR(RecordOn(executor, busy, recorded));
+      Status status;
+      for (EventHandle& event : recorded) {
+        Status waited = B::EventSynchronize(event);
+        if (status.ok()) status = std::move(waited);
+      }
+      GiveBack(recorded);
+      return status;
     }
-    GiveBack(recorded);
-    return status;
   }
 
   // For the executor's destructor.
@@ -130,11 +158,17 @@ class SynchronousOperations {
   }
   // After Unlink returns no synchronous operation touches the stream.
   void Unlink(LiveStream<B>& stream) {
-    std::lock_guard<std::mutex> lock(streams_mutex_);
-    if (stream.previous != nullptr) stream.previous->next = stream.next;
-    else first_stream_ = stream.next;
-    if (stream.next != nullptr) stream.next->previous = stream.previous;
-    stream.previous = stream.next = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      if (stream.previous != nullptr) stream.previous->next = stream.next;
+      else first_stream_ = stream.next;
+      if (stream.next != nullptr) stream.next->previous = stream.previous;
+      stream.previous = stream.next = nullptr;
+    }
+    for (int pins = stream.pins.load(std::memory_order_acquire); pins != 0;
+         pins = stream.pins.load(std::memory_order_acquire)) {
+      stream.pins.wait(pins, std::memory_order_acquire);
+    }
   }
 
   // The synchronous stream waits on the device: no host round trip between
@@ -142,23 +176,27 @@ class SynchronousOperations {
   // stream, cuStreamWaitEvent on this one, then the copy). A wait holds the
   // recording it was queued for, so the events go back at once.
   Status QueueWaitsForStreams(typename B::ExecutorState& executor) {
-    std::vector<EventHandle> recorded;
-    STREAMEXECUTOR_RETURN_IF_ERROR(RecordOnBusyStreams(executor, recorded));
-    Status status;
-    for (EventHandle& event : recorded) {
-      status = B::Submit(sync_stream_, op::WaitEvent<EventHandle>{&event});
-      if (!status.ok()) break;
+    if constexpr (StreamHostWaitBackend<B>) {
+      return AwaitStreams(executor);
+    } else {
+      std::vector<LiveStream<B>*> busy;
+      STREAMEXECUTOR_RETURN_IF_ERROR(CollectBusyStreams(busy));
+      std::vector<EventHandle> recorded;
+      STREAMEXECUTOR_RETURN_IF_ERROR(RecordOn(executor, busy, recorded));
+      Status status;
+      for (EventHandle& event : recorded) {
+        status = B::Submit(sync_stream_, op::WaitEvent<EventHandle>{&event});
+        if (!status.ok()) break;
+      }
+      GiveBack(recorded);
+      return status;
     }
-    GiveBack(recorded);
-    return status;
   }
 
-  // Records an ordering event on every live stream that may still run work
-  // queued before this call and hands the events to the caller, who gives
-  // them back. A stream whose host callback is the caller is skipped: its
-  // earlier work has run, and the rest waits for the caller. Records run on
-  // failed streams too (every backend), so waiting never hangs on one.
-  Status RecordOnBusyStreams(typename B::ExecutorState& executor, std::vector<EventHandle>& recorded) {
+  // The live streams that may still run work queued before this call. A
+  // stream whose host callback is the caller is left out: its earlier work
+  // has run, and the rest waits for the caller.
+  Status CollectBusyStreams(std::vector<LiveStream<B>*>& busy) {
     std::lock_guard<std::mutex> lock(streams_mutex_);
     for (LiveStream<B>* stream = first_stream_; stream != nullptr; stream = stream->next) {
       typename B::StreamHandle& handle = *stream->handle;
@@ -168,22 +206,54 @@ class SynchronousOperations {
       if constexpr (CallbackThreadBackend<B>) {
         if (B::CallerIsCallbackOf(handle)) continue;
       }
+      try {
+        busy.push_back(stream);
+      } catch (const std::bad_alloc&) {
+        return OutOfMemory();
+      }
+    }
+    return Status();
+  }
+  // Keeps a collected stream alive while it is used outside the list's lock:
+  // recording on it or waiting for it may wait for its host callbacks, which
+  // may create or destroy streams, so one stream is pinned at a time. False
+  // if it left the list: its destructor had waited for its work (a newer
+  // stream at the same address is merely waited for too).
+  bool Pin(LiveStream<B>* wanted) {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    for (LiveStream<B>* stream = first_stream_; stream != nullptr; stream = stream->next) {
+      if (stream != wanted) continue;
+      stream->pins.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+  static void Unpin(LiveStream<B>* stream) {
+    if (stream->pins.fetch_sub(1, std::memory_order_release) == 1) stream->pins.notify_all();
+  }
+
+  // Records an ordering event on each stream still live. Records run on
+  // failed streams too (every backend), so waiting never hangs on one.
+  Status RecordOn(typename B::ExecutorState& executor, const std::vector<LiveStream<B>*>& busy,
+                  std::vector<EventHandle>& recorded) {
+    try {
+      recorded.reserve(busy.size());
+    } catch (const std::bad_alloc&) {
+      return OutOfMemory();
+    }
+    for (LiveStream<B>* stream : busy) {
+      if (!Pin(stream)) continue;
       StatusOr<EventHandle> event = TakeEvent(executor);
       Status status = event.status();
       if (status.ok()) {
-        status = B::Submit(handle, op::RecordEvent<EventHandle>{&event.value()});
-        if (status.ok()) {
-          try {
-            recorded.push_back(event.value());
-            continue;
-          } catch (const std::bad_alloc&) {
-            status = OutOfMemory();
-          }
-        }
-        spare_events_.push_back(event.value());  // cannot throw: there is room for every event
+        recorded.push_back(event.value());  // cannot throw: reserved; given back with the others
+        status = B::Submit(*stream->handle, op::RecordEvent<EventHandle>{&recorded.back()});
       }
-      GiveBackLocked(recorded);
-      return status;
+      Unpin(stream);
+      if (!status.ok()) {
+        GiveBack(recorded);
+        return status;
+      }
     }
     return Status();
   }
@@ -199,6 +269,7 @@ class SynchronousOperations {
   // Made on first need and kept: a busy stream costs a record and a wait,
   // not a driver object.
   StatusOr<EventHandle> TakeEvent(typename B::ExecutorState& executor) {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
     if (!spare_events_.empty()) {
       EventHandle event = spare_events_.back();
       spare_events_.pop_back();
@@ -228,7 +299,7 @@ class SynchronousOperations {
   std::mutex sync_mutex_;  // the synchronous stream; taken before streams_mutex_
   typename B::StreamHandle sync_stream_{};
   bool sync_stream_open_ = false;
-  std::mutex streams_mutex_;  // the list and the ordering events
+  std::mutex streams_mutex_;  // the list and the spare ordering events
   LiveStream<B>* first_stream_ = nullptr;
   std::vector<EventHandle> spare_events_;
   std::size_t events_made_ = 0;

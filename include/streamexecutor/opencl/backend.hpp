@@ -210,7 +210,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     if (stream->untimed_queue) clReleaseCommandQueue(stream->untimed_queue);
     delete std::exchange(stream, nullptr);
   }
-  // A synchronous operation skips the stream whose callback calls it (core/synchronous.hpp).
+  // What a synchronous operation asks of each stream (core/synchronous.hpp;
+  // why it waits on the host: StreamState::WaitForQueued).
+  static void WaitForQueuedWork(StreamHandle& stream) { stream->WaitForQueued(); }
   static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->RunsOnCallbackThread(); }
   // Timers read the markers' timestamps, which only a profiling queue records.
   static Status EnableTiming(StreamHandle& stream) { return stream->EnableProfiling("ThenStartTimer/ThenStopTimer"); }

@@ -87,23 +87,6 @@ inline CUresult Take(EntryIndex entry) {
   return static_cast<CUresult>(g_fail_next[entry].exchange(0));
 }
 
-// The order of the calls that stream order is about (not the launch's, so
-// that the launch benchmarks count the same driver call as before): the
-// latest call of each such entry point, numbered across all of them.
-std::atomic<long> g_order{0};
-struct LatestCall {
-  std::atomic<long> sequence{0};
-  std::atomic<void*> stream{nullptr};
-  std::atomic<void*> event{nullptr};
-};
-LatestCall g_latest[kEntryCount];
-void Order(EntryIndex entry, CUstream stream, CUevent event) {
-  LatestCall& latest = g_latest[entry];
-  latest.stream.store(stream, std::memory_order_relaxed);
-  latest.event.store(event, std::memory_order_relaxed);
-  latest.sequence.store(g_order.fetch_add(1, std::memory_order_acq_rel) + 1, std::memory_order_release);
-}
-
 int IndexOf(std::string_view name) {
   for (int i = 0; i < kEntryCount; ++i) {
     if (name == kEntryNames[i]) return i;
@@ -140,15 +123,6 @@ struct DeviceAllocation {
 std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
 std::set<void*> g_host_allocations;
 std::set<void*> g_registered;
-
-struct Stream {
-  CUcontext context;  // current when it was created
-};
-struct Event {
-  unsigned flags = 0;
-  bool recorded = false;
-  std::chrono::steady_clock::time_point when;
-};
 
 SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
@@ -305,6 +279,9 @@ CUresult Double_cuMemHostUnregister(void* ptr) {
 
 void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
 
+// cuStream*, cuEvent*, cuLaunchHostFunc and the record of their order.
+#include "stream_event_double.inc"
+
 // Pinned memory is mapped at its host address, as under unified addressing.
 CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsigned) {
   if (CUresult r = Take(k_cuMemHostGetDevicePointer)) return r;
@@ -313,19 +290,6 @@ CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsig
   *device = reinterpret_cast<CUdeviceptr>(host);
   return CUDA_SUCCESS;
 }
-// Stream memory operations. Stream order is not modelled (every call has
-// completed when it returns), so a wait passes at once; the write stores.
-CUresult Double_cuStreamWaitValue32(CUstream, CUdeviceptr address, cuuint32_t, unsigned) {
-  if (CUresult r = Take(k_cuStreamWaitValue32)) return r;
-  return address % 4 == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-CUresult Double_cuStreamWriteValue32(CUstream, CUdeviceptr address, cuuint32_t value, unsigned) {
-  if (CUresult r = Take(k_cuStreamWriteValue32)) return r;
-  if (address % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
-  std::atomic_ref<cuuint32_t>(*static_cast<cuuint32_t*>(Host(address))).store(value, std::memory_order_release);
-  return CUDA_SUCCESS;
-}
-
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
   if (CUresult r = NeedContext()) return r;
@@ -394,76 +358,6 @@ CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t co
   Order(k_cuMemsetD32Async, stream, nullptr);
   if (CUresult r = Take(k_cuMemsetD32Async)) return r;
   Fill32(dst, value, count);
-  return CUDA_SUCCESS;
-}
-
-CUresult Double_cuStreamCreate(CUstream* stream, unsigned) {
-  if (CUresult r = Take(k_cuStreamCreate)) return r;
-  if (CUresult r = NeedContext()) return r;
-  *stream = reinterpret_cast<CUstream>(new Stream{tls_current});
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuStreamDestroy(CUstream stream) {
-  if (CUresult r = Take(k_cuStreamDestroy)) return r;
-  delete reinterpret_cast<Stream*>(stream);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuStreamSynchronize(CUstream stream) {
-  Order(k_cuStreamSynchronize, stream, nullptr);
-  return Take(k_cuStreamSynchronize);
-}
-CUresult Double_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned) {
-  Order(k_cuStreamWaitEvent, stream, event);
-  return Take(k_cuStreamWaitEvent);
-}
-// Every stream has finished its work (nothing is ever left running), unless
-// a test injects CUDA_ERROR_NOT_READY to stand for a GPU still busy with it.
-CUresult Double_cuStreamQuery(CUstream stream) {
-  Order(k_cuStreamQuery, stream, nullptr);
-  return Take(k_cuStreamQuery);
-}
-
-CUresult Double_cuEventCreate(CUevent* event, unsigned flags) {
-  if (CUresult r = Take(k_cuEventCreate)) return r;
-  if (CUresult r = NeedContext()) return r;
-  auto* made = new Event();
-  made->flags = flags;
-  *event = reinterpret_cast<CUevent>(made);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventDestroy(CUevent event) {
-  if (CUresult r = Take(k_cuEventDestroy)) return r;
-  delete reinterpret_cast<Event*>(event);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventRecord(CUevent event, CUstream stream) {
-  Order(k_cuEventRecord, stream, event);
-  if (CUresult r = Take(k_cuEventRecord)) return r;
-  auto* e = reinterpret_cast<Event*>(event);
-  e->recorded = true;
-  e->when = std::chrono::steady_clock::now();
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventQuery(CUevent) { return Take(k_cuEventQuery); }
-CUresult Double_cuEventSynchronize(CUevent event) {
-  Order(k_cuEventSynchronize, nullptr, event);
-  return Take(k_cuEventSynchronize);
-}
-CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent stop) {
-  if (CUresult r = Take(k_cuEventElapsedTime)) return r;
-  const auto* a = reinterpret_cast<const Event*>(start);
-  const auto* b = reinterpret_cast<const Event*>(stop);
-  if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  // As the driver: an event made without timing cannot be timed.
-  if (((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) != 0) return CUDA_ERROR_INVALID_HANDLE;
-  *milliseconds = std::chrono::duration<float, std::milli>(b->when - a->when).count();
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuLaunchHostFunc(CUstream, CUhostFn function, void* user_data) {
-  if (CUresult r = Take(k_cuLaunchHostFunc)) return r;
-  t_in_host_function = true;
-  function(user_data);  // everything before it has completed already
-  t_in_host_function = false;
   return CUDA_SUCCESS;
 }
 
