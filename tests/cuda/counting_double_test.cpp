@@ -11,9 +11,11 @@
 
 #include <array>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <streamexecutor/cuda.hpp>
@@ -446,6 +448,72 @@ TEST_CASE("synchronous copies run on the executor's stream and wait for it", "[c
   CHECK(Double().calls("cuMemcpyHtoD") + Double().calls("cuMemcpyDtoH") + Double().calls("cuMemcpyDtoD") +
             Double().calls("cuMemsetD8") + Double().calls("cuMemsetD32") + Double().calls("cuCtxSynchronize") ==
         sync_copies);
+}
+
+TEST_CASE("a synchronous operation waits on the device for the executor's busy streams", "[cuda][double][sync-order]") {
+  // As cudaMemcpy comes after earlier launches: each busy stream records an
+  // event, the executor's synchronous stream waits on it, and only then is
+  // the operation queued there. The double finishes everything at once, so
+  // CUDA_ERROR_NOT_READY from cuStreamQuery stands for a GPU still running
+  // the launch; by default a stream is idle and costs one cuStreamQuery.
+  auto* executor = Executor();
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(ScaleSpec(), &kernel).ok());
+  auto x = executor->AllocateOwnedArray<float>(4);
+  auto y = executor->AllocateOwnedArray<float>(4);
+  std::vector<float> host(4, 1.0f);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ok());
+  const CUstream user_stream = stream.native_handle()->stream;
+  const std::vector<std::pair<const char*, std::function<se::Status()>>> operations = {
+      {"cuMemcpyDtoHAsync", [&] { return executor->SynchronousMemcpyD2H<float>(x.cref(), host); }},
+      {"cuMemcpyHtoDAsync", [&] { return executor->SynchronousMemcpyH2D<float>(host, x.ptr()); }},
+      {"cuMemcpyDtoDAsync", [&] { return executor->SynchronousMemcpyD2D<float>(x.cref(), y.ptr()); }},
+      {"cuMemsetD8Async", [&] { return executor->SynchronousMemZero(x.ptr(), 16); }},
+      {"cuMemsetD32Async", [&] { return executor->SynchronousMemset32(x.ptr(), 7, 16); }},
+  };
+  auto latest = [](const char* entry) {
+    SeCountingDoubleCall call{};
+    REQUIRE(Double().latest_call(entry, &call));
+    return call;
+  };
+  for (const auto& [entry, run] : operations) {
+    INFO(entry);
+    stream.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
+    const long records = Double().calls("cuEventRecord");
+    const long waits = Double().calls("cuStreamWaitEvent");
+    Double().fail_next("cuStreamQuery", CUDA_ERROR_NOT_READY);
+    REQUIRE(run().ok());
+    CHECK(Double().calls("cuEventRecord") == records + 1);
+    CHECK(Double().calls("cuStreamWaitEvent") == waits + 1);
+    const SeCountingDoubleCall record = latest("cuEventRecord");
+    const SeCountingDoubleCall wait = latest("cuStreamWaitEvent");
+    const SeCountingDoubleCall operation = latest(entry);
+    const SeCountingDoubleCall synced = latest("cuStreamSynchronize");
+    CHECK(record.stream == user_stream);
+    CHECK(wait.event == record.event);
+    CHECK(wait.stream != user_stream);
+    CHECK(operation.stream == wait.stream);
+    CHECK(synced.stream == wait.stream);
+    CHECK(record.sequence < wait.sequence);
+    CHECK(wait.sequence < operation.sequence);
+    CHECK(operation.sequence < synced.sequence);
+  }
+  const long records = Double().calls("cuEventRecord");
+  const long queries = Double().calls("cuStreamQuery");
+  REQUIRE(executor->SynchronousMemcpyD2H<float>(x.cref(), host).ok());
+  CHECK(Double().calls("cuStreamQuery") == queries + 1);
+  CHECK(Double().calls("cuEventRecord") == records);
+
+  // SynchronizeAllActivity waits on the host for the same events.
+  Double().fail_next("cuStreamQuery", CUDA_ERROR_NOT_READY);
+  REQUIRE(executor->SynchronizeAllActivity().ok());
+  const SeCountingDoubleCall record = latest("cuEventRecord");
+  const SeCountingDoubleCall waited = latest("cuEventSynchronize");
+  CHECK(record.stream == user_stream);
+  CHECK(waited.event == record.event);
+  CHECK(record.sequence < waited.sequence);
+  CHECK(Double().calls("cuEventRecord") == records + 1);
 }
 
 TEST_CASE("after a callback failed, later launches and copies are skipped", "[cuda][double][errors]") {

@@ -21,19 +21,23 @@
 #include "streamexecutor/core/platform.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
+#include "streamexecutor/core/synchronous.hpp"
 
 namespace streamexecutor {
 
-// Pinned host memory (core/pinned_memory.hpp) and adoption of memory allocated
-// elsewhere (core/interop.hpp) are calls of the executor kept in base classes.
+// Pinned host memory (core/pinned_memory.hpp), adoption of memory allocated
+// elsewhere (core/interop.hpp) and how synchronous operations run
+// (core/synchronous.hpp) are kept in base classes.
 template <Backend B>
-class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::AdoptionApi<B> {
+class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
+                       public detail::AdoptionApi<B>,
+                       public detail::SynchronousOperations<B> {
  public:
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
   ~StreamExecutor() {
     extensions_.Clear();  // library state may hold driver objects of this device
-    DropSyncStream();
+    this->CloseSynchronous(state_);
     this->ForgetAllAdopted();
     this->ReleaseAllHostMemory();
     B::CloseExecutor(state_);
@@ -200,6 +204,12 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     return RunSynchronously(caller, op::Memset32{*location, pattern, size});
   }
 
+  // Blocks until the work queued on this executor's streams before the call
+  // has run (the seed's call). Returns only a failure of the waiting itself:
+  // a stream's own error is that stream's (BlockHostUntilDone). Called from a
+  // host callback, it does not wait for the callback's own stream.
+  Status SynchronizeAllActivity() { return this->AwaitStreams(state_); }
+
   // ---- Kernels --------------------------------------------------------------
 
   // Loads the code for B from `spec` and binds `kernel` to it, checking the
@@ -347,39 +357,12 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
     else return value;
   }
   // Synchronous operations, for every backend: validated like their Then*
-  // forms, then run on the calling thread where the backend can do that
-  // (InlineExecutionBackend: host memory), else submitted to a stream the
-  // executor keeps for them and waited for. One stream serialises them
-  // (callers on several threads take turns); a stream whose synchronization
-  // failed is dropped so that one error never sticks to later calls.
+  // forms, then run after the work already queued on this executor's streams
+  // (core/synchronous.hpp).
   template <typename Operation>
   Status RunSynchronously(std::string_view caller, const Operation& operation) {
     STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
-    if constexpr (InlineExecutionBackend<B, Operation>) {
-      return B::ExecuteInline(state_, operation);
-    } else {
-      std::lock_guard<std::mutex> lock(sync_mutex_);
-      if (!sync_stream_open_) {
-        STREAMEXECUTOR_RETURN_IF_ERROR(B::CreateStream(state_, sync_stream_));
-        sync_stream_open_ = true;
-      }
-      // A refused submission queued nothing and leaves the stream as it was;
-      // a failure seen when synchronizing may stick to it, so it is dropped.
-      STREAMEXECUTOR_RETURN_IF_ERROR(B::Submit(sync_stream_, operation));
-      Status synced = B::StreamSynchronize(sync_stream_);
-      if (!synced.ok()) [[unlikely]] DropSyncStreamLocked();
-      return synced;
-    }
-  }
-  void DropSyncStream() {
-    std::lock_guard<std::mutex> lock(sync_mutex_);
-    DropSyncStreamLocked();
-  }
-  void DropSyncStreamLocked() {
-    if (!sync_stream_open_) return;
-    B::DestroyStream(state_, sync_stream_);
-    sync_stream_ = typename B::StreamHandle{};
-    sync_stream_open_ = false;
+    return this->RunValidated(state_, operation);
   }
 
   Status NullArgument(std::string_view caller, std::string_view role) const {
@@ -579,9 +562,6 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>, public detail::Ado
   // records never move, and the free ones for reuse.
   detail::ExtensionSlots extensions_;
   detail::PluginSelection plugins_{B::DefaultPlugins()};
-  std::mutex sync_mutex_;  // guards the synchronous operations' stream
-  typename B::StreamHandle sync_stream_{};
-  bool sync_stream_open_ = false;
   mutable std::mutex records_mutex_;
   std::deque<detail::AllocationRecord> records_;
   std::vector<detail::AllocationRecord*> free_records_;

@@ -29,6 +29,9 @@ class Stream {
   ~Stream() {
     if (!initialized_) return;
     B::StreamSynchronize(handle_).IgnoreError();
+    // Out of the executor's list before the handle goes: a synchronous
+    // operation on another thread may be recording on it until then.
+    parent_->Unlink(live_);
     B::DestroyEvent(parent_->native_state(), join_event_);
     B::DestroyStream(parent_->native_state(), handle_);
   }
@@ -44,8 +47,7 @@ class Stream {
       B::DestroyStream(parent_->native_state(), handle_);
       return Fail(std::move(s));
     }
-    initialized_ = true;
-    return *this;
+    return Initialized();
   }
   // Like Init, on a queue that other code created (core/interop.hpp): the
   // queue must belong to the executor's device and stays the caller's, who
@@ -59,8 +61,7 @@ class Stream {
       B::DestroyStream(parent_->native_state(), handle_);
       return Fail(std::move(s));
     }
-    initialized_ = true;
-    return *this;
+    return Initialized();
   }
   Stream& InitWithTimer(Timer<B>* timer) {
     Init();
@@ -371,6 +372,15 @@ class Stream {
   Stream& CheckCanned(Status status) { return Check(std::move(status)); }
 
  private:
+  // Synchronous operations of the executor come after this stream's work
+  // from here on (core/synchronous.hpp).
+  Stream& Initialized() {
+    initialized_ = true;
+    live_.handle = &handle_;
+    parent_->Link(live_);
+    return *this;
+  }
+
   // Out of the launch path: why a launch that LaunchIsValid refused is wrong.
   // The dimensions come as six integers, in registers: a reference, or a
   // ThreadDim by value (passed in memory), makes the compiler store the
@@ -466,6 +476,7 @@ class Stream {
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
   Status status_;
+  detail::LiveStream<B> live_;  // in the executor's list while initialized
 };
 
 template <Backend B>

@@ -215,6 +215,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     }
     delete std::exchange(stream, nullptr);
   }
+  // A synchronous operation waits only for streams that are still busy
+  // (core/synchronous.hpp); any failure here just counts the stream as busy.
+  static bool StreamIsIdle(StreamHandle& stream) {
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    return context_scope.ok() && stream->api->cuStreamQuery(stream->stream) == CUDA_SUCCESS;
+  }
   static Status StreamSynchronize(StreamHandle& stream) {
     if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "StreamSynchronize: no CUDA stream");
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);

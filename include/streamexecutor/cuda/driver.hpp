@@ -87,7 +87,8 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphAddEventWaitNode, 11010)      \
   X(cuGraphInstantiateWithFlags, 11040)  \
   X(cuGraphLaunch, 10000)                \
-  X(cuGraphExecDestroy, 10000)
+  X(cuGraphExecDestroy, 10000)           \
+  X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.
 #define SE_CUDA_OPTIONAL_ENTRY_POINTS(X) \

@@ -131,7 +131,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     return static_cast<std::byte*>(memory.opaque()) + memory.offset();
   }
 
-
   // Synchronous operations run on the calling thread: the "device" memory is
   // host memory, so a stream round trip would only add a worker hand-off.
   static Status ExecuteInline(ExecutorState&, const op::MemcpyH2D& copy) {
@@ -178,6 +177,9 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     delete std::exchange(stream, nullptr);
   }
   static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
+  // What a synchronous operation asks of each stream (core/synchronous.hpp).
+  static bool StreamIsIdle(StreamHandle& stream) { return !stream->HasPendingWork(); }
+  static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->IsDrainedByThisThread(); }
 
   static Status Submit(StreamHandle& stream, const op::MemcpyH2D& operation) {
     const DeviceMemoryBase& dst = operation.dst;

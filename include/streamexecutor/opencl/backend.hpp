@@ -188,7 +188,6 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     return Status();
   }
 
-
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
@@ -211,6 +210,10 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     if (stream->untimed_queue) clReleaseCommandQueue(stream->untimed_queue);
     delete std::exchange(stream, nullptr);
   }
+  // What a synchronous operation asks of each stream (core/synchronous.hpp;
+  // why it waits on the host: StreamState::WaitForQueued).
+  static void WaitForQueuedWork(StreamHandle& stream) { stream->WaitForQueued(); }
+  static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->RunsOnCallbackThread(); }
   // Timers read the markers' timestamps, which only a profiling queue records.
   static Status EnableTiming(StreamHandle& stream) { return stream->EnableProfiling("ThenStartTimer/ThenStopTimer"); }
   static Status StreamSynchronize(StreamHandle& stream) {

@@ -125,6 +125,9 @@ struct StreamState {
   std::deque<CallbackJob> jobs;
   bool stopping = false;
   std::thread worker;
+  // Set by the callback thread itself: other threads ask it whether they are
+  // that thread without touching `worker`, which the owner may be assigning.
+  std::atomic<std::thread::id> worker_id{};
 
   // kFailed: set with the first asynchronous failure; launches, copies, fills
   // and callbacks after it are skipped (as on every backend), while event
@@ -162,6 +165,27 @@ struct StreamState {
     if ((mode.load(std::memory_order_acquire) & kHolding) == 0) return false;
     held.push_back(command);
     return true;
+  }
+
+  // For a synchronous operation of the executor: blocks until what was
+  // queued so far has run, held commands included. On the host, because
+  // OpenCL cannot tell an idle queue without queueing a marker on it, and a
+  // marker plus another queue's wait on it cost a 64 KiB synchronous copy
+  // 3.5 us on PoCL, where an idle queue's clFinish returns in 15 ns. `queue` is read under jobs_mutex,
+  // where the owner swaps it (EnableProfiling); the old queue's work is
+  // behind the new one's first barrier, and it lives as long as the stream.
+  // The stream's own error stays the stream's.
+  void WaitForQueued() {
+    cl_command_queue current = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(jobs_mutex);
+      flushed.wait(lock, [&] { return (mode.load(std::memory_order_acquire) & kHolding) == 0; });
+      current = queue;
+    }
+    clFinish(current);
+  }
+  bool RunsOnCallbackThread() const {
+    return worker_id.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
 
   // Waits until nothing is held (every pending callback ran and what it held
@@ -223,6 +247,7 @@ struct StreamState {
   }
 
   void Work() {
+    worker_id.store(std::this_thread::get_id(), std::memory_order_relaxed);
     for (;;) {
       CallbackJob job;
       {

@@ -124,15 +124,6 @@ std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
 std::set<void*> g_host_allocations;
 std::set<void*> g_registered;
 
-struct Stream {
-  CUcontext context;  // current when it was created
-};
-struct Event {
-  unsigned flags = 0;
-  bool recorded = false;
-  std::chrono::steady_clock::time_point when;
-};
-
 SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
 
@@ -288,6 +279,9 @@ CUresult Double_cuMemHostUnregister(void* ptr) {
 
 void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
 
+// cuStream*, cuEvent*, cuLaunchHostFunc and the record of their order.
+#include "stream_event_double.inc"
+
 // Pinned memory is mapped at its host address, as under unified addressing.
 CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsigned) {
   if (CUresult r = Take(k_cuMemHostGetDevicePointer)) return r;
@@ -296,19 +290,6 @@ CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsig
   *device = reinterpret_cast<CUdeviceptr>(host);
   return CUDA_SUCCESS;
 }
-// Stream memory operations. Stream order is not modelled (every call has
-// completed when it returns), so a wait passes at once; the write stores.
-CUresult Double_cuStreamWaitValue32(CUstream, CUdeviceptr address, cuuint32_t, unsigned) {
-  if (CUresult r = Take(k_cuStreamWaitValue32)) return r;
-  return address % 4 == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-CUresult Double_cuStreamWriteValue32(CUstream, CUdeviceptr address, cuuint32_t value, unsigned) {
-  if (CUresult r = Take(k_cuStreamWriteValue32)) return r;
-  if (address % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
-  std::atomic_ref<cuuint32_t>(*static_cast<cuuint32_t*>(Host(address))).store(value, std::memory_order_release);
-  return CUDA_SUCCESS;
-}
-
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
   if (CUresult r = NeedContext()) return r;
@@ -327,17 +308,20 @@ CUresult Double_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyHtoDAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyHtoDAsync)) return r;
   std::memcpy(Host(dst), src, bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyDtoHAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyDtoHAsync)) return r;
   std::memcpy(dst, Host(src), bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream) {
+CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  Order(k_cuMemcpyDtoDAsync, stream, nullptr);
   if (CUresult r = Take(k_cuMemcpyDtoDAsync)) return r;
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
@@ -364,68 +348,16 @@ CUresult Double_cuMemsetD32(CUdeviceptr dst, unsigned value, std::size_t count) 
   Fill32(dst, value, count);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream) {
+CUresult Double_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream stream) {
+  Order(k_cuMemsetD8Async, stream, nullptr);
   if (CUresult r = Take(k_cuMemsetD8Async)) return r;
   std::memset(Host(dst), value, count);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t count, CUstream) {
+CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t count, CUstream stream) {
+  Order(k_cuMemsetD32Async, stream, nullptr);
   if (CUresult r = Take(k_cuMemsetD32Async)) return r;
   Fill32(dst, value, count);
-  return CUDA_SUCCESS;
-}
-
-CUresult Double_cuStreamCreate(CUstream* stream, unsigned) {
-  if (CUresult r = Take(k_cuStreamCreate)) return r;
-  if (CUresult r = NeedContext()) return r;
-  *stream = reinterpret_cast<CUstream>(new Stream{tls_current});
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuStreamDestroy(CUstream stream) {
-  if (CUresult r = Take(k_cuStreamDestroy)) return r;
-  delete reinterpret_cast<Stream*>(stream);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuStreamSynchronize(CUstream) { return Take(k_cuStreamSynchronize); }
-CUresult Double_cuStreamWaitEvent(CUstream, CUevent, unsigned) { return Take(k_cuStreamWaitEvent); }
-
-CUresult Double_cuEventCreate(CUevent* event, unsigned flags) {
-  if (CUresult r = Take(k_cuEventCreate)) return r;
-  if (CUresult r = NeedContext()) return r;
-  auto* made = new Event();
-  made->flags = flags;
-  *event = reinterpret_cast<CUevent>(made);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventDestroy(CUevent event) {
-  if (CUresult r = Take(k_cuEventDestroy)) return r;
-  delete reinterpret_cast<Event*>(event);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventRecord(CUevent event, CUstream) {
-  if (CUresult r = Take(k_cuEventRecord)) return r;
-  auto* e = reinterpret_cast<Event*>(event);
-  e->recorded = true;
-  e->when = std::chrono::steady_clock::now();
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuEventQuery(CUevent) { return Take(k_cuEventQuery); }
-CUresult Double_cuEventSynchronize(CUevent) { return Take(k_cuEventSynchronize); }
-CUresult Double_cuEventElapsedTime(float* milliseconds, CUevent start, CUevent stop) {
-  if (CUresult r = Take(k_cuEventElapsedTime)) return r;
-  const auto* a = reinterpret_cast<const Event*>(start);
-  const auto* b = reinterpret_cast<const Event*>(stop);
-  if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  // As the driver: an event made without timing cannot be timed.
-  if (((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) != 0) return CUDA_ERROR_INVALID_HANDLE;
-  *milliseconds = std::chrono::duration<float, std::milli>(b->when - a->when).count();
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuLaunchHostFunc(CUstream, CUhostFn function, void* user_data) {
-  if (CUresult r = Take(k_cuLaunchHostFunc)) return r;
-  t_in_host_function = true;
-  function(user_data);  // everything before it has completed already
-  t_in_host_function = false;
   return CUDA_SUCCESS;
 }
 
@@ -643,6 +575,16 @@ void se_counting_double_fail_next(const char* entry_point, int result) {
 CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUcontext>(&g_foreign); }
 
 long se_counting_double_calls_from_host_functions() { return g_calls_from_host_functions.load(); }
+
+bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCall* out) {
+  const int index = IndexOf(entry_point);
+  if (index < 0) return false;
+  const LatestCall& latest = g_latest[index];
+  out->sequence = latest.sequence.load(std::memory_order_acquire);
+  out->stream = latest.stream.load(std::memory_order_relaxed);
+  out->event = latest.event.load(std::memory_order_relaxed);
+  return out->sequence != 0;
+}
 
 }  // extern "C"
 

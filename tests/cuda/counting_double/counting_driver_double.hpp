@@ -38,6 +38,16 @@ typedef CUcontext (*SeCountingDoubleForeignContextFn)();
 // Driver calls made from inside a host function (CUDA forbids them; the
 // double refuses each with CUDA_ERROR_NOT_PERMITTED).
 typedef long (*SeCountingDoubleCallsFromHostFunctionsFn)();
+
+// The latest call of an entry point that stream order is about (stream and
+// event calls, asynchronous copies and fills, not launches), numbered in the
+// order of all such calls; false before its first call.
+struct SeCountingDoubleCall {
+  long sequence;
+  void* stream;  // CUstream, null for calls without one
+  void* event;   // CUevent, null for calls without one
+};
+typedef bool (*SeCountingDoubleLatestCallFn)(const char* entry_point, SeCountingDoubleCall* out);
 }
 
 namespace se_test {
@@ -49,10 +59,11 @@ struct CountingDoubleApi {
   SeCountingDoubleFailNextFn fail_next = nullptr;
   SeCountingDoubleForeignContextFn foreign_context = nullptr;
   SeCountingDoubleCallsFromHostFunctionsFn calls_from_host_functions = nullptr;
+  SeCountingDoubleLatestCallFn latest_call = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
-           calls_from_host_functions != nullptr;
+           calls_from_host_functions != nullptr && latest_call != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -67,6 +78,7 @@ struct CountingDoubleApi {
         reinterpret_cast<SeCountingDoubleForeignContextFn>(dlsym(library, "se_counting_double_foreign_context"));
     api.calls_from_host_functions = reinterpret_cast<SeCountingDoubleCallsFromHostFunctionsFn>(
         dlsym(library, "se_counting_double_calls_from_host_functions"));
+    api.latest_call = reinterpret_cast<SeCountingDoubleLatestCallFn>(dlsym(library, "se_counting_double_latest_call"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
