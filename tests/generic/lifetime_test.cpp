@@ -376,6 +376,15 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
       launcher.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, foreign.ptr(), 1).BlockHostUntilDone();
   CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(launch, "not live memory of this executor"));
+  CHECK(Mentions(launch, "ThenCopyBetween"));
+
+  // A kernel loaded on one executor, launched on another's stream: both are named.
+  auto own = second->AllocateOwnedArray<int>(4);
+  se::Status other_kernel =
+      se::Stream(second).Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, own.ptr(), 1).BlockHostUntilDone();
+  CHECK(other_kernel.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(other_kernel, "ThenLaunch on " + second->DeviceLabel() + ": kernel 'add' was loaded by " +
+                                   first->DeviceLabel() + ", another StreamExecutor"));
 }
 
 namespace {

@@ -54,6 +54,12 @@ TEST_CASE("slices address part of an allocation", "[memory]") {
   CHECK(out[30] == 0);
   CHECK(whole.cref().GetSlice(90, 11).IsNull());
   CHECK(whole.cref().GetSlice(101, 0).IsNull());
+  // A copy through a slice that did not fit says which range of which view.
+  se::DeviceMemory<int> short_slice = whole.cref().GetSlice(90, 11);
+  const se::Status refused = executor->SynchronousMemcpyD2H(short_slice, 44, out.data());
+  CHECK(refused.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(refused, "GetSlice of bytes [360, 404) of a 400-byte view"));
+  CHECK(Mentions(refused, executor->DeviceLabel()));
 }
 
 TEST_CASE("a copy larger than its destination names both counts", "[memory][errors]") {

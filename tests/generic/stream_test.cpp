@@ -172,3 +172,19 @@ TEST_CASE("a host callback that returns an error Status fails its stream with it
   CHECK(other.Init().ThenDoHostCallback([&] { later = 2; }).BlockHostUntilDone().ok());
   CHECK(later == 2);
 }
+
+TEST_CASE("a refused typed copy names the call the user made", "[stream][errors]") {
+  auto* executor = TestExecutor();
+  se::DeviceMemory<int> stale;
+  {
+    auto owned = executor->AllocateOwnedArray<int>(8);
+    stale = owned.cref();
+  }  // freed: the view is no longer live
+  std::vector<int> host(8);
+  se::Stream stream(executor);
+  const se::Status d2h = stream.Init().ThenMemcpyD2H<int>(stale, host).BlockHostUntilDone();
+  CHECK(Mentions(d2h, "ThenMemcpyD2H on " + executor->DeviceLabel()));
+  se::Stream other(executor);
+  const se::Status h2d = other.Init().ThenMemcpyH2D<int>(host, &stale).BlockHostUntilDone();
+  CHECK(Mentions(h2d, "ThenMemcpyH2D on " + executor->DeviceLabel()));
+}

@@ -102,7 +102,7 @@ class CommandBuffer {
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *gpu_dst); !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpy(gpu_dst, host_src.data(), host_src.size_bytes());
+    return CopyH2D("ThenMemcpyH2D", gpu_dst, host_src.data(), host_src.size_bytes());
   }
   template <typename T>
   CommandBuffer& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
@@ -110,7 +110,7 @@ class CommandBuffer {
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src, host_dst.size()); !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpy(host_dst.data(), gpu_src, gpu_src.size());
+    return CopyD2H("ThenMemcpyD2H", host_dst.data(), gpu_src, gpu_src.size());
   }
   template <typename T>
   CommandBuffer& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
@@ -119,27 +119,19 @@ class CommandBuffer {
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src, *gpu_dst); !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpy(gpu_dst, gpu_src, gpu_src.size());
+    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, gpu_src.size());
   }
 
   // Byte forms: H2D, D2H, D2D. Host memory is read or written at each
   // submission's turn, so it must stay valid while the buffer is in use.
   CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (H2D)";
-    if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size}, {gpu_dst});
+    return CopyH2D("ThenMemcpy (H2D)", gpu_dst, host_src, size);
   }
   CommandBuffer& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (D2H)";
-    if (!Ready(caller)) return *this;
-    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size}, {&gpu_src});
+    return CopyD2H("ThenMemcpy (D2H)", host_dst, gpu_src, size);
   }
   CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (D2D)";
-    if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size}, {gpu_dst, &gpu_src});
+    return CopyD2D("ThenMemcpy (D2D)", gpu_dst, gpu_src, size);
   }
 
   CommandBuffer& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
@@ -220,6 +212,22 @@ class CommandBuffer {
   }
 
  private:
+  // The copies, under the name the caller used (for messages).
+  CommandBuffer& CopyD2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src,
+                         std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size}, {gpu_dst, &gpu_src});
+  }
+  CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size}, {&gpu_src});
+  }
+  CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size}, {gpu_dst});
+  }
   // Every DeviceMemory the recorded work touches, checked at each submission.
   struct UsedMemory {
     DeviceMemoryBase view;

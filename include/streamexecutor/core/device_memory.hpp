@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "streamexecutor/detail/export.hpp"
@@ -93,8 +94,18 @@ class DeviceMemoryBase {
   // Never null: a view without an allocation has detail::kNoAllocationRecord.
   constexpr const detail::AllocationRecord* allocation_record() const { return record_; }
   constexpr bool IsNull() const { return opaque_ == nullptr; }
-  // A null view that GetSlice returned because the range did not fit.
+  // A null view that GetSlice returned because the range did not fit. It
+  // keeps the request for the message of the operation that refuses it:
+  // offset() and size() are the bytes asked for, and the word a null view
+  // has no address for holds the size of the view it was cut from.
   constexpr bool IsOutOfRangeSlice() const { return opaque_ == nullptr && id_ == kOutOfRangeSliceId; }
+  static constexpr DeviceMemoryBase OutOfRangeSlice(std::uint64_t offset_bytes, std::uint64_t size_bytes,
+                                                    std::uint64_t parent_bytes) {
+    DeviceMemoryBase slice(nullptr, size_bytes, offset_bytes, kOutOfRangeSliceId);
+    slice.start_address_ = parent_bytes;
+    return slice;
+  }
+  constexpr std::uint64_t sliced_view_size() const { return IsOutOfRangeSlice() ? start_address_ : 0; }
   constexpr bool IsSameAs(const DeviceMemoryBase& other) const {
     return opaque_ == other.opaque_ && offset_ == other.offset_ && size_ == other.size_ && id_ == other.id_ &&
            record_ == other.record_;
@@ -130,9 +141,12 @@ constexpr std::uint64_t SaturatingBytes(std::uint64_t count) {
 }
 
 // Why a view is null, for the messages of every operation that refuses one.
-constexpr const char* DescribeNullMemory(const DeviceMemoryBase& memory) {
-  return memory.IsOutOfRangeSlice() ? "null: it came from a GetSlice whose range did not fit in its view"
-                                    : "a null DeviceMemory (moved-from, freed, or a failed allocation)";
+inline std::string DescribeNullMemory(const DeviceMemoryBase& memory) {
+  if (!memory.IsOutOfRangeSlice()) return "a null DeviceMemory (moved-from, freed, or a failed allocation)";
+  const std::uint64_t end = memory.size() > ~std::uint64_t{0} - memory.offset() ? ~std::uint64_t{0}
+                                                                                 : memory.offset() + memory.size();
+  return "null: it came from a GetSlice of bytes [" + std::to_string(memory.offset()) + ", " + std::to_string(end) +
+         ") of a " + std::to_string(memory.sliced_view_size()) + "-byte view, which does not hold them";
 }
 }  // namespace detail
 
@@ -147,8 +161,10 @@ class DeviceMemory : public DeviceMemoryBase {
   constexpr DeviceMemory() = default;
   // Reinterprets untyped memory; the size is truncated to whole elements.
   constexpr explicit DeviceMemory(const DeviceMemoryBase& other)
-      : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T), other.offset(),
-                         other.allocation_id(), other.allocation_record()) {}
+      : DeviceMemoryBase(other.IsOutOfRangeSlice()
+                             ? other
+                             : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T),
+                                                other.offset(), other.allocation_id(), other.allocation_record())) {}
 
   constexpr std::uint64_t ElementCount() const { return size_ / sizeof(T); }
 
@@ -157,7 +173,8 @@ class DeviceMemory : public DeviceMemoryBase {
   // that says it came from an out-of-range slice.
   constexpr DeviceMemory<T> GetSlice(std::uint64_t element_offset, std::uint64_t element_count) const {
     if (IsNull() || element_offset > ElementCount() || element_count > ElementCount() - element_offset) {
-      return DeviceMemory<T>(DeviceMemoryBase(nullptr, 0, 0, kOutOfRangeSliceId));
+      return DeviceMemory<T>(DeviceMemoryBase::OutOfRangeSlice(detail::SaturatingBytes<T>(element_offset),
+                                                               detail::SaturatingBytes<T>(element_count), size_));
     }
     return DeviceMemory<T>(
         DeviceMemoryBase(opaque_, element_count * sizeof(T), offset_ + element_offset * sizeof(T), id_, record_));

@@ -309,14 +309,15 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
 
   // 32-bit fills write whole, aligned words on every backend (OpenCL and
   // CUDA require it; the host backend would otherwise store misaligned).
-  static Status CheckMemset32(std::string_view caller, const DeviceMemoryBase& location, std::uint64_t size) {
+  Status CheckMemset32(std::string_view caller, const DeviceMemoryBase& location, std::uint64_t size) const {
     if (size % 4 != 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "{}: size {} is not a multiple of 4 bytes", caller, size);
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: size {} is not a multiple of 4 bytes", caller, label_,
+                       size);
     }
     if (location.offset() % 4 != 0) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "{}: the destination view starts at byte offset {}, which is not a multiple of 4", caller,
-                       location.offset());
+                       "{} on {}: the destination view starts at byte offset {}, which is not a multiple of 4", caller,
+                       label_, location.offset());
     }
     return Status();
   }
@@ -513,7 +514,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     const detail::AllocationRecord* record = OwnRecord(memory);
     if (record == nullptr) [[unlikely]] {
       return fail(ErrorCode::kFailedPrecondition,
-                  fmt::format("not live memory of this executor ({}: freed, or from another device)",
+                  fmt::format("not live memory of this executor ({}: freed, or memory of another executor, which "
+                              "ThenCopyBetween copies from and to)",
                               memory.opaque()));
     }
     if (!FitsAllocation(memory, *record)) [[unlikely]] {
@@ -545,7 +547,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       return MakeError(ErrorCode::kResourceExhausted, "GetKernel on {}: out of host memory for kernel '{}'", label_,
                        name);
     }
-    kernel.Bind(handle, &ReleaseKernel, interned);
+    kernel.Bind(handle, &ReleaseKernel, interned, &label_);
     return Status();
   }
   static void ReleaseKernel(const void* owner, std::byte* handle) {

@@ -50,6 +50,9 @@ class KernelBase {
   // The StreamExecutor this kernel was created for (type-erased only here,
   // where nothing runs per launch).
   const void* executor() const { return executor_; }
+  // The device label ("opencl:0") of the executor that loaded it, for the
+  // message of a launch on another executor's stream; empty before loading.
+  const std::string& loaded_on_label() const { return label_ != nullptr ? *label_ : NoName(); }
 
   template <typename Handle>
   const Handle& handle() const {
@@ -66,13 +69,14 @@ class KernelBase {
   using Release = void (*)(const void* executor, std::byte* handle);
 
   template <typename Handle>
-  void Bind(const Handle& handle, Release release, const std::string* name) {
+  void Bind(const Handle& handle, Release release, const std::string* name, const std::string* label) {
     static_assert(std::is_trivially_copyable_v<Handle> && sizeof(Handle) <= kHandleCapacity &&
                   alignof(Handle) <= alignof(std::max_align_t));
     Reset();
     ::new (static_cast<void*>(handle_)) Handle(handle);
     release_ = release;
     name_ = name;
+    label_ = label;
     loaded_on_ = executor_;
   }
   void Reset() {
@@ -86,6 +90,7 @@ class KernelBase {
     release_ = std::exchange(other.release_, nullptr);
     loaded_on_ = std::exchange(other.loaded_on_, nullptr);
     name_ = other.name_;
+    label_ = other.label_;
   }
   static const std::string& NoName() {
     static const std::string empty;
@@ -97,6 +102,7 @@ class KernelBase {
   alignas(std::max_align_t) std::byte handle_[kHandleCapacity] = {};
   Release release_ = nullptr;
   const std::string* name_ = nullptr;
+  const std::string* label_ = nullptr;  // the loading executor's, which outlives its kernels
 };
 
 template <typename... Params>

@@ -25,8 +25,10 @@ Status KernelNotUsable(const Executor& executor, const KernelBase& kernel) {
                      "ThenLaunch on {}: the kernel is not loaded (GetKernel failed or was not called)",
                      executor.DeviceLabel());
   }
-  return MakeError(ErrorCode::kInvalidArgument, "ThenLaunch on {}: kernel '{}' was loaded for another StreamExecutor",
-                   executor.DeviceLabel(), kernel.name());
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "ThenLaunch on {}: kernel '{}' was loaded by {}, another StreamExecutor: load it on this one "
+                   "with GetKernel (a kernel belongs to the executor that loaded it)",
+                   executor.DeviceLabel(), kernel.name(), kernel.loaded_on_label());
 }
 
 template <typename Executor>

@@ -159,7 +159,7 @@ Status Validate(const Executor& executor, std::string_view caller, const Memset8
 }
 template <typename Executor>
 Status Validate(const Executor& executor, std::string_view caller, const Memset32& fill) {
-  return detail::FirstError(Executor::CheckMemset32(caller, fill.dst, fill.bytes),
+  return detail::FirstError(executor.CheckMemset32(caller, fill.dst, fill.bytes),
                             executor.CheckDeviceRange(caller, "destination", fill.dst, fill.bytes));
 }
 

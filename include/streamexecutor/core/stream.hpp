@@ -146,7 +146,7 @@ class Stream {
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpy(gpu_dst, host_src.data(), host_src.size_bytes());
+    return CopyH2D("ThenMemcpyH2D", gpu_dst, host_src.data(), host_src.size_bytes());
   }
   template <typename T>
   Stream& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
@@ -155,7 +155,7 @@ class Stream {
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpy(host_dst.data(), gpu_src, gpu_src.size());
+    return CopyD2H("ThenMemcpyD2H", host_dst.data(), gpu_src, gpu_src.size());
   }
   template <typename T>
   Stream& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
@@ -165,29 +165,21 @@ class Stream {
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return ThenMemcpyD2D(gpu_dst, gpu_src, gpu_src.size());
+    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, gpu_src.size());
   }
   Stream& ThenMemcpyD2D(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return ThenMemcpy(gpu_dst, gpu_src, size);
+    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, size);
   }
 
   // Byte forms (seed spellings): H2D, D2H, D2D.
   Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (H2D)";
-    if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size});
+    return CopyH2D("ThenMemcpy (H2D)", gpu_dst, host_src, size);
   }
   Stream& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (D2H)";
-    if (!Ready(caller)) return *this;
-    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size});
+    return CopyD2H("ThenMemcpy (D2H)", host_dst, gpu_src, size);
   }
   Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    constexpr std::string_view caller = "ThenMemcpy (D2D)";
-    if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size});
+    return CopyD2D("ThenMemcpy (D2D)", gpu_dst, gpu_src, size);
   }
 
   Stream& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
@@ -372,6 +364,22 @@ class Stream {
   Stream& CheckCanned(Status status) { return Check(std::move(status)); }
 
  private:
+  // The copies, under the name the caller used (for messages).
+  Stream& CopyD2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src,
+                  std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size});
+  }
+  Stream& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size});
+  }
+  Stream& CopyH2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+    if (!Ready(caller)) return *this;
+    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size});
+  }
   // Synchronous operations of the executor come after this stream's work
   // from here on (core/synchronous.hpp).
   Stream& Initialized() {
