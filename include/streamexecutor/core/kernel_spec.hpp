@@ -3,7 +3,6 @@
 // backend's loader picks the entries it understands.
 #pragma once
 
-#include <compare>
 #include <cstddef>
 #include <iterator>
 #include <optional>
@@ -51,7 +50,15 @@ struct InProgramKernel {
 struct CudaComputeCapability {
   int major = 0;
   int minor = 0;
-  friend constexpr auto operator<=>(const CudaComputeCapability&, const CudaComputeCapability&) = default;
+  // Written out: nvcc 13 leaves a defaulted operator<=>'s implied == undefined.
+  friend constexpr bool operator==(const CudaComputeCapability& a, const CudaComputeCapability& b) {
+    return a.major == b.major && a.minor == b.minor;
+  }
+  friend constexpr bool operator!=(const CudaComputeCapability& a, const CudaComputeCapability& b) { return !(a == b); }
+  friend constexpr bool operator<(const CudaComputeCapability& a, const CudaComputeCapability& b) {
+    return a.major != b.major ? a.major < b.major : a.minor < b.minor;
+  }
+  friend constexpr bool operator<=(const CudaComputeCapability& a, const CudaComputeCapability& b) { return !(b < a); }
 };
 
 // PTX for devices of `capability` and newer (the driver compiles PTX for the
