@@ -19,14 +19,14 @@ TEST_CASE("an event orders work across streams", "[event]") {
   REQUIRE(reader.BlockHostUntilDone().ok());
   CHECK(out == in);
   REQUIRE(written.Synchronize().ok());
-  CHECK(written.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  CHECK(written.PollForStatus() == se::Event<TestBackend>::State::kComplete);
 }
 
 TEST_CASE("PollForStatus is pending until the recording runs", "[event][async-callbacks]") {
   auto* executor = TestExecutor();
   se::Event event(executor);
   REQUIRE(event.Init());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);  // never recorded
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kComplete);  // never recorded
   std::atomic<bool> release{false};
   se::Stream stream(executor);
   stream.Init()
@@ -34,16 +34,16 @@ TEST_CASE("PollForStatus is pending until the recording runs", "[event][async-ca
         while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       })
       .ThenRecordEvent(&event);
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kPending);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kPending);
   release = true;
   REQUIRE(event.Synchronize().ok());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kComplete);
   REQUIRE(stream.BlockHostUntilDone().ok());
 }
 
 TEST_CASE("an uninitialized event reports an error", "[event][errors]") {
   se::Event event(TestExecutor());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kError);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kError);
   CHECK(Mentions(event.Synchronize(), "not initialized"));
   REQUIRE(event.Init());
   CHECK_FALSE(event.Init());
@@ -69,11 +69,31 @@ TEST_CASE("a timer measures the work between start and stop", "[timer]") {
 
 TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   se::Timer timer(TestExecutor());
-  REQUIRE(timer.Init());
+  REQUIRE(timer.Init().ok());
   auto elapsed = timer.ElapsedNanoseconds();
   CHECK_FALSE(elapsed.ok());
   CHECK(Mentions(elapsed.status(), "never recorded"));
   CHECK(timer.Nanoseconds() == 0);
+}
+
+TEST_CASE("Timer::Init returns a Status that says why it failed", "[timer][errors]") {
+  se::Timer timer(TestExecutor());
+  se::Status first = timer.Init();
+  REQUIRE(first.ok());
+  CHECK(timer.initialized());
+  se::Status again = timer.Init();
+  CHECK(again.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(again, "Timer::Init"));
+  CHECK(Mentions(again, "already initialized"));
+  se::Timer<TestBackend> orphan(nullptr);
+  se::Status null_parent = orphan.Init();
+  CHECK(null_parent.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(null_parent, "null StreamExecutor"));
+  CHECK_FALSE(orphan.initialized());
+  // InitWithTimer hands the timer's failure to the stream.
+  se::Stream stream(TestExecutor());
+  stream.InitWithTimer(&timer);
+  CHECK(Mentions(stream.status(), "already initialized"));
 }
 
 TEST_CASE("an event may be destroyed while another stream still has to wait on it", "[event][async-callbacks]") {

@@ -101,6 +101,22 @@ TEST_CASE("Init twice is an error that sticks", "[stream][errors]") {
   CHECK(stream.BlockHostUntilDone().code() == se::ErrorCode::kFailedPrecondition);
 }
 
+TEST_CASE("a stream is not ok() before Init", "[stream][errors]") {
+  se::Stream stream(TestExecutor());
+  CHECK_FALSE(stream.ok());
+  CHECK_FALSE(stream.initialized());
+  CHECK(stream.status().code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(stream.status(), "not initialized"));
+  REQUIRE(stream.Init().ok());
+  CHECK(stream.status().ok());
+  // A failed Init keeps its own reason.
+  se::Stream<TestBackend> orphan(nullptr);
+  CHECK_FALSE(orphan.ok());
+  orphan.Init();
+  CHECK_FALSE(orphan.ok());
+  CHECK(Mentions(orphan.status(), "null StreamExecutor"));
+}
+
 TEST_CASE("using a stream before Init is an error", "[stream][errors]") {
   auto* executor = TestExecutor();
   auto device = executor->AllocateOwnedScalar<int>();

@@ -23,8 +23,9 @@ class Timer;
 template <Backend B>
 class Event {
  public:
-  // Seed names.
-  enum class Status { kUnknown, kError, kPending, kComplete };
+  // What PollForStatus reports (the seed's enumerators). Not named Status,
+  // as the seed had it: inside Event that name would hide the error type.
+  enum class State { kUnknown, kError, kPending, kComplete };
 
   explicit Event(StreamExecutor<B>* parent) : parent_(parent) {}
   Event(const Event&) = delete;
@@ -35,17 +36,17 @@ class Event {
 
   // Creates the driver event; false (with init_status() saying why) on failure.
   bool Init() { return Create(/*timing=*/false); }
-  const ::streamexecutor::Status& init_status() const { return init_status_; }
+  const Status& init_status() const { return init_status_; }
   bool initialized() const { return initialized_; }
 
   // kComplete when every recording enqueued so far has run (or none was).
-  Status PollForStatus() {
-    if (!initialized_) return Status::kError;
+  State PollForStatus() {
+    if (!initialized_) return State::kError;
     StatusOr<bool> done = B::EventQuery(handle_);
-    if (!done.ok()) return Status::kError;
-    return done.value() ? Status::kComplete : Status::kPending;
+    if (!done.ok()) return State::kError;
+    return done.value() ? State::kComplete : State::kPending;
   }
-  ::streamexecutor::Status Synchronize() {
+  Status Synchronize() {
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
     return B::EventSynchronize(handle_);
   }
@@ -55,7 +56,7 @@ class Event {
   // Whether a stream has recorded this event at least once.
   bool recorded() const { return recorded_.load(std::memory_order_acquire); }
 
-  ::streamexecutor::Status CheckInitialized(std::string_view op) const {
+  Status CheckInitialized(std::string_view op) const {
     if (initialized_) return {};
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the Event was not initialized (call Init())", op,
                      parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>");
@@ -64,7 +65,7 @@ class Event {
  private:
   bool Create(bool timing) {
     if (parent_ == nullptr) {
-      init_status_ = ::streamexecutor::Status(ErrorCode::kInvalidArgument,
+      init_status_ = Status(ErrorCode::kInvalidArgument,
                                              "Event::Init: the event was constructed with a null StreamExecutor");
       return false;
     }
@@ -92,7 +93,7 @@ class Event {
   bool initialized_ = false;
   // Atomic: streams on several threads may record the same event.
   std::atomic<bool> recorded_{false};
-  ::streamexecutor::Status init_status_;
+  Status init_status_;
 
   friend class Stream<B>;
   friend class CommandBuffer<B>;
@@ -104,7 +105,13 @@ class Timer {
  public:
   explicit Timer(StreamExecutor<B>* parent) : start_(parent), stop_(parent) {}
 
-  bool Init() { return start_.Create(/*timing=*/true) && stop_.Create(/*timing=*/true); }
+  // A Status rather than Event's bool: a timer is two driver events, and the
+  // caller needs to know which failed and why.
+  Status Init() {
+    if (!start_.Create(/*timing=*/true)) return Named(start_.init_status(), "start");
+    if (!stop_.Create(/*timing=*/true)) return Named(stop_.init_status(), "stop");
+    return Status();
+  }
   bool initialized() const { return start_.initialized() && stop_.initialized(); }
 
   // Time between ThenStartTimer and ThenStopTimer, waiting for the stop if it
@@ -123,6 +130,10 @@ class Timer {
   std::uint64_t Microseconds() { return Nanoseconds() / 1000; }
 
  private:
+  static Status Named(const Status& why, std::string_view which) {
+    return MakeError(why.code(), "Timer::Init ({} event): {}", which, why.message());
+  }
+
   friend class Stream<B>;
   Event<B> start_;
   Event<B> stop_;

@@ -65,19 +65,26 @@ class Stream {
   }
   Stream& InitWithTimer(Timer<B>* timer) {
     Init();
-    if (ok() && (timer == nullptr || !timer->Init())) {
-      return Fail(timer ? timer->start_.init_status() : Null("InitWithTimer", "timer"));
-    }
-    return *this;
+    if (!ok()) return *this;
+    if (timer == nullptr) return Fail(Null("InitWithTimer", "timer"));
+    return Check(timer->Init());
   }
 
   // Fails the stream with `status` unless it has failed already: for work
   // queued outside the Then* calls (ThenCopyBetween's driver calls).
   Stream& FailWith(Status status) { return Fail(std::move(status)); }
 
-  bool ok() const { return status_.ok(); }
+  // A stream that was never initialized (or was moved from) is not ok: code
+  // that checks ok() before enqueuing must not take it for a usable one.
+  bool ok() const { return initialized_ && status_.ok(); }
   bool initialized() const { return initialized_; }
-  const Status& status() const { return status_; }
+  // The first error, or, before Init, FAILED_PRECONDITION saying so. That
+  // one is shared and names no device, so that building a Stream formats
+  // nothing; the Then* calls and BlockHostUntilDone record their own.
+  const Status& status() const {
+    if (!initialized_ && status_.ok()) return NeverInitialized();
+    return status_;
+  }
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::StreamHandle& native_handle() { return handle_; }
 
@@ -454,6 +461,12 @@ class Stream {
   Status NotInitialized(std::string_view caller) const {
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", caller,
                      Label());
+  }
+  static const Status& NeverInitialized() {
+    // Never destroyed: a Stream at namespace scope may be asked at exit.
+    static const Status* const status =
+        new Status(ErrorCode::kFailedPrecondition, "Stream: the stream was not initialized (call Init())");
+    return *status;
   }
   Status Null(std::string_view caller, std::string_view what) const {
     return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, Label(), what);
