@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -115,4 +116,47 @@ TEST_CASE("an event may be destroyed while another stream still has to wait on i
   REQUIRE(waiter.BlockHostUntilDone().ok());
   CHECK(after_wait);
   REQUIRE(recorder.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("events and timers move with their driver objects", "[event][timer]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(256);
+  std::vector<int> in(256, 4), out(256, 0);
+  se::Stream producer(executor), consumer(executor);
+  producer.Init();
+  consumer.Init();
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  producer.ThenMemcpyH2D<int>(in, device.ptr()).ThenRecordEvent(&event);
+  se::Event moved(std::move(event));
+  CHECK(moved.initialized());
+  CHECK(moved.recorded());
+  CHECK_FALSE(event.initialized());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK_FALSE(event.recorded());
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kError);
+  CHECK(Mentions(event.Synchronize(), "not initialized"));
+  consumer.ThenWaitFor(&moved).ThenMemcpyD2H<int>(device.cref(), out);
+  REQUIRE(consumer.BlockHostUntilDone().ok());
+  CHECK(out == in);
+  REQUIRE(moved.Synchronize().ok());
+  CHECK(moved.PollForStatus() == se::Event<TestBackend>::State::kComplete);
+  // A moved-from event initializes again; assignment releases the target's event.
+  REQUIRE(event.Init());
+  event = std::move(moved);
+  CHECK(event.recorded());
+  CHECK_FALSE(moved.initialized());  // NOLINT(bugprone-use-after-move)
+  producer.ThenRecordEvent(&moved);
+  CHECK(Mentions(producer.status(), "not initialized"));
+
+  se::Timer timer(executor);
+  REQUIRE(timer.Init().ok());
+  se::Stream timed(executor);
+  timed.Init().ThenStartTimer(&timer).ThenMemcpyD2H<int>(device.cref(), out);
+  se::Timer moved_timer(std::move(timer));
+  CHECK_FALSE(timer.initialized());  // NOLINT(bugprone-use-after-move)
+  timed.ThenStopTimer(&moved_timer);
+  REQUIRE(timed.BlockHostUntilDone().ok());
+  CHECK(moved_timer.ElapsedNanoseconds().ok());
+  CHECK(Mentions(timer.ElapsedNanoseconds().status(), "never recorded"));
+  REQUIRE(timer.Init().ok());
 }

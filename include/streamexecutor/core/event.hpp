@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "streamexecutor/core/executor.hpp"
 
@@ -30,9 +31,21 @@ class Event {
   explicit Event(StreamExecutor<B>* parent) : parent_(parent) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  ~Event() {
-    if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
+  // Moving takes the driver event with its recordings: streams that wait on
+  // it wait on the same event. The moved-from Event is like one never
+  // initialized. A CommandBuffer that recorded or waits on the event keeps
+  // its address, so move (or destroy) it only once no such buffer is
+  // submitted again.
+  Event(Event&& other) noexcept : parent_(other.parent_) { TakeFrom(other); }
+  Event& operator=(Event&& other) noexcept {
+    if (this != &other) {
+      Release();
+      parent_ = other.parent_;
+      TakeFrom(other);
+    }
+    return *this;
   }
+  ~Event() { Release(); }
 
   // Creates the driver event; false (with init_status() saying why) on failure.
   bool Init() { return Create(/*timing=*/false); }
@@ -63,6 +76,18 @@ class Event {
   }
 
  private:
+  void Release() noexcept {
+    if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
+    initialized_ = false;
+  }
+  void TakeFrom(Event& other) noexcept {
+    handle_ = std::exchange(other.handle_, typename B::EventHandle{});
+    initialized_ = std::exchange(other.initialized_, false);
+    recorded_.store(other.recorded_.exchange(false, std::memory_order_acq_rel), std::memory_order_release);
+    init_status_ = std::move(other.init_status_);
+    other.init_status_ = Status();
+  }
+
   bool Create(bool timing) {
     if (parent_ == nullptr) {
       init_status_ = Status(ErrorCode::kInvalidArgument,
@@ -104,6 +129,12 @@ template <Backend B>
 class Timer {
  public:
   explicit Timer(StreamExecutor<B>* parent) : start_(parent), stop_(parent) {}
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  // Moves both events (see Event's move); the moved-from Timer is like one
+  // never initialized.
+  Timer(Timer&&) noexcept = default;
+  Timer& operator=(Timer&&) noexcept = default;
 
   // A Status rather than Event's bool: a timer is two driver events, and the
   // caller needs to know which failed and why.
