@@ -12,6 +12,7 @@
 #include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/free_functions.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
 

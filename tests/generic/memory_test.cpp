@@ -1,7 +1,10 @@
 // Allocation, ownership and synchronous copies, with every bad-input path.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <numeric>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -145,4 +148,59 @@ TEST_CASE("memset32 sizes must be whole words", "[memory][errors]") {
   se::Status status = executor->SynchronousMemset32(memory.ptr(), 1, 6);
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(status, "not a multiple of 4"));
+}
+
+namespace {
+// Generic code over the backend: the free forms need no `->template`.
+template <typename B>
+se::Status RoundTripWithFreeForms(se::StreamExecutor<B>* executor, std::vector<int>& out) {
+  se::ScopedDeviceMemory<int> owned = se::AllocateOwnedArray<int>(executor, out.size());
+  if (!owned.ok()) return owned.status();
+  se::ScopedDeviceMemory<int> scalar = se::AllocateOwnedScalar<int>(executor);
+  if (!scalar.ok()) return scalar.status();
+  se::StatusOr<se::DeviceMemory<int>> tried = se::TryAllocateArray<int>(executor, 4);
+  if (!tried.ok()) return tried.status();
+  se::DeviceMemory<int> plain = se::AllocateArray<int>(executor, 4);
+  se::DeviceMemory<int> single = se::AllocateScalar<int>(executor);
+  const std::vector<int> in(out.size(), 6);
+  STREAMEXECUTOR_RETURN_IF_ERROR(se::SynchronousMemcpyH2D<int>(executor, in, owned.ptr()));
+  se::Stream<B> stream(executor);
+  stream.Init();
+  se::ThenMemcpyD2H<int>(stream, owned.cref(), out);
+  STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
+  se::ThenMemcpyH2D<int>(stream, std::span<const int>(in).first(1), scalar.ptr());
+  std::vector<int> one(1, 0);
+  STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
+  STREAMEXECUTOR_RETURN_IF_ERROR(se::SynchronousMemcpyD2H<int>(executor, scalar.cref(), one));
+  if (one[0] != 6) return se::Status(se::ErrorCode::kInternal, "scalar did not round-trip");
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->Deallocate(&tried.value()));
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->Deallocate(&plain));
+  return executor->Deallocate(&single);
+}
+struct FreeFormState {
+  int value = 7;
+};
+}  // namespace
+
+TEST_CASE("free-function forms allocate and copy for generic code", "[memory]") {
+  auto* executor = TestExecutor();
+  std::vector<int> out(100, 0);
+  REQUIRE(RoundTripWithFreeForms(executor, out).ok());
+  CHECK(out == std::vector<int>(100, 6));
+  auto state = se::GetOrCreateExtension<FreeFormState>(
+      executor, [] { return se::StatusOr<std::unique_ptr<FreeFormState>>(std::make_unique<FreeFormState>()); });
+  REQUIRE(state.ok());
+  CHECK(se::FindExtension<FreeFormState>(executor) == state.value());
+  // A null executor is a Status, never a dereference.
+  se::StreamExecutor<TestBackend>* none = nullptr;
+  CHECK(Mentions(se::AllocateOwnedArray<int>(none, 4).status(), "StreamExecutor pointer is null"));
+  CHECK(se::TryAllocateArray<int>(none, 4).status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(se::AllocateArray<int>(none, 4).IsNull());
+  CHECK(se::AllocateScalar<int>(none).IsNull());
+  CHECK_FALSE(se::AllocateOwnedScalar<int>(none).ok());
+  CHECK(se::FindExtension<FreeFormState>(none) == nullptr);
+  std::vector<int> host(4);
+  CHECK(se::SynchronousMemcpyH2D<int>(none, host, nullptr).code() == se::ErrorCode::kInvalidArgument);
+  // The members' own rules still apply.
+  CHECK(se::AllocateOwnedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
 }
