@@ -9,6 +9,7 @@
 #include "streamexecutor/core/free_functions.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/core/unified_memory.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/backend.hpp"
 

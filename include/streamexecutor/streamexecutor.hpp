@@ -15,6 +15,7 @@
 #include "streamexecutor/core/free_functions.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/core/unified_memory.hpp"
 
 #if defined(STREAMEXECUTOR_WITH_HOST)
 #include "streamexecutor/host.hpp"

@@ -1,13 +1,14 @@
 // Allocation, ownership and synchronous copies, with every bad-input path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <span>
 #include <utility>
 #include <vector>
 
-#include "generic/test_backend.hpp"
+#include "generic/test_kernels.hpp"
 
 TEST_CASE("typed arrays round-trip through device memory", "[memory]") {
   auto* executor = TestExecutor();
@@ -203,4 +204,54 @@ TEST_CASE("free-function forms allocate and copy for generic code", "[memory]") 
   CHECK(se::SynchronousMemcpyH2D<int>(none, host, nullptr).code() == se::ErrorCode::kInvalidArgument);
   // The members' own rules still apply.
   CHECK(se::AllocateOwnedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("ScopedUnifiedMemory: one host address on every backend", "[memory][kernel-results]") {
+  auto* executor = TestExecutor();
+  se::ScopedUnifiedMemory<int> shared = se::AllocateOwnedUnifiedArray<int>(executor, 64);
+  if (!shared.ok()) {
+    CHECK(shared.status().code() == se::ErrorCode::kUnimplemented);  // e.g. an OpenCL device without SVM
+    CHECK(shared.host_ptr() == nullptr);
+    return;
+  }
+  REQUIRE(shared.host_ptr() != nullptr);
+  CHECK(shared.ElementCount() == 64);
+  CHECK(shared.host_span().size() == 64);
+  for (int i = 0; i < 64; ++i) shared.host_ptr()[i] = i;
+  test_kernels::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(test_kernels::AddSpec(), &kernel).ok());
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, shared.ptr(), 100).BlockHostUntilDone().ok());
+  CHECK(shared.host_ptr()[0] == 100);
+  CHECK(shared.host_ptr()[63] == 163);
+  // The device views take part in copies like any allocation.
+  std::vector<int> out(64, 0);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(shared.cref(), out).ok());
+  CHECK(out[5] == 105);
+}
+
+TEST_CASE("ScopedUnifiedMemory owns its allocation", "[memory]") {
+  auto* executor = TestExecutor();
+  se::ScopedUnifiedMemory<int> shared = se::AllocateOwnedUnifiedArray<int>(executor, 8);
+  if (!shared.ok()) {
+    CHECK(shared.status().code() == se::ErrorCode::kUnimplemented);
+    return;
+  }
+  std::fill_n(shared.host_ptr(), 8, 3);
+  std::vector<int> out(8, 0);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(shared.cref(), out).ok());
+  CHECK(out == std::vector<int>(8, 3));
+  const se::DeviceMemory<int> stale = shared.cref();
+  se::ScopedUnifiedMemory<int> moved(std::move(shared));
+  CHECK(moved.ok());
+  CHECK_FALSE(shared.ok());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK(shared.host_ptr() == nullptr);
+  CHECK(Mentions(shared.status(), "moved from"));
+  REQUIRE(moved.Reset().ok());
+  CHECK(moved.host_ptr() == nullptr);
+  CHECK(moved.host_span().empty());
+  CHECK_FALSE(executor->SynchronousMemcpyD2H<int>(stale, out).ok());  // freed: refused, not read
+  se::StreamExecutor<TestBackend>* none = nullptr;
+  CHECK(se::AllocateOwnedUnifiedArray<int>(none, 8).status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(se::AllocateOwnedUnifiedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
 }
