@@ -5,8 +5,10 @@
 #include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/free_functions.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/core/unified_memory.hpp"
 #include "streamexecutor/cuda/backend.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 

@@ -12,8 +12,10 @@
 #include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/free_functions.hpp"
 #include "streamexecutor/core/multi_platform_manager.hpp"
 #include "streamexecutor/core/stream.hpp"
+#include "streamexecutor/core/unified_memory.hpp"
 
 #if defined(STREAMEXECUTOR_WITH_HOST)
 #include "streamexecutor/host.hpp"

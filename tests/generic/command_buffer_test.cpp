@@ -122,7 +122,7 @@ TEST_CASE("one buffer submitted to two streams, and events recorded and waited o
   REQUIRE(second.BlockHostUntilDone().ok());
   REQUIRE(first.BlockHostUntilDone().ok());
   CHECK(host == std::vector<std::uint32_t>(n, 7u));
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kComplete);
 
   // The same buffer on another stream.
   std::fill(host.begin(), host.end(), 0u);

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -19,14 +20,14 @@ TEST_CASE("an event orders work across streams", "[event]") {
   REQUIRE(reader.BlockHostUntilDone().ok());
   CHECK(out == in);
   REQUIRE(written.Synchronize().ok());
-  CHECK(written.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  CHECK(written.PollForStatus() == se::Event<TestBackend>::State::kComplete);
 }
 
 TEST_CASE("PollForStatus is pending until the recording runs", "[event][async-callbacks]") {
   auto* executor = TestExecutor();
   se::Event event(executor);
   REQUIRE(event.Init());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);  // never recorded
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kComplete);  // never recorded
   std::atomic<bool> release{false};
   se::Stream stream(executor);
   stream.Init()
@@ -34,16 +35,16 @@ TEST_CASE("PollForStatus is pending until the recording runs", "[event][async-ca
         while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       })
       .ThenRecordEvent(&event);
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kPending);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kPending);
   release = true;
   REQUIRE(event.Synchronize().ok());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kComplete);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kComplete);
   REQUIRE(stream.BlockHostUntilDone().ok());
 }
 
 TEST_CASE("an uninitialized event reports an error", "[event][errors]") {
   se::Event event(TestExecutor());
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kError);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kError);
   CHECK(Mentions(event.Synchronize(), "not initialized"));
   REQUIRE(event.Init());
   CHECK_FALSE(event.Init());
@@ -69,11 +70,31 @@ TEST_CASE("a timer measures the work between start and stop", "[timer]") {
 
 TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   se::Timer timer(TestExecutor());
-  REQUIRE(timer.Init());
+  REQUIRE(timer.Init().ok());
   auto elapsed = timer.ElapsedNanoseconds();
   CHECK_FALSE(elapsed.ok());
   CHECK(Mentions(elapsed.status(), "never recorded"));
   CHECK(timer.Nanoseconds() == 0);
+}
+
+TEST_CASE("Timer::Init returns a Status that says why it failed", "[timer][errors]") {
+  se::Timer timer(TestExecutor());
+  se::Status first = timer.Init();
+  REQUIRE(first.ok());
+  CHECK(timer.initialized());
+  se::Status again = timer.Init();
+  CHECK(again.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(again, "Timer::Init"));
+  CHECK(Mentions(again, "already initialized"));
+  se::Timer<TestBackend> orphan(nullptr);
+  se::Status null_parent = orphan.Init();
+  CHECK(null_parent.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(null_parent, "null StreamExecutor"));
+  CHECK_FALSE(orphan.initialized());
+  // InitWithTimer hands the timer's failure to the stream.
+  se::Stream stream(TestExecutor());
+  stream.InitWithTimer(&timer);
+  CHECK(Mentions(stream.status(), "already initialized"));
 }
 
 TEST_CASE("an event may be destroyed while another stream still has to wait on it", "[event][async-callbacks]") {
@@ -95,4 +116,47 @@ TEST_CASE("an event may be destroyed while another stream still has to wait on i
   REQUIRE(waiter.BlockHostUntilDone().ok());
   CHECK(after_wait);
   REQUIRE(recorder.BlockHostUntilDone().ok());
+}
+
+TEST_CASE("events and timers move with their driver objects", "[event][timer]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(256);
+  std::vector<int> in(256, 4), out(256, 0);
+  se::Stream producer(executor), consumer(executor);
+  producer.Init();
+  consumer.Init();
+  se::Event event(executor);
+  REQUIRE(event.Init());
+  producer.ThenMemcpyH2D<int>(in, device.ptr()).ThenRecordEvent(&event);
+  se::Event moved(std::move(event));
+  CHECK(moved.initialized());
+  CHECK(moved.recorded());
+  CHECK_FALSE(event.initialized());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK_FALSE(event.recorded());
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kError);
+  CHECK(Mentions(event.Synchronize(), "not initialized"));
+  consumer.ThenWaitFor(&moved).ThenMemcpyD2H<int>(device.cref(), out);
+  REQUIRE(consumer.BlockHostUntilDone().ok());
+  CHECK(out == in);
+  REQUIRE(moved.Synchronize().ok());
+  CHECK(moved.PollForStatus() == se::Event<TestBackend>::State::kComplete);
+  // A moved-from event initializes again; assignment releases the target's event.
+  REQUIRE(event.Init());
+  event = std::move(moved);
+  CHECK(event.recorded());
+  CHECK_FALSE(moved.initialized());  // NOLINT(bugprone-use-after-move)
+  producer.ThenRecordEvent(&moved);
+  CHECK(Mentions(producer.status(), "not initialized"));
+
+  se::Timer timer(executor);
+  REQUIRE(timer.Init().ok());
+  se::Stream timed(executor);
+  timed.Init().ThenStartTimer(&timer).ThenMemcpyD2H<int>(device.cref(), out);
+  se::Timer moved_timer(std::move(timer));
+  CHECK_FALSE(timer.initialized());  // NOLINT(bugprone-use-after-move)
+  timed.ThenStopTimer(&moved_timer);
+  REQUIRE(timed.BlockHostUntilDone().ok());
+  CHECK(moved_timer.ElapsedNanoseconds().ok());
+  CHECK(Mentions(timer.ElapsedNanoseconds().status(), "never recorded"));
+  REQUIRE(timer.Init().ok());
 }

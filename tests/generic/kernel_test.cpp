@@ -214,3 +214,45 @@ TEST_CASE("a moved TypedKernel keeps the loaded handle", "[kernel]") {
   CHECK(moved.IsLoaded());
   CHECK_FALSE(kernel.IsLoaded());  // NOLINT(bugprone-use-after-move)
 }
+
+TEST_CASE("a const view is accepted for memory the kernel reads", "[kernel][kernel-results]") {
+  auto* executor = TestExecutor();
+  tk::SaxpyKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::SaxpySpec(), &kernel).ok());
+  constexpr std::uint32_t n = 1000;
+  std::vector<float> x(n), y(n, 1.0f);
+  std::iota(x.begin(), x.end(), 0.0f);
+  auto dx = executor->AllocateOwnedArray<float>(n);
+  auto dy = executor->AllocateOwnedArray<float>(n);
+  const se::ScopedDeviceMemory<float>& read_only = dx;
+  const se::DeviceMemory<float> slice = dx.cref().GetSlice(0, n);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init()
+              .ThenMemcpyH2D<float>(x, dx.ptr())
+              .ThenMemcpyH2D<float>(y, dy.ptr())
+              .ThenLaunch(se::ThreadDim(100), se::BlockDim(n / 100), kernel, 2.0f, &dx.cref(), dy.ptr(), n)
+              .ThenLaunch(se::ThreadDim(100), se::BlockDim(n / 100), kernel, 1.0f, read_only.ptr(), dy.ptr(), n)
+              .ThenLaunch(se::ThreadDim(100), se::BlockDim(n / 100), kernel, 1.0f, &slice, dy.ptr(), n)
+              .ThenMemcpyD2H<float>(dy.cref(), y)
+              .BlockHostUntilDone()
+              .ok());
+  for (std::uint32_t i : {0u, 1u, 500u, n - 1}) CHECK(y[i] == 4.0f * static_cast<float>(i) + 1.0f);
+}
+
+TEST_CASE("a const view is checked for liveness at launch like any other", "[kernel][errors]") {
+  auto* executor = TestExecutor();
+  tk::SaxpyKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::SaxpySpec(), &kernel).ok());
+  auto dx = executor->AllocateOwnedArray<float>(100);
+  auto dy = executor->AllocateOwnedArray<float>(100);
+  const se::DeviceMemory<float> stale = dx.cref();
+  REQUIRE(dx.Reset().ok());
+  se::Stream stream(executor);
+  stream.Init().ThenLaunch(se::ThreadDim(100), se::BlockDim(1), kernel, 1.0f, &stale, dy.ptr(), 100u);
+  CHECK(stream.status().code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(stream.status(), "argument 1"));
+  const se::DeviceMemory<float>* null_view = nullptr;
+  se::Stream second(executor);
+  second.Init().ThenLaunch(se::ThreadDim(100), se::BlockDim(1), kernel, 1.0f, null_view, dy.ptr(), 100u);
+  CHECK(second.status().code() == se::ErrorCode::kInvalidArgument);
+}

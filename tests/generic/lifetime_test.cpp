@@ -212,7 +212,7 @@ TEST_CASE("a stream or event without an executor reports it", "[lifetime][errors
   se::Event<TestBackend> event(nullptr);
   CHECK_FALSE(event.Init());
   CHECK(Mentions(event.init_status(), "null StreamExecutor"));
-  CHECK(event.PollForStatus() == se::Event<TestBackend>::Status::kError);
+  CHECK(event.PollForStatus() == se::Event<TestBackend>::State::kError);
 }
 
 TEST_CASE("an out-of-range slice says so when it is used", "[lifetime][errors]") {

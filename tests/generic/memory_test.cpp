@@ -1,10 +1,14 @@
 // Allocation, ownership and synchronous copies, with every bad-input path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <numeric>
+#include <span>
+#include <utility>
 #include <vector>
 
-#include "generic/test_backend.hpp"
+#include "generic/test_kernels.hpp"
 
 TEST_CASE("typed arrays round-trip through device memory", "[memory]") {
   auto* executor = TestExecutor();
@@ -151,4 +155,109 @@ TEST_CASE("memset32 sizes must be whole words", "[memory][errors]") {
   se::Status status = executor->SynchronousMemset32(memory.ptr(), 1, 6);
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(status, "not a multiple of 4"));
+}
+
+namespace {
+// Generic code over the backend: the free forms need no `->template`.
+template <typename B>
+se::Status RoundTripWithFreeForms(se::StreamExecutor<B>* executor, std::vector<int>& out) {
+  se::ScopedDeviceMemory<int> owned = se::AllocateOwnedArray<int>(executor, out.size());
+  if (!owned.ok()) return owned.status();
+  se::ScopedDeviceMemory<int> scalar = se::AllocateOwnedScalar<int>(executor);
+  if (!scalar.ok()) return scalar.status();
+  se::StatusOr<se::DeviceMemory<int>> tried = se::TryAllocateArray<int>(executor, 4);
+  if (!tried.ok()) return tried.status();
+  se::DeviceMemory<int> plain = se::AllocateArray<int>(executor, 4);
+  se::DeviceMemory<int> single = se::AllocateScalar<int>(executor);
+  const std::vector<int> in(out.size(), 6);
+  STREAMEXECUTOR_RETURN_IF_ERROR(se::SynchronousMemcpyH2D<int>(executor, in, owned.ptr()));
+  se::Stream<B> stream(executor);
+  stream.Init();
+  se::ThenMemcpyD2H<int>(stream, owned.cref(), out);
+  STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
+  se::ThenMemcpyH2D<int>(stream, std::span<const int>(in).first(1), scalar.ptr());
+  std::vector<int> one(1, 0);
+  STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
+  STREAMEXECUTOR_RETURN_IF_ERROR(se::SynchronousMemcpyD2H<int>(executor, scalar.cref(), one));
+  if (one[0] != 6) return se::Status(se::ErrorCode::kInternal, "scalar did not round-trip");
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->Deallocate(&tried.value()));
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->Deallocate(&plain));
+  return executor->Deallocate(&single);
+}
+struct FreeFormState {
+  int value = 7;
+};
+}  // namespace
+
+TEST_CASE("free-function forms allocate and copy for generic code", "[memory]") {
+  auto* executor = TestExecutor();
+  std::vector<int> out(100, 0);
+  REQUIRE(RoundTripWithFreeForms(executor, out).ok());
+  CHECK(out == std::vector<int>(100, 6));
+  auto state = se::GetOrCreateExtension<FreeFormState>(
+      executor, [] { return se::StatusOr<std::unique_ptr<FreeFormState>>(std::make_unique<FreeFormState>()); });
+  REQUIRE(state.ok());
+  CHECK(se::FindExtension<FreeFormState>(executor) == state.value());
+  // A null executor is a Status, never a dereference.
+  se::StreamExecutor<TestBackend>* none = nullptr;
+  CHECK(Mentions(se::AllocateOwnedArray<int>(none, 4).status(), "StreamExecutor pointer is null"));
+  CHECK(se::TryAllocateArray<int>(none, 4).status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(se::AllocateArray<int>(none, 4).IsNull());
+  CHECK(se::AllocateScalar<int>(none).IsNull());
+  CHECK_FALSE(se::AllocateOwnedScalar<int>(none).ok());
+  CHECK(se::FindExtension<FreeFormState>(none) == nullptr);
+  std::vector<int> host(4);
+  CHECK(se::SynchronousMemcpyH2D<int>(none, host, nullptr).code() == se::ErrorCode::kInvalidArgument);
+  // The members' own rules still apply.
+  CHECK(se::AllocateOwnedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("ScopedUnifiedMemory: one host address on every backend", "[memory][kernel-results]") {
+  auto* executor = TestExecutor();
+  se::ScopedUnifiedMemory<int> shared = se::AllocateOwnedUnifiedArray<int>(executor, 64);
+  if (!shared.ok()) {
+    CHECK(shared.status().code() == se::ErrorCode::kUnimplemented);  // e.g. an OpenCL device without SVM
+    CHECK(shared.host_ptr() == nullptr);
+    return;
+  }
+  REQUIRE(shared.host_ptr() != nullptr);
+  CHECK(shared.ElementCount() == 64);
+  CHECK(shared.host_span().size() == 64);
+  for (int i = 0; i < 64; ++i) shared.host_ptr()[i] = i;
+  test_kernels::AddKernel kernel(executor);
+  REQUIRE(executor->GetKernel(test_kernels::AddSpec(), &kernel).ok());
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, shared.ptr(), 100).BlockHostUntilDone().ok());
+  CHECK(shared.host_ptr()[0] == 100);
+  CHECK(shared.host_ptr()[63] == 163);
+  // The device views take part in copies like any allocation.
+  std::vector<int> out(64, 0);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(shared.cref(), out).ok());
+  CHECK(out[5] == 105);
+}
+
+TEST_CASE("ScopedUnifiedMemory owns its allocation", "[memory]") {
+  auto* executor = TestExecutor();
+  se::ScopedUnifiedMemory<int> shared = se::AllocateOwnedUnifiedArray<int>(executor, 8);
+  if (!shared.ok()) {
+    CHECK(shared.status().code() == se::ErrorCode::kUnimplemented);
+    return;
+  }
+  std::fill_n(shared.host_ptr(), 8, 3);
+  std::vector<int> out(8, 0);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(shared.cref(), out).ok());
+  CHECK(out == std::vector<int>(8, 3));
+  const se::DeviceMemory<int> stale = shared.cref();
+  se::ScopedUnifiedMemory<int> moved(std::move(shared));
+  CHECK(moved.ok());
+  CHECK_FALSE(shared.ok());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK(shared.host_ptr() == nullptr);
+  CHECK(Mentions(shared.status(), "moved from"));
+  REQUIRE(moved.Reset().ok());
+  CHECK(moved.host_ptr() == nullptr);
+  CHECK(moved.host_span().empty());
+  CHECK_FALSE(executor->SynchronousMemcpyD2H<int>(stale, out).ok());  // freed: refused, not read
+  se::StreamExecutor<TestBackend>* none = nullptr;
+  CHECK(se::AllocateOwnedUnifiedArray<int>(none, 8).status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(se::AllocateOwnedUnifiedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
 }

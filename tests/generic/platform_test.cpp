@@ -1,6 +1,9 @@
 // Platform, executor and device description, on the suite's backend.
 #include <catch2/catch.hpp>
 
+#include <cctype>
+#include <string>
+
 #include "generic/test_backend.hpp"
 
 TEST_CASE("platform reports its name and devices", "[platform]") {
@@ -63,6 +66,28 @@ TEST_CASE("an unknown platform name lists the available ones", "[platform][error
   CHECK(missing.status().code() == se::ErrorCode::kNotFound);
   CHECK(Mentions(missing.status(), "no platform named 'tpu'"));
   CHECK(Mentions(missing.status(), se::MultiPlatformManager::AvailablePlatformNames()));
+}
+
+TEST_CASE("platform names match without case, as the seed and XLA spell them", "[platform]") {
+  const std::string_view name = TestBackend::kName;
+  // The spellings of LLVM's StreamExecutor and XLA, and two more.
+  const std::string seed = name == "cuda" ? "CUDA" : name == "opencl" ? "OpenCL" : "Host";
+  std::string upper(name), mixed(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  mixed[0] = upper[0];
+  for (const std::string& spelling : {seed, upper, mixed, std::string(name)}) {
+    auto found = se::MultiPlatformManager::PlatformWithName(spelling);
+    INFO(spelling);
+    REQUIRE(found.ok());
+    CHECK(std::get<se::Platform<TestBackend>*>(found.value()) == se::MultiPlatformManager::PlatformFor<TestBackend>());
+  }
+  // Case only: a name that is a prefix, or has a space, is still unknown.
+  CHECK(se::MultiPlatformManager::PlatformWithName(name.substr(0, name.size() - 1)).status().code() ==
+        se::ErrorCode::kNotFound);
+  CHECK(se::MultiPlatformManager::PlatformWithName(std::string(name) + " ").status().code() ==
+        se::ErrorCode::kNotFound);
+  CHECK(se::MultiPlatformManager::PlatformWithName("").status().code() == se::ErrorCode::kNotFound);
+  CHECK(Mentions(se::MultiPlatformManager::PlatformWithName("tpu").status(), "match without case"));
 }
 
 namespace {

@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
+#include <utility>
 #include <numeric>
 #include <vector>
 
@@ -101,6 +104,22 @@ TEST_CASE("Init twice is an error that sticks", "[stream][errors]") {
   CHECK(stream.BlockHostUntilDone().code() == se::ErrorCode::kFailedPrecondition);
 }
 
+TEST_CASE("a stream is not ok() before Init", "[stream][errors]") {
+  se::Stream stream(TestExecutor());
+  CHECK_FALSE(stream.ok());
+  CHECK_FALSE(stream.initialized());
+  CHECK(stream.status().code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(stream.status(), "not initialized"));
+  REQUIRE(stream.Init().ok());
+  CHECK(stream.status().ok());
+  // A failed Init keeps its own reason.
+  se::Stream<TestBackend> orphan(nullptr);
+  CHECK_FALSE(orphan.ok());
+  orphan.Init();
+  CHECK_FALSE(orphan.ok());
+  CHECK(Mentions(orphan.status(), "null StreamExecutor"));
+}
+
 TEST_CASE("using a stream before Init is an error", "[stream][errors]") {
   auto* executor = TestExecutor();
   auto device = executor->AllocateOwnedScalar<int>();
@@ -187,4 +206,72 @@ TEST_CASE("a refused typed copy names the call the user made", "[stream][errors]
   se::Stream other(executor);
   const se::Status h2d = other.Init().ThenMemcpyH2D<int>(host, &stale).BlockHostUntilDone();
   CHECK(Mentions(h2d, "ThenMemcpyH2D on " + executor->DeviceLabel()));
+}
+
+TEST_CASE("a stream moves with its queued work, and the moved-from one is like a new one", "[stream]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(1024);
+  std::vector<int> in(1024, 3), out(1024, 0);
+  se::Stream stream(executor);
+  stream.Init().ThenMemcpyH2D<int>(in, device.ptr()).ThenMemcpyD2H<int>(device.cref(), out);
+  se::Stream moved(std::move(stream));
+  CHECK(moved.ok());
+  CHECK(moved.initialized());
+  CHECK_FALSE(stream.ok());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  CHECK_FALSE(stream.initialized());
+  CHECK(Mentions(stream.status(), "not initialized"));
+  stream.ThenMemZero(device.ptr(), 4);
+  CHECK(Mentions(stream.BlockHostUntilDone(), "not initialized"));
+  REQUIRE(moved.BlockHostUntilDone().ok());
+  CHECK(out == in);
+  // More work after the move, and a synchronous operation ordered after it.
+  std::vector<int> fives(1024, 5);
+  moved.ThenMemcpyH2D<int>(fives, device.ptr());
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(device.cref(), out).ok());
+  CHECK(out == fives);
+  // Move assignment: the target's own work is waited for and its queue
+  // released; the source's queue and error move over.
+  se::Stream target(executor);
+  target.Init().ThenMemcpyH2D<int>(in, device.ptr());
+  target = std::move(moved);
+  CHECK(target.ok());
+  CHECK_FALSE(moved.ok());  // NOLINT(bugprone-use-after-move)
+  REQUIRE(target.ThenMemcpyD2H<int>(device.cref(), out).BlockHostUntilDone().ok());
+  CHECK(out == in);
+  // A moved-from stream can be initialized again, as a new queue (one that
+  // was given work meanwhile keeps that error, as a never-initialized one does).
+  REQUIRE(moved.Init().ThenMemcpyH2D<int>(fives, device.ptr()).BlockHostUntilDone().ok());  // NOLINT
+  CHECK(Mentions(stream.Init().status(), "not initialized"));
+  // Errors move too.
+  se::Stream failing(executor);
+  failing.Init().ThenMemZero(nullptr, 4);
+  se::Stream failed(std::move(failing));
+  CHECK(failed.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(failed.BlockHostUntilDone().code() == se::ErrorCode::kInvalidArgument);
+  // Self-move-assignment leaves the stream as it was.
+  se::Stream<TestBackend>& same = target;
+  target = std::move(same);
+  CHECK(target.ok());
+}
+
+TEST_CASE("a stream moved while its work waits keeps that work in order", "[stream][async-callbacks]") {
+  auto* executor = TestExecutor();
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+  se::Stream stream(executor);
+  stream.Init().ThenDoHostCallback([&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ran.fetch_add(1);
+  });
+  se::Stream moved(std::move(stream));
+  moved.ThenDoHostCallback([&] { ran.fetch_add(10); });
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    release = true;
+  });
+  // Ordered after the moved stream's work, which the executor still sees.
+  REQUIRE(executor->SynchronizeAllActivity().ok());
+  CHECK(ran.load() == 11);
+  releaser.join();
+  REQUIRE(moved.BlockHostUntilDone().ok());
 }

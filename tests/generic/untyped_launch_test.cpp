@@ -183,3 +183,23 @@ TEST_CASE("GetUntypedKernel reports a spec without code for the backend", "[kern
   CHECK_FALSE(kernel.IsLoaded());
   CHECK(executor->GetUntypedKernel(tk::SaxpySpec(), nullptr).code() == se::ErrorCode::kInvalidArgument);
 }
+
+TEST_CASE("KernelArgs takes a const view of memory", "[kernel][untyped][kernel-results]") {
+  Fixture f;
+  std::vector<float> host(kN);
+  std::iota(host.begin(), host.end(), 0.0f);
+  std::vector<float> ones(kN, 1.0f);
+  REQUIRE(f.stream.ThenMemcpyH2D<float>(host, f.x.ptr()).ThenMemcpyH2D<float>(ones, f.y.ptr()).BlockHostUntilDone().ok());
+  const se::ScopedDeviceMemory<float>& read_only = f.x;
+  se::KernelArgsArray<4> args;
+  args.Add(3.0f).Add(read_only.ptr()).Add(f.y.ptr()).Add(kN);
+  REQUIRE(f.Launch(args).ok());
+  REQUIRE(f.executor->SynchronousMemcpyD2H<float>(f.y.cref(), host).ok());
+  for (std::uint32_t i : {0u, 1u, 500u, kN - 1}) CHECK(host[i] == 3.0f * static_cast<float>(i) + 1.0f);
+  // Still checked for liveness at the launch.
+  const se::DeviceMemoryBase stale = f.x.cref();
+  REQUIRE(f.x.Reset().ok());
+  args.Clear();
+  args.Add(3.0f).Add(&stale).Add(f.y.ptr()).Add(kN);
+  CHECK(f.Launch(args).code() == se::ErrorCode::kFailedPrecondition);
+}

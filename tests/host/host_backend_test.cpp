@@ -342,7 +342,7 @@ TEST_CASE("a thread waiting on an event helps with the launch it waits for", "[h
   for (int round = 0; round < 20; ++round) {
     REQUIRE(stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(64), kernel).ThenRecordEvent(&done).ok());
     REQUIRE(done.Synchronize().ok());
-    CHECK(done.PollForStatus() == se::Event<se::host>::Status::kComplete);
+    CHECK(done.PollForStatus() == se::Event<se::host>::State::kComplete);
   }
   std::lock_guard<std::mutex> lock(mutex);
   CHECK(runners.count(std::this_thread::get_id()) == 1);

@@ -40,15 +40,21 @@ TEST_CASE("1000 host launches allocate nothing", "[host][allocation]") {
   REQUIRE(executor->SynchronousMemZero(x.ptr(), 1024 * sizeof(float)).ok());
   se::Stream stream(executor);
   stream.Init();
-  auto launch = [&] {
-    stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(), se::SharedDeviceMemory<float>(64),
-                      1024u);
+  // Every other launch passes a const view (&x.cref()): the same path.
+  auto launch = [&](int i) {
+    if (i % 2 == 0) {
+      stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(), se::SharedDeviceMemory<float>(64),
+                        1024u);
+    } else {
+      stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, &x.cref(),
+                        se::SharedDeviceMemory<float>(64), 1024u);
+    }
   };
-  for (int i = 0; i < 100; ++i) launch();  // warm-up: worker scratch, thread-locals
+  for (int i = 0; i < 100; ++i) launch(i);  // warm-up: worker scratch, thread-locals
   REQUIRE(stream.BlockHostUntilDone().ok());
 
   const long before = GlobalNewCalls();
-  for (int i = 0; i < 1000; ++i) launch();
+  for (int i = 0; i < 1000; ++i) launch(i);
   se::Status done = stream.BlockHostUntilDone();
   const long after = GlobalNewCalls();
   REQUIRE(done.ok());

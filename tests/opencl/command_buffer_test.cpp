@@ -129,7 +129,7 @@ TEST_CASE("a buffer submitted to a stream that times its work is replayed there,
   // The timer moves the stream to a profiling queue, which the extension
   // would refuse for a buffer recorded without profiling.
   se::Timer timer(executor);
-  REQUIRE(timer.Init());
+  REQUIRE(timer.Init().ok());
   std::vector<std::uint32_t> result(n);
   se::Stream stream(executor);
   REQUIRE(stream.Init()

@@ -100,11 +100,11 @@ TEST_CASE("an event is re-recorded and waited on by another stream", "[opencl][e
         .ThenMemcpyH2D<int>(twos, device.ptr())
         .ThenRecordEvent(&event);
     b.ThenWaitFor(&event).ThenMemcpyD2H<int>(device.cref(), out);
-    CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kPending);
+    CHECK(event.PollForStatus() == se::Event<se::opencl>::State::kPending);
     release = true;
     REQUIRE(b.BlockHostUntilDone().ok());
     CHECK(out == twos);
-    CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kComplete);
+    CHECK(event.PollForStatus() == se::Event<se::opencl>::State::kComplete);
     REQUIRE(a.BlockHostUntilDone().ok());
     out.assign(1024, 0);
   }
@@ -140,13 +140,13 @@ TEST_CASE("one event recorded and waited on from two threads at once", "[opencl]
   });
   for (int i = 0; i < kRounds; ++i) {
     waiter.ThenWaitFor(&event);
-    CHECK(event.PollForStatus() != se::Event<se::opencl>::Status::kError);
+    CHECK(event.PollForStatus() != se::Event<se::opencl>::State::kError);
     if (i % 256 == 0) CHECK(event.Synchronize().ok());
   }
   recording.join();
   CHECK(recorder.BlockHostUntilDone().ok());
   CHECK(waiter.BlockHostUntilDone().ok());
-  CHECK(event.PollForStatus() == se::Event<se::opencl>::Status::kComplete);
+  CHECK(event.PollForStatus() == se::Event<se::opencl>::State::kComplete);
 }
 
 
@@ -176,7 +176,7 @@ TEST_CASE("a stream's queue profiles only from its first timer on, and keeps its
   std::vector<float> ones(kCount, 1.0f), from_callback(kCount, 0.0f), result(kCount, 0.0f);
   bool callback_ran = false;
   se::Timer timer(executor);
-  REQUIRE(timer.Init());
+  REQUIRE(timer.Init().ok());
   stream.ThenMemcpyH2D<float>(ones, data.ptr())
       .ThenLaunch(se::ThreadDim(64), se::BlockDim(kCount / 64), kernel, data.ptr(), 20000u)
       .ThenDoHostCallback([&] {
@@ -217,7 +217,7 @@ TEST_CASE("a timer on an adopted queue without profiling says so when read, and 
     se::Stream stream(executor);
     REQUIRE(stream.InitAdopted(queue).ok());
     se::Timer timer(executor);
-    REQUIRE(timer.Init());
+    REQUIRE(timer.Init().ok());
     REQUIRE(stream.ThenStartTimer(&timer).ThenStopTimer(&timer).BlockHostUntilDone().ok());
     CHECK(se::NativeQueue(stream) == queue);  // the user's queue is never replaced
     auto elapsed = timer.ElapsedNanoseconds();

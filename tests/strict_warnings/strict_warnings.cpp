@@ -110,6 +110,47 @@ se::Status ExerciseLaunchForms(se::StreamExecutor<B>* executor, const se::MultiK
   return stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(4), untyped, args).BlockHostUntilDone();
 }
 
+// Issue 24 item 8: const views at launch, free-function allocation, unified
+// memory, and moving streams, events and timers.
+template <typename B>
+se::Status ExerciseUserTypes(se::StreamExecutor<B>* executor, const ScaleKernel& kernel) {
+  se::ScopedDeviceMemory<float> data = se::AllocateOwnedArray<float>(executor, 64);
+  se::DeviceMemory<float> raw = se::AllocateArray<float>(executor, 64);
+  se::ScopedDeviceMemory<int> scalar = se::AllocateOwnedScalar<int>(executor);
+  std::vector<float> host(64, 1.0f);
+  STREAMEXECUTOR_RETURN_IF_ERROR(se::SynchronousMemcpyH2D<float>(executor, host, data.ptr()));
+  const se::ScopedDeviceMemory<float>& read_only = data;
+  se::Stream<B> first(executor);
+  first.Init().ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, 2.0f, read_only.ptr(),
+                          se::SharedDeviceMemory<float>(1), std::uint32_t{64});
+  se::ThenMemcpyD2H<float>(first, data.cref(), std::span<float>(host));
+  se::Stream<B> moved(std::move(first));
+  se::Stream<B> assigned(executor);
+  assigned = std::move(moved);
+  se::Event<B> event(executor);
+  if (!event.Init()) return event.init_status();
+  se::Event<B> event2(std::move(event));
+  se::Timer<B> timer(executor);
+  STREAMEXECUTOR_RETURN_IF_ERROR(timer.Init());
+  se::Timer<B> timer2(std::move(timer));
+  assigned.ThenRecordEvent(&event2).ThenStartTimer(&timer2).ThenStopTimer(&timer2);
+  if (event2.PollForStatus() == se::Event<B>::State::kError) return se::Status();
+  se::KernelArgsArray<2> args;
+  args.Add(&data.cref()).Add(read_only.ptr());
+  if constexpr (se::UnifiedMemoryBackend<B>) {
+    se::ScopedUnifiedMemory<float> unified = se::AllocateOwnedUnifiedArray<float>(executor, 16);
+    if (unified.ok()) {
+      for (float& value : unified.host_span()) value = 0.5f;
+      unified.host_ptr()[0] = 1.0f;
+      assigned.ThenMemcpyD2H(unified.cref(), std::span<float>(host).first(16));
+    }
+  }
+  STREAMEXECUTOR_RETURN_IF_ERROR(assigned.BlockHostUntilDone());
+  (void)se::MultiPlatformManager::PlatformWithName("Host");
+  (void)scalar.ok();
+  return executor->Deallocate(&raw);
+}
+
 template <typename B>
 se::Status Exercise(se::StreamExecutor<B>* executor) {
   se::MultiKernelLoaderSpec spec(4);
@@ -166,6 +207,7 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   (void)event.PollForStatus();
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseInterop(executor, stream, event, kernel, raw));
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseLaunchForms(executor, spec, kernel, data, raw));
+  STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseUserTypes(executor, kernel));
   return executor->Deallocate(&raw);
 }
 

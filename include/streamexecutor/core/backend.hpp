@@ -156,10 +156,14 @@ concept EventNotifyBackend =
       { B::NotifyWhenComplete(executor, event, release) } -> std::same_as<Status>;
     };
 
-// Memory that host code and device code can both dereference.
+// Memory that host code and device code can both dereference. HostAddress
+// gives the host's pointer to a view of it (ScopedUnifiedMemory's
+// host_ptr()), which is not the handle on every backend (OpenCL's is a cl_mem).
 template <typename B>
-concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes) {
+concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes,
+                                                      const DeviceMemoryBase& memory) {
   { B::AllocateUnified(executor, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
+  { B::HostAddress(memory) } -> std::same_as<void*>;
 };
 
 // Page-locked host memory for fast, truly asynchronous copies.

@@ -226,7 +226,7 @@ StatusOr<CopyRoute> Staged(Stream<Src>* from, const DeviceMemoryBase& src, Strea
   // stream failed: records run on failed streams too).
   const std::size_t last = static_cast<std::size_t>((chunks - 1) % 2);
   pool.value()->GiveWhenDone(std::move(buffers), [written, last] {
-    return written->events[last].PollForStatus() != Event<Dst>::Status::kPending;
+    return written->events[last].PollForStatus() != Event<Dst>::State::kPending;
   });
   if (!from->ok()) return from->status();
   if (!to->ok()) return to->status();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "streamexecutor/core/executor.hpp"
 
@@ -23,29 +24,42 @@ class Timer;
 template <Backend B>
 class Event {
  public:
-  // Seed names.
-  enum class Status { kUnknown, kError, kPending, kComplete };
+  // What PollForStatus reports (the seed's enumerators). Not named Status,
+  // as the seed had it: inside Event that name would hide the error type.
+  enum class State { kUnknown, kError, kPending, kComplete };
 
   explicit Event(StreamExecutor<B>* parent) : parent_(parent) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  ~Event() {
-    if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
+  // Moving takes the driver event with its recordings: streams that wait on
+  // it wait on the same event. The moved-from Event is like one never
+  // initialized. A CommandBuffer that recorded or waits on the event keeps
+  // its address, so move (or destroy) it only once no such buffer is
+  // submitted again.
+  Event(Event&& other) noexcept : parent_(other.parent_) { TakeFrom(other); }
+  Event& operator=(Event&& other) noexcept {
+    if (this != &other) {
+      Release();
+      parent_ = other.parent_;
+      TakeFrom(other);
+    }
+    return *this;
   }
+  ~Event() { Release(); }
 
   // Creates the driver event; false (with init_status() saying why) on failure.
   bool Init() { return Create(/*timing=*/false); }
-  const ::streamexecutor::Status& init_status() const { return init_status_; }
+  const Status& init_status() const { return init_status_; }
   bool initialized() const { return initialized_; }
 
   // kComplete when every recording enqueued so far has run (or none was).
-  Status PollForStatus() {
-    if (!initialized_) return Status::kError;
+  State PollForStatus() {
+    if (!initialized_) return State::kError;
     StatusOr<bool> done = B::EventQuery(handle_);
-    if (!done.ok()) return Status::kError;
-    return done.value() ? Status::kComplete : Status::kPending;
+    if (!done.ok()) return State::kError;
+    return done.value() ? State::kComplete : State::kPending;
   }
-  ::streamexecutor::Status Synchronize() {
+  Status Synchronize() {
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
     return B::EventSynchronize(handle_);
   }
@@ -55,16 +69,28 @@ class Event {
   // Whether a stream has recorded this event at least once.
   bool recorded() const { return recorded_.load(std::memory_order_acquire); }
 
-  ::streamexecutor::Status CheckInitialized(std::string_view op) const {
+  Status CheckInitialized(std::string_view op) const {
     if (initialized_) return {};
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the Event was not initialized (call Init())", op,
                      parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>");
   }
 
  private:
+  void Release() noexcept {
+    if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
+    initialized_ = false;
+  }
+  void TakeFrom(Event& other) noexcept {
+    handle_ = std::exchange(other.handle_, typename B::EventHandle{});
+    initialized_ = std::exchange(other.initialized_, false);
+    recorded_.store(other.recorded_.exchange(false, std::memory_order_acq_rel), std::memory_order_release);
+    init_status_ = std::move(other.init_status_);
+    other.init_status_ = Status();
+  }
+
   bool Create(bool timing) {
     if (parent_ == nullptr) {
-      init_status_ = ::streamexecutor::Status(ErrorCode::kInvalidArgument,
+      init_status_ = Status(ErrorCode::kInvalidArgument,
                                              "Event::Init: the event was constructed with a null StreamExecutor");
       return false;
     }
@@ -92,7 +118,7 @@ class Event {
   bool initialized_ = false;
   // Atomic: streams on several threads may record the same event.
   std::atomic<bool> recorded_{false};
-  ::streamexecutor::Status init_status_;
+  Status init_status_;
 
   friend class Stream<B>;
   friend class CommandBuffer<B>;
@@ -103,8 +129,20 @@ template <Backend B>
 class Timer {
  public:
   explicit Timer(StreamExecutor<B>* parent) : start_(parent), stop_(parent) {}
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  // Moves both events (see Event's move); the moved-from Timer is like one
+  // never initialized.
+  Timer(Timer&&) noexcept = default;
+  Timer& operator=(Timer&&) noexcept = default;
 
-  bool Init() { return start_.Create(/*timing=*/true) && stop_.Create(/*timing=*/true); }
+  // A Status rather than Event's bool: a timer is two driver events, and the
+  // caller needs to know which failed and why.
+  Status Init() {
+    if (!start_.Create(/*timing=*/true)) return Named(start_.init_status(), "start");
+    if (!stop_.Create(/*timing=*/true)) return Named(stop_.init_status(), "stop");
+    return Status();
+  }
   bool initialized() const { return start_.initialized() && stop_.initialized(); }
 
   // Time between ThenStartTimer and ThenStopTimer, waiting for the stop if it
@@ -123,6 +161,10 @@ class Timer {
   std::uint64_t Microseconds() { return Nanoseconds() / 1000; }
 
  private:
+  static Status Named(const Status& why, std::string_view which) {
+    return MakeError(why.code(), "Timer::Init ({} event): {}", which, why.message());
+  }
+
   friend class Stream<B>;
   Event<B> start_;
   Event<B> stop_;

@@ -56,13 +56,24 @@ class KernelArgs {
   // Not ok when an Add did not fit the array; the launch reports it.
   const Status& status() const { return status_; }
 
-  // Device memory, checked for liveness at every launch.
+  // Device memory, checked for liveness at every launch. A const view
+  // (&x.cref()) is taken as well: the array keeps a copy of the view, and
+  // the kernel's parameter list cannot say whether it writes.
+  // (Both forms: the scalar template below would match a non-const pointer
+  // better than a const one.)
   template <typename T>
   KernelArgs& Add(DeviceMemory<T>* memory) {
     return AddMemory(memory, sizeof(T), detail::TypeName<DeviceMemory<T>*>());
   }
+  template <typename T>
+  KernelArgs& Add(const DeviceMemory<T>* memory) {
+    return AddMemory(memory, sizeof(T), detail::TypeName<DeviceMemory<T>*>());
+  }
   // Untyped memory: the element type is not compared with the kernel's.
   KernelArgs& Add(DeviceMemoryBase* memory) { return AddMemory(memory, 0, "streamexecutor::DeviceMemoryBase*"); }
+  KernelArgs& Add(const DeviceMemoryBase* memory) {
+    return AddMemory(memory, 0, "streamexecutor::DeviceMemoryBase*");
+  }
   // Per-block scratch memory (CUDA dynamic shared, OpenCL __local, a host std::span).
   template <typename T>
   KernelArgs& Add(SharedDeviceMemory<T> shared) {
@@ -73,7 +84,11 @@ class KernelArgs {
   // kernel takes (2.0f for a float, std::uint32_t{n} for a uint).
   template <typename T>
   KernelArgs& Add(const T& value) {
-    static_assert(!std::is_pointer_v<T> && !std::is_null_pointer_v<T>,
+    constexpr bool shared_by_pointer =
+        std::is_pointer_v<T> && is_shared_device_memory_v<std::remove_cv_t<std::remove_pointer_t<T>>>;
+    static_assert(!shared_by_pointer,
+                  "KernelArgs::Add: pass SharedDeviceMemory<T> by value, not by pointer: it is a size, not memory");
+    static_assert(shared_by_pointer || (!std::is_pointer_v<T> && !std::is_null_pointer_v<T>),
                   "KernelArgs::Add: raw pointers cannot be kernel arguments; pass se::DeviceMemory<T>*");
     static_assert(!std::is_base_of_v<DeviceMemoryBase, T>,
                   "KernelArgs::Add: pass device memory by pointer (x.ptr() or &memory)");
@@ -112,7 +127,7 @@ class KernelArgs {
     arg->type = type;
     return arg;
   }
-  KernelArgs& AddMemory(DeviceMemoryBase* memory, std::size_t element, std::string_view type) {
+  KernelArgs& AddMemory(const DeviceMemoryBase* memory, std::size_t element, std::string_view type) {
     KernelArg* arg = Next(type);
     if (arg == nullptr) return *this;
     arg->kind = KernelParamKind::kDevicePointer;

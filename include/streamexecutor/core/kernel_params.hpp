@@ -40,6 +40,7 @@ template <typename T>
 struct ParamTraits<DeviceMemory<T>*> {
   static constexpr KernelParamKind kind = KernelParamKind::kDevicePointer;
   using ValueType = T;
+  using ValueTypeMemory = DeviceMemory<T>;
 };
 template <typename T>
 struct ParamTraits<SharedDeviceMemory<T>> {
@@ -89,14 +90,23 @@ constexpr bool CheckArgument() {
   using V = std::remove_cv_t<P>;
   using Arg = std::remove_cvref_t<A>;
   if constexpr (is_device_memory_pointer_v<V>) {
-    constexpr bool ok = std::is_convertible_v<Arg, const V>;
+    // A const view (&buffer.cref(), a const ScopedDeviceMemory's ptr()) is
+    // accepted too: it names the same allocation, every launch reads only
+    // the view's handle and offset, and callers passing a buffer the kernel
+    // only reads should not need a const_cast. The parameter type does not
+    // say whether the kernel writes, so this is no read-only guarantee.
+    constexpr bool ok = std::is_convertible_v<Arg, const typename ParamTraits<V>::ValueTypeMemory*>;
     static_assert(ok,
-                  "ThenLaunch: this argument must be a se::DeviceMemory<T>* whose T matches the kernel "
-                  "parameter (see Index, P and A in the instantiation above)");
+                  "ThenLaunch: this argument must be a se::DeviceMemory<T>* whose T matches the kernel parameter, "
+                  "or a const one (see Index, P and A in the instantiation above)");
     return ok;
   } else if constexpr (is_shared_device_memory_v<V>) {
     constexpr bool ok = std::is_same_v<Arg, V>;
-    static_assert(ok, "ThenLaunch: a SharedDeviceMemory<T> parameter takes a SharedDeviceMemory<T> argument");
+    constexpr bool by_pointer = std::is_pointer_v<Arg> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<Arg>>, V>;
+    static_assert(!by_pointer,
+                  "ThenLaunch: pass SharedDeviceMemory<T> by value, not by pointer: it is a size, not memory");
+    static_assert(ok || by_pointer,
+                  "ThenLaunch: a SharedDeviceMemory<T> parameter takes a SharedDeviceMemory<T> argument");
     return ok;
   } else {
     constexpr bool not_memory = !std::is_pointer_v<Arg> && !is_device_memory_v<Arg>;

@@ -7,6 +7,7 @@
 // std::visit once, then everything below is direct calls.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <optional>
@@ -26,12 +27,14 @@ class BasicMultiPlatformManager {
     return &Platform<B>::Get();
   }
 
-  // "host", "opencl", "cuda": an unknown name, or one not compiled into this
+  // "host", "opencl", "cuda", matched without case: the seed and XLA spell
+  // them "Host", "OpenCL", "CUDA", and code ported from there should not
+  // fail on a spelling. An unknown name, or one not compiled into this
   // program, is an error that lists what is available.
   static StatusOr<PlatformPtr> PlatformWithName(std::string_view name) {
     std::optional<PlatformPtr> found;
     const auto match = [&]<typename B>() {
-      if (name != B::kName) return false;
+      if (!SameNameIgnoringCase(name, B::kName)) return false;
       found.emplace(std::in_place_type<Platform<B>*>, &Platform<B>::Get());
       return true;
     };
@@ -39,7 +42,7 @@ class BasicMultiPlatformManager {
     if (found) return *found;
     return MakeError(ErrorCode::kNotFound,
                      "no platform named '{}' in this program (unknown, or its backend was not compiled in); "
-                     "available platforms: {}",
+                     "available platforms: {} (names match without case: \"CUDA\", \"Host\", \"OpenCL\" work too)",
                      name, AvailablePlatformNames());
   }
 
@@ -48,6 +51,18 @@ class BasicMultiPlatformManager {
     ((names += names.empty() ? "" : ", ", names += Backends::kName), ...);
     return names;
   }
+
+ private:
+  // ASCII only: platform names are ASCII, and a locale must not change
+  // which platform a name finds.
+  static constexpr bool SameNameIgnoringCase(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (Lower(a[i]) != Lower(b[i])) return false;
+    }
+    return true;
+  }
+  static constexpr char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 };
 
 }  // namespace streamexecutor

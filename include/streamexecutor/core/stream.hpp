@@ -8,6 +8,8 @@
 
 #include <array>
 #include <concepts>
+#include <memory>
+#include <new>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -25,16 +27,21 @@ class Stream {
   explicit Stream(StreamExecutor<B>* parent) : parent_(parent) {}
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  // Waits for enqueued work: buffers and kernels it uses may die right after.
-  ~Stream() {
-    if (!initialized_) return;
-    B::StreamSynchronize(handle_).IgnoreError();
-    // Out of the executor's list before the handle goes: a synchronous
-    // operation on another thread may be recording on it until then.
-    parent_->Unlink(live_);
-    B::DestroyEvent(parent_->native_state(), join_event_);
-    B::DestroyStream(parent_->native_state(), handle_);
+  // Moving takes the driver queue with its queued work, which goes on
+  // running; the moved-from Stream is like one never initialized (Init
+  // makes it a new queue of the same executor). Waits for a synchronous
+  // operation on another thread that is using the queue right then.
+  Stream(Stream&& other) noexcept : parent_(other.parent_) { TakeFrom(other); }
+  Stream& operator=(Stream&& other) noexcept {
+    if (this != &other) {
+      Release();
+      parent_ = other.parent_;
+      TakeFrom(other);
+    }
+    return *this;
   }
+  // Waits for enqueued work: buffers and kernels it uses may die right after.
+  ~Stream() { Release(); }
 
   Stream& Init() {
     if (parent_ == nullptr) {
@@ -65,19 +72,26 @@ class Stream {
   }
   Stream& InitWithTimer(Timer<B>* timer) {
     Init();
-    if (ok() && (timer == nullptr || !timer->Init())) {
-      return Fail(timer ? timer->start_.init_status() : Null("InitWithTimer", "timer"));
-    }
-    return *this;
+    if (!ok()) return *this;
+    if (timer == nullptr) return Fail(Null("InitWithTimer", "timer"));
+    return Check(timer->Init());
   }
 
   // Fails the stream with `status` unless it has failed already: for work
   // queued outside the Then* calls (ThenCopyBetween's driver calls).
   Stream& FailWith(Status status) { return Fail(std::move(status)); }
 
-  bool ok() const { return status_.ok(); }
+  // A stream that was never initialized (or was moved from) is not ok: code
+  // that checks ok() before enqueuing must not take it for a usable one.
+  bool ok() const { return initialized_ && status_.ok(); }
   bool initialized() const { return initialized_; }
-  const Status& status() const { return status_; }
+  // The first error, or, before Init, FAILED_PRECONDITION saying so. That
+  // one is shared and names no device, so that building a Stream formats
+  // nothing; the Then* calls and BlockHostUntilDone record their own.
+  const Status& status() const {
+    if (!initialized_ && status_.ok()) return NeverInitialized();
+    return status_;
+  }
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::StreamHandle& native_handle() { return handle_; }
 
@@ -383,10 +397,44 @@ class Stream {
   // Synchronous operations of the executor come after this stream's work
   // from here on (core/synchronous.hpp).
   Stream& Initialized() {
+    live_.reset(new (std::nothrow) detail::LiveStream<B>());
+    if (live_ == nullptr) {
+      B::DestroyEvent(parent_->native_state(), join_event_);
+      B::DestroyStream(parent_->native_state(), handle_);
+      return Fail(ErrorCode::kResourceExhausted, "Stream::Init: out of host memory");
+    }
     initialized_ = true;
-    live_.handle = &handle_;
-    parent_->Link(live_);
+    live_->handle = &handle_;
+    parent_->Link(*live_);
     return *this;
+  }
+
+  void Release() noexcept {
+    if (!initialized_) return;
+    B::StreamSynchronize(handle_).IgnoreError();
+    // Out of the executor's list before the handle goes: a synchronous
+    // operation on another thread may be recording on it until then.
+    parent_->Unlink(*live_);
+    B::DestroyEvent(parent_->native_state(), join_event_);
+    B::DestroyStream(parent_->native_state(), handle_);
+    live_.reset();
+    initialized_ = false;
+  }
+  // `other`'s handles are copied, not cleared, until Relink returns: a
+  // synchronous operation that pinned the stream before may still read them
+  // through the old place.
+  void TakeFrom(Stream& other) noexcept {
+    static_assert(std::is_trivially_copyable_v<typename B::StreamHandle> &&
+                  std::is_trivially_copyable_v<typename B::EventHandle>);
+    handle_ = other.handle_;
+    join_event_ = other.join_event_;
+    initialized_ = std::exchange(other.initialized_, false);
+    status_ = std::move(other.status_);
+    other.status_ = Status();
+    live_ = std::move(other.live_);
+    if (initialized_) parent_->Relink(*live_, &handle_);
+    other.handle_ = {};
+    other.join_event_ = {};
   }
 
   // Out of the launch path: why a launch that LaunchIsValid refused is wrong.
@@ -463,6 +511,12 @@ class Stream {
     return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream was not initialized (call Init())", caller,
                      Label());
   }
+  static const Status& NeverInitialized() {
+    // Never destroyed: a Stream at namespace scope may be asked at exit.
+    static const Status* const status =
+        new Status(ErrorCode::kFailedPrecondition, "Stream: the stream was not initialized (call Init())");
+    return *status;
+  }
   Status Null(std::string_view caller, std::string_view what) const {
     return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, Label(), what);
   }
@@ -484,7 +538,9 @@ class Stream {
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
   Status status_;
-  detail::LiveStream<B> live_;  // in the executor's list while initialized
+  // In the executor's list while initialized; on the heap so that a move
+  // leaves it where synchronous operations found it.
+  std::unique_ptr<detail::LiveStream<B>> live_;
 };
 
 template <Backend B>

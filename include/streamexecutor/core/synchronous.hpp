@@ -61,7 +61,8 @@ namespace detail {
 
 // A Stream's entry in its executor's list. `pins` counts synchronous
 // operations using the stream outside the list's lock, one stream at a time
-// each; its destructor waits for them after unlinking it.
+// each; its destructor waits for them after unlinking it. The Stream keeps
+// it on the heap, so that moving the Stream leaves it in place.
 template <typename B>
 struct LiveStream {
   typename B::StreamHandle* handle = nullptr;
@@ -165,6 +166,20 @@ class SynchronousOperations {
       if (stream.next != nullptr) stream.next->previous = stream.previous;
       stream.previous = stream.next = nullptr;
     }
+    AwaitUnpinned(stream);
+  }
+  // A Stream was moved: its entry (which stays where it is, and in the list,
+  // so that an operation that collected it still finds it) now reads the
+  // handle at its new place. Returns once no operation still reads the old
+  // place, which the moved-from Stream may free right after.
+  void Relink(LiveStream<B>& stream, typename B::StreamHandle* handle) {
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      stream.handle = handle;
+    }
+    AwaitUnpinned(stream);
+  }
+  static void AwaitUnpinned(LiveStream<B>& stream) {
     for (int pins = stream.pins.load(std::memory_order_acquire); pins != 0;
          pins = stream.pins.load(std::memory_order_acquire)) {
       stream.pins.wait(pins, std::memory_order_acquire);

@@ -133,6 +133,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     }
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
+  static void* HostAddress(const DeviceMemoryBase& m) { return reinterpret_cast<void*>(m.start_address()); }  // managed
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();

@@ -116,6 +116,10 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
     return Allocate(executor, bytes);
   }
+  // Device memory is host memory.
+  static void* HostAddress(const DeviceMemoryBase& memory) {
+    return memory.IsNull() ? nullptr : static_cast<std::byte*>(memory.opaque()) + memory.offset();
+  }
   static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
     StatusOr<DeviceMemoryBase> memory = Allocate(executor, bytes);
     if (!memory.ok()) return memory.status();
