@@ -68,6 +68,24 @@ TEST_CASE("a timer measures the work between start and stop", "[timer]") {
   CHECK(timer.Microseconds() >= 19'000);
 }
 
+TEST_CASE("a timer spans work spread over several streams when it brackets their fork and join", "[timer]") {
+  // The recipe of docs/api.md ("Timing work spread over several streams").
+  auto* executor = TestExecutor();
+  se::Timer timer(executor);
+  se::Stream main(executor), first(executor), second(executor);
+  REQUIRE(main.InitWithTimer(&timer).ok());
+  REQUIRE(first.Init().ok());
+  REQUIRE(second.Init().ok());
+  const auto nap = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  main.ThenStartTimer(&timer);
+  first.ThenWaitFor(&main).ThenDoHostCallback(nap);
+  second.ThenWaitFor(&main).ThenDoHostCallback(nap).ThenDoHostCallback(nap);
+  REQUIRE(main.ThenWaitFor(&first).ThenWaitFor(&second).ThenStopTimer(&timer).BlockHostUntilDone().ok());
+  auto elapsed = timer.ElapsedNanoseconds();
+  REQUIRE(elapsed.ok());
+  CHECK(elapsed.value() >= 39'000'000);  // the longer share (second's two naps) lies inside
+}
+
 TEST_CASE("a timer that never ran reports why", "[timer][errors]") {
   se::Timer timer(TestExecutor());
   REQUIRE(timer.Init().ok());
