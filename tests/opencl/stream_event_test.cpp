@@ -200,7 +200,7 @@ TEST_CASE("a stream's queue profiles only from its first timer on, and keeps its
 
   // A second timer reuses the profiling queue.
   se::Timer again(executor);
-  REQUIRE(again.Init());
+  REQUIRE(again.Init().ok());
   REQUIRE(stream.ThenStartTimer(&again).ThenStopTimer(&again).BlockHostUntilDone().ok());
   CHECK(se::NativeQueue(stream) == timed);
   CHECK(again.ElapsedNanoseconds().ok());
