@@ -15,12 +15,13 @@ constexpr const char* kKernels = R"(
 __kernel void staged(__global float* data, __local float* dynamic_scratch) {
   __local float tile[128];
   float mine[16];
-  size_t t = get_local_id(0);
+  size_t t = get_local_id(0), size = get_local_size(0);
   for (int i = 0; i < 16; ++i) mine[i] = data[get_global_id(0)] + (float)i;
   tile[t % 128] = mine[t % 16];
-  dynamic_scratch[t] = tile[t % 128];
   barrier(CLK_LOCAL_MEM_FENCE);
-  data[get_global_id(0)] = dynamic_scratch[t];
+  dynamic_scratch[t] = tile[(t + 1) % 128];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  data[get_global_id(0)] = dynamic_scratch[(t + 1) % size];
 }
 
 __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void fixed(__global int* out) {
