@@ -109,7 +109,9 @@ build_dependencies() {
   quiet boost-ar ar rcs "$prefix/lib/libboost_context.a" "${objects[@]}" || return 1
 
   echo "$manifest_hash" > "$prefix/.built-from"
-  echo "built into $prefix: $(sed -n '3,$p' "$dir/MANIFEST" | cut -d' ' -f1,2 | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+  echo "built into $prefix: fmt, Google Benchmark, libboost_context$( [ -x "$prefix/bin/pkgconf" ] && echo ', pkgconf');" \
+    "headers of Catch2, Random123, Boost.Context"
+  sed -n '3,$p' "$dir/MANIFEST" | cut -d' ' -f1-3 | sed 's/^/  from /'
 }
 
 main() {
