@@ -47,7 +47,7 @@ cleanup() {
 trap cleanup EXIT
 mount_into() {  # mount_into TARGET MOUNT-ARGS...
   local target="$1"; shift
-  mkdir -p "$target"
+  [ -e "$target" ] || mkdir -p "$target"
   mount "$@" "$target"
   mounts+=("$target")
 }
