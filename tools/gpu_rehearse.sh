@@ -39,15 +39,17 @@ if [ ! -x "$chroot_dir/usr/bin/meson" ]; then
 fi
 
 mounts=()
+hidden=()
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
-  local i
+  local i name
   for (( i=${#mounts[@]}-1; i>=0; i-- )); do umount "${mounts[$i]}" || true; done
+  for name in "${hidden[@]}"; do mv "$chroot_dir/usr/bin/.$name.hidden" "$chroot_dir/usr/bin/$name" || true; done
 }
 trap cleanup EXIT
 mount_into() {  # mount_into TARGET MOUNT-ARGS...
   local target="$1"; shift
-  [ -e "$target" ] || mkdir -p "$target"
+  mkdir -p "$target"
   mount "$@" "$target"
   mounts+=("$target")
 }
@@ -56,7 +58,13 @@ mount_into "$chroot_dir/dev" --bind /dev
 mount_into "$chroot_dir$cuda" --bind -o ro "$cuda"
 ln -sfn "$cuda" "$chroot_dir/usr/local/cuda"
 if [ "$hide_pkg_config" = 1 ]; then
-  mount_into "$chroot_dir/usr/bin/pkgconf" --bind /dev/null
+  # Moved aside (and back on exit): a file mounted over it would still be found.
+  for name in pkg-config pkgconf x86_64-linux-gnu-pkg-config x86_64-linux-gnu-pkgconf; do
+    if [ -e "$chroot_dir/usr/bin/$name" ] || [ -L "$chroot_dir/usr/bin/$name" ]; then
+      mv "$chroot_dir/usr/bin/$name" "$chroot_dir/usr/bin/.$name.hidden"
+      hidden+=("$name")
+    fi
+  done
 fi
 
 # What the device tool copies: tracked files and untracked files git does not
