@@ -63,6 +63,9 @@ orig_of() {
 }
 
 declare -A tarball
+scratch="$(mktemp -d)"
+# On success $dir.new has become $dir; on failure nothing half made is left.
+trap 'rm -rf "$scratch" "$dir.new"' EXIT
 rm -rf "$dir.new"
 mkdir -p "$dir.new/src"
 {
@@ -102,8 +105,6 @@ done
 # builds it on Linux).
 boost_version="$(grep '^boost1.74 ' "$dir.new/MANIFEST" | cut -d' ' -f2)"
 boost_out="$dir.new/src/boost-context-${boost_version%%+*}"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
 echo "gpu_prepare: extracting Boost.Context's closure from ${tarball[boost1.74]##*/}"
 tar -xJf "${tarball[boost1.74]}" -C "$scratch" --wildcards 'boost/libs/*/include/*' \
   'boost/libs/context/src/*' 'boost/LICENSE_1_0.txt'
