@@ -80,6 +80,6 @@ chroot "$chroot_dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sb
   HOME=/root OUT=/out bash -c 'cd /work/repo && tools/gpu_check.sh gpu-deps' > /dev/null || status=$?
 mkdir -p "$root/build-gpu-rehearsal"
 cp "$chroot_dir/out/gpu_check.log" "$root/build-gpu-rehearsal/gpu_check.log"
-echo "gpu_rehearse: gpu_check.sh exited $status after $(( $(date +%s) - start )) s; log: $root/build-gpu-rehearsal.log"
+echo "gpu_rehearse: gpu_check.sh exited $status after $(( $(date +%s) - start )) s; log: $root/build-gpu-rehearsal/gpu_check.log"
 tail -n 1 "$root/build-gpu-rehearsal/gpu_check.log"
 exit "$status"
