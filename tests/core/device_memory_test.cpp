@@ -37,7 +37,9 @@ TEST_CASE("a view's start address is its handle plus its offset", "[device_memor
   se::DeviceMemory<double> copy = memory.GetSlice(3, 1);
   CHECK(copy.start_address() == base + 24);
   CHECK(se::DeviceMemory<double>().start_address() == 0);
-  CHECK(memory.GetSlice(9, 2).start_address() == 0);  // out of range: null
+  // Out of range: null, with no address; the word holds the size of the view it was cut from.
+  CHECK(memory.GetSlice(9, 2).IsOutOfRangeSlice());
+  CHECK(memory.GetSlice(9, 2).sliced_view_size() == 80);
 }
 
 TEST_CASE("untyped memory is truncated to whole elements", "[device_memory]") {

@@ -144,7 +144,7 @@ TEST_CASE("memory freed after recording fails the submission, not the process", 
   stream.Init().ThenSubmit(&buffer);
   CHECK(stream.status().code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(stream.status(), "ThenSubmit"));
-  CHECK(Mentions(stream.status(), "operation 1 (ThenMemcpy (D2D))"));
+  CHECK(Mentions(stream.status(), "operation 1 (ThenMemcpyD2D)"));
   CHECK(Mentions(stream.status(), "no longer valid"));
 }
 

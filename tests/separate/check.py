@@ -21,7 +21,9 @@ import sys
 MOVED = {
     'host': [
         'streamexecutor::Stream<streamexecutor::host>::BlockHostUntilDone()',
-        'streamexecutor::Stream<streamexecutor::host>::Init()',
+        # Not Init(): g++ 12 -O2 inlines the host Stream's Init into main in the header-only unit
+        # (seen 2026-11-26), which then defines it nowhere and the check would prove nothing.
+        'streamexecutor::Stream<streamexecutor::host>::~Stream()',
         'streamexecutor::Platform<streamexecutor::host>::ExecutorForDevice(int)',
     ],
     'opencl': [
