@@ -52,7 +52,13 @@ TEST_CASE("the description has the driver's properties", "[cuda][gpu]") {
   CHECK(d.compute_units > 0);
   CHECK(d.device_memory_size > 0);
   CHECK(d.max_threads_per_block >= 512);
-  CHECK(d.extra.size() >= 10);
+  CHECK(d.threads_per_multiprocessor >= d.max_threads_per_block);
+  CHECK(d.blocks_per_multiprocessor >= 1);
+  CHECK(d.shared_memory_per_multiprocessor >= d.shared_memory_per_block);
+  CHECK(d.registers_per_multiprocessor > 0);
+  CHECK(d.l2_cache_size > 0);
+  CHECK(d.memory_bus_width_bits > 0);
+  CHECK(d.extra.size() >= 5);
 }
 
 TEST_CASE("a C++ kernel from nvcc's PTX loads by its mangled name and runs", "[cuda][gpu]") {

@@ -65,6 +65,19 @@ int Run(se::Platform<B>& platform) {
     return 1;
   }
 
+  // Kernel attributes and the occupancy calculator.
+  se::StatusOr<se::KernelAttributes> attributes = executor->GetKernelAttributes(kernel);
+  se::StatusOr<se::BlockSizeSuggestion> best = executor->SuggestBlockSize(kernel);
+  se::StatusOr<se::BlockSizeSuggestion> per_size =
+      executor->SuggestBlockSize(kernel, [](std::uint64_t threads) { return threads * sizeof(int); }, 256);
+  if (!attributes.ok() || !best.ok() || !per_size.ok() ||
+      !executor->MaxActiveBlocksPerMultiprocessor(kernel, best.value().threads_per_block).ok()) {
+    std::printf("occupancy: %s\n", attributes.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s; suggested %llu threads per block\n", attributes.value().ToString().c_str(),
+              static_cast<unsigned long long>(best.value().threads_per_block));
+
   constexpr std::uint32_t n = 1000;
   std::vector<int> host(n, 41), back(n, 0);
   se::ScopedDeviceMemory<int> data = executor->template AllocateOwnedArray<int>(n);

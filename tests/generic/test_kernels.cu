@@ -25,3 +25,17 @@ extern "C" __global__ void reverse(int* data, std::uint32_t width) {
 }
 
 extern "C" __global__ void add(int* data, int value) { data[blockIdx.x * blockDim.x + threadIdx.x] += value; }
+
+// A static __shared__ array: the kernel's attributes report its 1 KiB.
+extern "C" __global__ void block_sum(const float* in, float* out, std::uint32_t n) {
+  __shared__ float tile[256];
+  const std::uint32_t t = threadIdx.x;
+  const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + t;
+  tile[t] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (std::uint32_t stride = 1; stride < blockDim.x; stride *= 2) {
+    if (t % (2 * stride) == 0 && t + stride < blockDim.x) tile[t] += tile[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = tile[0];
+}

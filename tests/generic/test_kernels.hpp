@@ -118,4 +118,50 @@ inline se::MultiKernelLoaderSpec AddSpec() {
   return spec;
 }
 
+// out[block] = the sum of the block's slice of in (zero past n), by a tree
+// over a *static* block-shared array of kBlockSumMaxThreads floats with a
+// barrier per step: any block size up to that limit works.
+using BlockSumKernel = se::TypedKernel<se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t>;
+inline constexpr std::uint64_t kBlockSumMaxThreads = 256;
+
+inline void block_sum_host(const se::host::CooperativeContext& ctx, const float* in, float* out, std::uint32_t n) {
+  // Host kernels declare no shared memory, but a block's threads are fibers
+  // of one worker thread, one block at a time (docs/host.md): a thread_local
+  // array is the block's, as a __shared__ one is.
+  thread_local float tile[kBlockSumMaxThreads];
+  const std::uint64_t t = ctx.threadIdx.x;
+  const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + t;
+  tile[t] = i < n ? in[i] : 0.0f;
+  ctx.SyncThreads();
+  for (std::uint64_t stride = 1; stride < ctx.blockDim.x; stride *= 2) {
+    if (t % (2 * stride) == 0 && t + stride < ctx.blockDim.x) tile[t] += tile[t + stride];
+    ctx.SyncThreads();
+  }
+  if (t == 0) out[ctx.blockIdx.x] = tile[0];
+}
+
+inline constexpr const char* kBlockSumOpenCL = R"(
+__kernel void block_sum(__global const float* in, __global float* out, uint n) {
+  __local float tile[256];
+  size_t t = get_local_id(0), size = get_local_size(0), i = get_global_id(0);
+  tile[t] = i < n ? in[i] : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (size_t stride = 1; stride < size; stride *= 2) {
+    if (t % (2 * stride) == 0 && t + stride < size) tile[t] += tile[t + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) out[get_group_id(0)] = tile[0];
+}
+)";
+
+inline se::MultiKernelLoaderSpec BlockSumSpec() {
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddHostKernel<&block_sum_host>("block_sum");
+  spec.AddOpenCLTextInMemory(kBlockSumOpenCL, "block_sum");
+#ifdef SE_CUDA_TEST_KERNELS_PTX
+  spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "block_sum");
+#endif
+  return spec;
+}
+
 }  // namespace test_kernels

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -52,6 +53,11 @@ void block_saxpy(const se::host::BlockContext& ctx, float a, const float* x, flo
 
 void block_throws(const se::host::BlockContext& ctx, int*) {
   if (ctx.blockIdx.x == 2) throw std::runtime_error("block 2 gave up");
+}
+
+void sync_once(const se::host::CooperativeContext& ctx, int* out) {
+  ctx.SyncThreads();
+  if (ctx.threadIdx.x == 0) out[ctx.blockIdx.x] = 1;
 }
 
 }  // namespace
@@ -430,4 +436,57 @@ TEST_CASE("a stream fed back to back does not keep the pool from other streams",
   REQUIRE(other.ThenMemcpyD2H<long>(ran.cref(), std::span<long>(&ran_count, 1)).BlockHostUntilDone().ok());
   CHECK(ran_count == 200);
   CHECK(fed_count == enqueued.load());
+}
+
+TEST_CASE("kernel attributes follow the kind of host kernel; a worker runs one block", "[host][occupancy]") {
+  auto* executor = Executor();
+  const se::DeviceDescription& d = executor->GetDeviceDescription();
+  CHECK(d.threads_per_multiprocessor == d.max_threads_per_block);
+  CHECK(d.blocks_per_multiprocessor == 1);
+  CHECK(d.shared_memory_per_multiprocessor == se::host::kSharedMemoryPerBlock);
+  CHECK(d.concurrent_kernels);
+  CHECK(d.integrated);
+  CHECK(d.extra.empty());  // the worker count is compute_units
+
+  se::MultiKernelLoaderSpec per_thread(2), per_block(1), cooperative(1);
+  per_thread.AddHostKernel<&scale>("scale");
+  per_block.AddHostKernel<&block_throws>("block_throws");
+  cooperative.AddHostKernel<&sync_once>("sync_once");
+  se::TypedKernel<float, se::DeviceMemory<float>*> thread_kernel(executor);
+  se::TypedKernel<se::DeviceMemory<int>*> block_kernel(executor), cooperative_kernel(executor);
+  REQUIRE(executor->GetKernel(per_thread, &thread_kernel).ok());
+  REQUIRE(executor->GetKernel(per_block, &block_kernel).ok());
+  REQUIRE(executor->GetKernel(cooperative, &cooperative_kernel).ok());
+
+  for (const se::KernelBase* kernel : std::initializer_list<const se::KernelBase*>{&thread_kernel, &block_kernel}) {
+    auto a = executor->GetKernelAttributes(*kernel);
+    REQUIRE(a.ok());
+    CHECK(a.value().max_threads_per_block == d.max_threads_per_block);
+    CHECK(a.value().stack_bytes_per_thread == 0);  // the worker's own stack
+    CHECK(a.value().static_shared_memory_bytes == 0);
+    CHECK(a.value().max_dynamic_shared_memory_bytes == se::host::kSharedMemoryPerBlock);
+    CHECK(a.value().preferred_block_size_multiple == 1);
+  }
+  auto fibers = executor->GetKernelAttributes(cooperative_kernel);
+  REQUIRE(fibers.ok());
+  CHECK(fibers.value().max_threads_per_block == 1024);
+  CHECK(fibers.value().stack_bytes_per_thread == 64 * 1024);
+  CHECK(fibers.value().ToString().find("stack per thread 65536 bytes") != std::string::npos);
+
+  // One block per worker, whatever its size or shared memory; suggestions
+  // stop at 1024 threads, so that small grids still reach every worker.
+  for (std::uint64_t shared : {std::uint64_t{0}, se::host::kSharedMemoryPerBlock}) {
+    auto active = executor->MaxActiveBlocksPerMultiprocessor(thread_kernel, 1 << 20, shared);
+    REQUIRE(active.ok());
+    CHECK(active.value() == 1);
+  }
+  auto best = executor->SuggestBlockSize(thread_kernel);
+  REQUIRE(best.ok());
+  CHECK(best.value().threads_per_block == 1024);
+  CHECK(best.value().min_blocks_for_full_occupancy == static_cast<std::uint64_t>(d.compute_units));
+  CHECK(executor->SuggestBlockSize(thread_kernel, 0, 100).value().threads_per_block == 100);
+  CHECK(executor->SuggestBlockSize(cooperative_kernel).value().threads_per_block == 1024);
+  auto too_many = executor->MaxActiveBlocksPerMultiprocessor(cooperative_kernel, 1025);
+  REQUIRE_FALSE(too_many.ok());
+  CHECK(Mentions(too_many.status(), "1025 threads per block; the kernel runs at most 1024"));
 }

@@ -151,6 +151,22 @@ se::Status ExerciseUserTypes(se::StreamExecutor<B>* executor, const ScaleKernel&
   return executor->Deallocate(&raw);
 }
 
+// Kernel attributes and occupancy (core/occupancy.hpp).
+template <typename B>
+se::Status ExerciseOccupancy(se::StreamExecutor<B>* executor, const ScaleKernel& kernel) {
+  se::StatusOr<se::KernelAttributes> attributes = executor->GetKernelAttributes(kernel);
+  if (!attributes.ok()) return attributes.status();
+  (void)attributes.value().ToString();
+  const std::uint64_t threads = attributes.value().preferred_block_size_multiple;
+  se::StatusOr<std::uint64_t> active = executor->MaxActiveBlocksPerMultiprocessor(kernel, threads, 256);
+  if (!active.ok()) return active.status();
+  se::StatusOr<se::BlockSizeSuggestion> best = executor->SuggestBlockSize(kernel, 256, 128);
+  if (!best.ok()) return best.status();
+  se::StatusOr<se::BlockSizeSuggestion> per_size =
+      executor->SuggestBlockSize(kernel, [](std::uint64_t size) { return size * sizeof(float); });
+  return per_size.ok() ? se::Status() : per_size.status();
+}
+
 template <typename B>
 se::Status Exercise(se::StreamExecutor<B>* executor) {
   se::MultiKernelLoaderSpec spec(4);
@@ -208,6 +224,7 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseInterop(executor, stream, event, kernel, raw));
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseLaunchForms(executor, spec, kernel, data, raw));
   STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseUserTypes(executor, kernel));
+  STREAMEXECUTOR_RETURN_IF_ERROR(ExerciseOccupancy(executor, kernel));
   return executor->Deallocate(&raw);
 }
 

@@ -33,7 +33,30 @@ struct DeviceDescription {
   int compute_capability_major = 0;  // CUDA only
   int compute_capability_minor = 0;
   bool unified_memory = false;
-  // Further driver-specific properties, as reported, for display.
+
+  // Per multiprocessor (CUDA SM, OpenCL compute unit, host worker thread),
+  // what the occupancy calculator counts with (core/occupancy.hpp). For all
+  // fields below 0 means unknown (the driver does not report it).
+  std::uint64_t threads_per_multiprocessor = 0;   // resident at once
+  std::uint64_t blocks_per_multiprocessor = 0;    // resident at once
+  std::uint64_t shared_memory_per_multiprocessor = 0;
+  std::uint64_t registers_per_multiprocessor = 0;
+  std::uint64_t registers_per_block = 0;
+  // CUDA: the most shared memory a block may opt into (above shared_memory_per_block).
+  std::uint64_t shared_memory_per_block_optin = 0;
+  std::uint64_t constant_memory_size = 0;  // CUDA total constant memory, OpenCL largest constant buffer
+  // The cache in front of device memory: CUDA L2, OpenCL global memory cache,
+  // host the CPU's L2 (per core).
+  std::uint64_t l2_cache_size = 0;
+  std::uint64_t cache_line_size = 0;  // OpenCL global memory cache line, host L1 data line
+  int memory_bus_width_bits = 0;      // CUDA
+  int memory_clock_rate_khz = 0;      // CUDA
+  int async_engine_count = 0;         // CUDA copy engines
+  bool concurrent_kernels = false;    // kernels of different streams may overlap (CUDA, host)
+  bool ecc_enabled = false;           // CUDA ECC on, OpenCL error correction
+  bool integrated = false;            // shares memory with the host (CUDA integrated, OpenCL host unified memory, host)
+
+  // What has no typed home above, as reported, for display.
   std::vector<std::pair<std::string, std::string>> extra;
 
   std::string ToString() const {
@@ -48,8 +71,26 @@ struct DeviceDescription {
     if (compute_capability_major != 0) {
       out += fmt::format(", compute capability {}.{}", compute_capability_major, compute_capability_minor);
     }
+    out += fmt::format(
+        "\n  per multiprocessor: {} threads, {} blocks, {} bytes shared, {} registers; {} registers per block, "
+        "{} bytes shared per block opt-in\n  constant memory {} bytes, L2 cache {} bytes, cache line {} bytes, "
+        "memory bus {} bits at {} kHz, {} copy engines\n  concurrent kernels {}, ECC {}, integrated {}, unified "
+        "memory {}",
+        Known(threads_per_multiprocessor), Known(blocks_per_multiprocessor), Known(shared_memory_per_multiprocessor),
+        Known(registers_per_multiprocessor), Known(registers_per_block), Known(shared_memory_per_block_optin),
+        Known(constant_memory_size), Known(l2_cache_size), Known(cache_line_size), Known(memory_bus_width_bits),
+        Known(memory_clock_rate_khz), Known(async_engine_count), YesNo(concurrent_kernels), YesNo(ecc_enabled),
+        YesNo(integrated), YesNo(unified_memory));
     for (const auto& [key, value] : extra) out += fmt::format("\n  {}: {}", key, value);
     return out;
+  }
+
+ private:
+  static const char* YesNo(bool value) { return value ? "yes" : "no"; }
+  // 0 is "not reported" in the fields above.
+  template <typename T>
+  static std::string Known(T value) {
+    return value == 0 ? std::string("unknown") : fmt::format("{}", value);
   }
 };
 

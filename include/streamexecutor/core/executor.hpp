@@ -15,6 +15,7 @@
 #include "streamexecutor/core/extensions.hpp"
 #include "streamexecutor/core/interop.hpp"
 #include "streamexecutor/core/kernel.hpp"
+#include "streamexecutor/core/occupancy.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/pinned_memory.hpp"
@@ -26,12 +27,14 @@
 namespace streamexecutor {
 
 // Pinned host memory (core/pinned_memory.hpp), adoption of memory allocated
-// elsewhere (core/interop.hpp) and how synchronous operations run
-// (core/synchronous.hpp) are kept in base classes.
+// elsewhere (core/interop.hpp), how synchronous operations run
+// (core/synchronous.hpp) and kernel attributes and occupancy
+// (core/occupancy.hpp) are kept in base classes.
 template <Backend B>
 class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
                        public detail::AdoptionApi<B>,
-                       public detail::SynchronousOperations<B> {
+                       public detail::SynchronousOperations<B>,
+                       public detail::OccupancyApi<B> {
  public:
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;

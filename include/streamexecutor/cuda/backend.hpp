@@ -600,3 +600,4 @@ static_assert(UntypedLaunchBackend<cuda>);
 
 #include "streamexecutor/cuda/describe.hpp"
 #include "streamexecutor/cuda/interop.hpp"
+#include "streamexecutor/cuda/occupancy.hpp"

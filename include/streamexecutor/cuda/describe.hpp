@@ -46,23 +46,28 @@ inline DeviceDescription cuda::Describe(const ExecutorState& executor) {
   d.compute_capability_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   d.unified_memory = attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
 
+  auto count = [&](CUdevice_attribute which) { return static_cast<std::uint64_t>(attribute(which)); };
+  d.threads_per_multiprocessor = count(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  d.blocks_per_multiprocessor = count(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  d.shared_memory_per_multiprocessor = count(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  d.registers_per_multiprocessor = count(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  d.registers_per_block = count(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  d.shared_memory_per_block_optin = count(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  d.constant_memory_size = count(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY);
+  d.l2_cache_size = count(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  d.memory_bus_width_bits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  d.memory_clock_rate_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  d.async_engine_count = attribute(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);
+  d.concurrent_kernels = attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS) != 0;
+  d.ecc_enabled = attribute(CU_DEVICE_ATTRIBUTE_ECC_ENABLED) != 0;
+  d.integrated = attribute(CU_DEVICE_ATTRIBUTE_INTEGRATED) != 0;
+
   struct Extra {
     const char* label;
     CUdevice_attribute attribute;
   };
   static constexpr Extra kExtras[] = {
-      {"memory clock (kHz)", CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE},
-      {"memory bus width (bits)", CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH},
-      {"L2 cache (bytes)", CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
-      {"max threads per SM", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
-      {"max shared memory per block, opt-in (bytes)", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
-      {"registers per block", CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
-      {"constant memory (bytes)", CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
-      {"async copy engines", CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT},
-      {"concurrent kernels", CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS},
       {"unified addressing", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING},
-      {"integrated", CU_DEVICE_ATTRIBUTE_INTEGRATED},
-      {"ECC enabled", CU_DEVICE_ATTRIBUTE_ECC_ENABLED},
       {"compute mode", CU_DEVICE_ATTRIBUTE_COMPUTE_MODE},
       {"PCI bus id", CU_DEVICE_ATTRIBUTE_PCI_BUS_ID},
       {"PCI device id", CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID},

@@ -75,6 +75,8 @@ namespace streamexecutor::cuda_detail {
   X(cuModuleGetFunction, 2000)           \
   X(cuLaunchKernel, 4000)                \
   X(cuFuncGetAttribute, 2020)            \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
+  X(cuOccupancyMaxPotentialBlockSize, 6050) \
   X(cuDeviceCanAccessPeer, 4000)         \
   X(cuCtxEnablePeerAccess, 4000)         \
   X(cuGraphCreate, 10000)                \

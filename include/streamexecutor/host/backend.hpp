@@ -594,5 +594,6 @@ static_assert(UntypedLaunchBackend<host>);
 
 }  // namespace streamexecutor
 
-// Native objects and adoption (Interop<host>), wherever the backend is.
+// Native objects (Interop<host>), kernel attributes (Occupancy<host>), wherever the backend is.
 #include "streamexecutor/host/interop.hpp"
+#include "streamexecutor/host/occupancy.hpp"

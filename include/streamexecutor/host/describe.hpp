@@ -26,6 +26,20 @@ inline std::string CpuInfoField(std::string_view field, std::string_view fallbac
   return std::string(fallback);
 }
 
+// glibc's cache queries; elsewhere (and where the kernel does not say) 0,
+// which the description reads as unknown.
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL1_DCACHE_LINESIZE)
+inline constexpr int kLevel2CacheSize = _SC_LEVEL2_CACHE_SIZE;
+inline constexpr int kLevel1LineSize = _SC_LEVEL1_DCACHE_LINESIZE;
+#else
+inline constexpr int kLevel2CacheSize = -1;
+inline constexpr int kLevel1LineSize = -1;
+#endif
+inline std::uint64_t SysconfBytes(int name) {
+  const long value = name < 0 ? -1 : sysconf(name);
+  return value > 0 ? static_cast<std::uint64_t>(value) : 0;
+}
+
 inline DeviceDescription DescribeCpu(std::string_view platform_name, int ordinal, unsigned workers,
                                      std::uint64_t shared_memory_per_block) {
   DeviceDescription d;
@@ -45,8 +59,15 @@ inline DeviceDescription DescribeCpu(std::string_view platform_name, int ordinal
   d.max_block_dims = Dim3{1 << 20, 1 << 20, 1 << 20};
   d.max_grid_dims = Dim3{(1ull << 31) - 1, 65535, 65535};
   d.unified_memory = true;
-  d.extra.emplace_back("worker threads", std::to_string(workers));
-  d.extra.emplace_back("block barrier", "not supported: threads of a block run one after another");
+  // A worker runs one block at a time, all of its threads, with the block's
+  // scratch as its shared memory: what the occupancy rule counts with.
+  d.threads_per_multiprocessor = d.max_threads_per_block;
+  d.blocks_per_multiprocessor = 1;
+  d.shared_memory_per_multiprocessor = shared_memory_per_block;
+  d.l2_cache_size = SysconfBytes(kLevel2CacheSize);
+  d.cache_line_size = SysconfBytes(kLevel1LineSize);
+  d.concurrent_kernels = true;  // streams run on different workers at once
+  d.integrated = true;
   return d;
 }
 

@@ -326,6 +326,9 @@ struct RuntimeAbi {
   std::uint64_t (*assemble)(const KernelArgs& args, void* payload);
   // What the kernel's runner can run (cooperative kernels: FiberStacks::kMaxThreads).
   std::uint64_t max_threads_per_block;
+  // Each thread's own stack (cooperative kernels: FiberStacks::kStackBytes);
+  // 0 where a block's threads run on their worker's stack.
+  std::uint64_t stack_bytes_per_thread;
 };
 
 template <typename H>
@@ -372,21 +375,21 @@ std::uint64_t Assemble(const KernelArgs& args, void* payload) {
 
 template <typename... H>
 inline constexpr std::array<KernelParamInfo, sizeof...(H)> kRuntimeParams{RuntimeParamInfo<H>()...};
-template <std::uint64_t kMaxThreads, typename... H>
+template <std::uint64_t kMaxThreads, std::uint64_t kStackBytes, typename... H>
 inline constexpr RuntimeAbi kRuntimeAbi{kRuntimeParams<H...>, sizeof(std::tuple<StoredT<H>...>), &Assemble<H...>,
-                                        kMaxThreads};
+                                        kMaxThreads, kStackBytes};
 
 template <typename Invoker, Runner kRunner, typename... H>
 struct EntryFor {
   static KernelEntry Make(AnyFunction fn) {
     BlockRunner runner;
     // Others are limited by the DeviceDescription only, which the core checks.
-    const RuntimeAbi* runtime = &kRuntimeAbi<~std::uint64_t{0}, H...>;
+    const RuntimeAbi* runtime = &kRuntimeAbi<~std::uint64_t{0}, 0, H...>;
     if constexpr (kRunner == Runner::kPerBlock) {
       runner = &RunWholeBlocks<Invoker, H...>;
     } else if constexpr (kRunner == Runner::kCooperative) {
       runner = &RunCooperativeBlocks<Invoker, H...>;
-      runtime = &kRuntimeAbi<FiberStacks::kMaxThreads, H...>;
+      runtime = &kRuntimeAbi<FiberStacks::kMaxThreads, FiberStacks::kStackBytes, H...>;
     } else {
       runner = &RunBlocks<Invoker, H...>;
     }

@@ -625,5 +625,6 @@ static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor
 
-// Native objects and adoption (Interop<opencl>), wherever the backend is.
+// Native objects (Interop<opencl>), kernel attributes (Occupancy<opencl>), wherever the backend is.
 #include "streamexecutor/opencl/interop.hpp"
+#include "streamexecutor/opencl/occupancy.hpp"

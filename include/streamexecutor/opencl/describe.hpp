@@ -1,9 +1,12 @@
 // DeviceDescription from clGetDeviceInfo.
 #pragma once
 
+#include <CL/cl_ext.h>
+
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "streamexecutor/core/device_description.hpp"
@@ -40,6 +43,21 @@ inline std::uint64_t KernelStaticLocalBytes(cl_kernel kernel, cl_device_id devic
   return bytes;
 }
 
+// What NVIDIA's and AMD's attribute-query extensions add where the device
+// has them (queried by the constants of <CL/cl_ext.h>).
+inline void DescribeVendorExtensions(cl_device_id device, std::string_view extensions, DeviceDescription& d) {
+  auto number = [&](cl_device_info param) { return Info<cl_uint>(clGetDeviceInfo, device, param); };
+  if (extensions.find("cl_nv_device_attribute_query") != std::string_view::npos) {
+    d.warp_size = static_cast<int>(number(CL_DEVICE_WARP_SIZE_NV));
+    d.registers_per_block = number(CL_DEVICE_REGISTERS_PER_BLOCK_NV);
+  }
+  if (extensions.find("cl_amd_device_attribute_query") != std::string_view::npos) {
+    d.warp_size = static_cast<int>(number(CL_DEVICE_WAVEFRONT_WIDTH_AMD));
+    d.shared_memory_per_multiprocessor = number(CL_DEVICE_LOCAL_MEM_SIZE_PER_COMPUTE_UNIT_AMD);
+  }
+  if (d.warp_size <= 0) d.warp_size = 1;  // a failed query
+}
+
 inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices) {
   auto text = [&](cl_device_info param) { return InfoString(clGetDeviceInfo, device, param); };
   auto number = [&]<typename T>(cl_device_info param, T) { return Info<T>(clGetDeviceInfo, device, param); };
@@ -68,10 +86,24 @@ inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices)
   const auto svm = number(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities{});
   d.unified_memory = (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0;
 
+  const auto type = number(CL_DEVICE_TYPE, cl_device_type{});
+  if (type & CL_DEVICE_TYPE_CPU) {
+    // A CPU device's compute unit is a thread that runs one work-group at a
+    // time (PoCL, Intel's CPU runtime), with local memory for that group.
+    d.threads_per_multiprocessor = d.max_threads_per_block;
+    d.blocks_per_multiprocessor = 1;
+    d.shared_memory_per_multiprocessor = d.shared_memory_per_block;
+  }
+  d.constant_memory_size = number(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, cl_ulong{});
+  d.l2_cache_size = number(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, cl_ulong{});
+  d.cache_line_size = number(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, cl_uint{});
+  d.ecc_enabled = number(CL_DEVICE_ERROR_CORRECTION_SUPPORT, cl_bool{}) != CL_FALSE;
+  d.integrated = number(CL_DEVICE_HOST_UNIFIED_MEMORY, cl_bool{}) != CL_FALSE;
+  DescribeVendorExtensions(device, text(CL_DEVICE_EXTENSIONS), d);
+
   d.extra.emplace_back("platform", fmt::format("{} ({})", InfoString(clGetPlatformInfo, platform, CL_PLATFORM_NAME),
                                                InfoString(clGetPlatformInfo, platform, CL_PLATFORM_VERSION)));
   d.extra.emplace_back("OpenCL C version", text(CL_DEVICE_OPENCL_C_VERSION));
-  const auto type = number(CL_DEVICE_TYPE, cl_device_type{});
   d.extra.emplace_back("device type", type & CL_DEVICE_TYPE_GPU           ? "GPU"
                                       : type & CL_DEVICE_TYPE_CPU         ? "CPU"
                                       : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"

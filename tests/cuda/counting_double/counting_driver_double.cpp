@@ -5,7 +5,9 @@
 // What it pretends: one device ("counting driver double") whose memory is
 // host memory, so copies and fills really move bytes; modules are PTX text
 // whose .entry parameter lists it parses, so cuModuleGetFunction fails for a
-// missing kernel and cuFuncGetParamInfo answers real sizes. What it does not:
+// missing kernel and cuFuncGetParamInfo answers real sizes; cuFuncGetAttribute
+// and the occupancy calls answer from the resources the PTX declares, with a
+// documented model (occupancy_double.inc). What it does not:
 // run kernels (a launch is recorded and counted, nothing more) or enforce
 // stream order (every call completes before it returns, which is one valid
 // schedule of an in-order stream).
@@ -127,6 +129,7 @@ std::set<void*> g_registered;
 SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
 
+int DeviceLimit(CUdevice_attribute which);  // the limits occupancy counts with: occupancy_double.inc
 int Attribute(CUdevice_attribute which) {
   switch (which) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
@@ -143,7 +146,7 @@ int Attribute(CUdevice_attribute which) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
-    default: return 0;
+    default: return DeviceLimit(which);
   }
 }
 
@@ -407,11 +410,10 @@ CUresult Double_cuModuleGetFunction(CUfunction* function, CUmodule module, const
   }
   return CUDA_ERROR_NOT_FOUND;
 }
-CUresult Double_cuFuncGetAttribute(int* value, CUfunction_attribute which, CUfunction) {
-  if (CUresult r = Take(k_cuFuncGetAttribute)) return r;
-  *value = which == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
-  return CUDA_SUCCESS;
-}
+// Kernel attributes and occupancy, defined in occupancy_double.inc (included at the end).
+CUresult Double_cuFuncGetAttribute(int* value, CUfunction_attribute which, CUfunction function);
+CUresult Double_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, std::size_t);
+CUresult Double_cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, std::size_t, int);
 CUresult Double_cuFuncGetParamInfo(CUfunction function, std::size_t index, std::size_t* offset, std::size_t* size) {
   if (CUresult r = Take(k_cuFuncGetParamInfo)) return r;
   const auto* f = reinterpret_cast<const Function*>(function);
@@ -589,3 +591,4 @@ bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCal
 }  // extern "C"
 
 #include "interop_entry_points.hpp"
+#include "occupancy_double.inc"

@@ -48,6 +48,20 @@ struct SeCountingDoubleCall {
   void* event;   // CUevent, null for calls without one
 };
 typedef bool (*SeCountingDoubleLatestCallFn)(const char* entry_point, SeCountingDoubleCall* out);
+
+// The latest call of an occupancy entry point ("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+// "cuOccupancyMaxPotentialBlockSize"), as the double received it; false before the first.
+struct SeCountingDoubleOccupancyCall {
+  char kernel_name[128];
+  int block_size;                    // MaxActiveBlocks only
+  std::size_t dynamic_shared_bytes;
+  int block_size_limit;              // MaxPotentialBlockSize only
+  bool with_callback;                // MaxPotentialBlockSize: a blockSizeToDynamicSMemSize was passed
+  long calls;                        // of that entry point, so far
+};
+typedef bool (*SeCountingDoubleLastOccupancyCallFn)(const char* entry_point, SeCountingDoubleOccupancyCall* out);
+// cuFuncGetAttribute calls that asked for `attribute` (a CUfunction_attribute).
+typedef long (*SeCountingDoubleFuncAttributeCallsFn)(int attribute);
 }
 
 namespace se_test {
@@ -60,10 +74,13 @@ struct CountingDoubleApi {
   SeCountingDoubleForeignContextFn foreign_context = nullptr;
   SeCountingDoubleCallsFromHostFunctionsFn calls_from_host_functions = nullptr;
   SeCountingDoubleLatestCallFn latest_call = nullptr;
+  SeCountingDoubleLastOccupancyCallFn last_occupancy_call = nullptr;
+  SeCountingDoubleFuncAttributeCallsFn func_attribute_calls = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
-           calls_from_host_functions != nullptr && latest_call != nullptr;
+           calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
+           func_attribute_calls != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -79,6 +96,10 @@ struct CountingDoubleApi {
     api.calls_from_host_functions = reinterpret_cast<SeCountingDoubleCallsFromHostFunctionsFn>(
         dlsym(library, "se_counting_double_calls_from_host_functions"));
     api.latest_call = reinterpret_cast<SeCountingDoubleLatestCallFn>(dlsym(library, "se_counting_double_latest_call"));
+    api.last_occupancy_call = reinterpret_cast<SeCountingDoubleLastOccupancyCallFn>(
+        dlsym(library, "se_counting_double_last_occupancy_call"));
+    api.func_attribute_calls = reinterpret_cast<SeCountingDoubleFuncAttributeCallsFn>(
+        dlsym(library, "se_counting_double_func_attribute_calls"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }

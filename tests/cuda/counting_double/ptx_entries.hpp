@@ -1,6 +1,7 @@
 // The counting driver double's "JIT": the .entry names and parameter layouts
 // of a PTX text, which is all a driver needs to look a kernel up, answer
-// cuFuncGetParamInfo and read a launch's argument bytes.
+// cuFuncGetParamInfo and read a launch's argument bytes; and the resources each
+// entry declares, which its cuFuncGetAttribute and occupancy calls answer from.
 #pragma once
 
 #include <cctype>
@@ -13,10 +14,17 @@
 
 namespace se_test {
 
-// A kernel of a loaded module: its name and parameter layout from the PTX.
+// A kernel of a loaded module: its name and parameter layout from the PTX,
+// and the resources its PTX declares (occupancy_double.inc answers from them).
 struct Function {
   std::string name;
   std::vector<std::size_t> sizes, offsets;
+  std::size_t max_threads = 0;   // .maxntid x, y, z: their product; 0 without one
+  std::size_t shared_bytes = 0;  // .shared arrays declared in the body
+  std::size_t local_bytes = 0;   // .local arrays declared in the body (the stack frame)
+  std::size_t registers = 0;     // the body's .reg declarations, %r<N> counting N
+  std::size_t const_bytes = 0;   // the module's .const arrays
+  int ptx_version = 0;           // .version M.m as M * 10 + m
 };
 struct Module {
   std::vector<std::unique_ptr<Function>> functions;
@@ -55,8 +63,69 @@ inline bool ParseParam(std::string_view text, std::size_t& size, std::size_t& al
   return size != 0 && align != 0;
 }
 
-// Every ".entry NAME(params)" of a PTX text; false if one cannot be parsed.
+// The sum of the sizes of the `directive` array declarations in `text`
+// (".shared .align 4 .b8 tile[1024];").
+inline std::size_t DeclaredBytes(std::string_view text, std::string_view directive) {
+  std::size_t total = 0;
+  for (std::size_t at = text.find(directive); at != std::string_view::npos; at = text.find(directive, at + 1)) {
+    // A declaration's directive stands alone; "st.shared.f32" is an instruction.
+    const char before = at == 0 ? ' ' : text[at - 1];
+    const char after = at + directive.size() < text.size() ? text[at + directive.size()] : ';';
+    if (!std::isspace(static_cast<unsigned char>(before)) || !std::isspace(static_cast<unsigned char>(after))) continue;
+    const std::size_t end = text.find(';', at);
+    std::size_t size = 0, align = 0;
+    if (ParseParam(text.substr(at, end == std::string_view::npos ? text.npos : end - at), size, align)) total += size;
+  }
+  return total;
+}
+
+// The registers of the body's ".reg .type %name<N>;" declarations (1 without <N>).
+inline std::size_t DeclaredRegisters(std::string_view body) {
+  std::size_t total = 0;
+  for (std::size_t at = body.find(".reg"); at != std::string_view::npos; at = body.find(".reg", at + 4)) {
+    const std::size_t end = body.find(';', at);
+    const std::string_view one = body.substr(at, end == std::string_view::npos ? body.npos : end - at);
+    const std::size_t open = one.find('<');
+    total += open == std::string_view::npos ? 1 : std::strtoul(std::string(one.substr(open + 1)).c_str(), nullptr, 10);
+  }
+  return total;
+}
+
+// The product of ".maxntid x, y, z" (missing dimensions are 1); 0 without one.
+inline std::size_t MaxThreads(std::string_view directives) {
+  const std::size_t at = directives.find(".maxntid");
+  if (at == std::string_view::npos) return 0;
+  const std::string rest(directives.substr(at + 8));
+  std::size_t product = 1;
+  const char* p = rest.c_str();
+  for (int i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(p, &end, 10);
+    if (end == p) break;
+    product *= value;
+    p = end;
+    while (*p == ' ' || *p == ',' || *p == '\t') ++p;
+  }
+  return product;
+}
+
+// The body of the entry whose parameter list closes at `close`, from its '{'
+// to the matching '}'; `directives` gets what lies between (.maxntid ...).
+inline std::string_view Body(std::string_view ptx, std::size_t close, std::string_view& directives) {
+  const std::size_t open = ptx.find('{', close);
+  if (open == std::string_view::npos) return {};
+  directives = ptx.substr(close, open - close);
+  int depth = 0;
+  for (std::size_t i = open; i < ptx.size(); ++i) {
+    if (ptx[i] == '{') ++depth;
+    if (ptx[i] == '}' && --depth == 0) return ptx.substr(open, i - open + 1);
+  }
+  return ptx.substr(open);
+}
+
 }  // namespace ptx_detail
+
+// Every ".entry NAME(params)" of a PTX text; false if one cannot be parsed.
 
 inline bool ParseEntries(std::string_view ptx, Module& module) {
   for (std::size_t at = ptx.find(".entry"); at != std::string_view::npos; at = ptx.find(".entry", at + 6)) {
@@ -83,7 +152,27 @@ inline bool ParseEntries(std::string_view ptx, Module& module) {
       if (comma == std::string_view::npos) break;
       params.remove_prefix(comma + 1);
     }
+    std::string_view directives;
+    const std::string_view body = ptx_detail::Body(ptx, close, directives);
+    function->max_threads = ptx_detail::MaxThreads(directives);
+    function->shared_bytes = ptx_detail::DeclaredBytes(body, ".shared");
+    function->local_bytes = ptx_detail::DeclaredBytes(body, ".local");
+    function->registers = ptx_detail::DeclaredRegisters(body);
     module.functions.push_back(std::move(function));
+  }
+  // Module-wide: constant memory and the PTX version.
+  const std::size_t const_bytes = ptx_detail::DeclaredBytes(ptx, ".const");
+  int ptx_version = 0;
+  if (const std::size_t at = ptx.find(".version"); at != std::string_view::npos) {
+    const std::string text(ptx.substr(at + 8, 16));
+    char* end = nullptr;
+    const long major = std::strtol(text.c_str(), &end, 10);
+    const long minor = *end == '.' ? std::strtol(end + 1, nullptr, 10) : 0;
+    ptx_version = static_cast<int>(major * 10 + minor);
+  }
+  for (const auto& function : module.functions) {
+    function->const_bytes = const_bytes;
+    function->ptx_version = ptx_version;
   }
   return !module.functions.empty();
 }
