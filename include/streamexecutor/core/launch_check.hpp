@@ -70,6 +70,17 @@ template <typename P, typename Executor, typename A>
   return view == nullptr || executor.IsLiveView(*view);
 }
 
+// For a launch that LaunchIsValid refused and CheckLaunch accepted: whether
+// that is because an argument is memory of a peer (core/peer_access.hpp),
+// which only the full check accepts.
+template <typename... Params, typename Executor, typename... Args>
+bool TakesPeerMemory(const Executor& executor, const Args&... args) {
+  auto is_peer = [&](const DeviceMemoryBase* view) {
+    return view != nullptr && !executor.IsLiveView(*view) && executor.IsEnabledPeerView(*view);
+  };
+  return (is_peer(MemoryView<Params>(args)) || ...);
+}
+
 template <typename P, typename A>
 std::uint64_t SharedBytes(const A& arg) {
   if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) return arg.size();

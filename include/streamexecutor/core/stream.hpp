@@ -109,21 +109,11 @@ class Stream {
                     true);
       if (!status_.ok()) return *this;
       if (!initialized_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+        // Says why, or launches memory of a peer (core/peer_access.hpp).
         return RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z,
                             kernel, args...);
       }
-      if constexpr (ArgumentLaunchBackend<B>) {
-        const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
-                                                            thread_dims, block_dims, kernel.interned_name()};
-        if (Status s = B::template SubmitArguments<Params...>(handle_, site, args...); !s.ok()) [[unlikely]] {
-          return Fail(std::move(s));
-        }
-      } else {
-        const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
-        const op::Launch<typename B::KernelHandle, Params...> launch{
-            kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
-        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
-      }
+      return SubmitLaunch(thread_dims, block_dims, kernel, static_cast<Args&&>(args)...);
     }
     return *this;
   }
@@ -450,10 +440,31 @@ class Stream {
     if (!initialized_) return Fail(NotInitialized("ThenLaunch"));
     Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
     if (why.ok()) [[unlikely]] {
+      // The full checks accept memory of an executor this one enabled peer
+      // access to, which the inline ones leave to them.
+      if (detail::TakesPeerMemory<Params...>(*parent_, args...)) return SubmitLaunch(threads, blocks, kernel, args...);
       why = MakeError(ErrorCode::kInternal, "ThenLaunch of kernel '{}' on {}: refused by the inline checks, "
                       "accepted by the full ones", kernel.name(), Label());
     }
     return Fail(std::move(why));
+  }
+  // A checked launch, to the backend.
+  template <typename... Params, typename... Args>
+  [[gnu::always_inline]] Stream& SubmitLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims,
+                                              const TypedKernel<Params...>& kernel, Args&&... args) {
+    if constexpr (ArgumentLaunchBackend<B>) {
+      const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
+                                                          thread_dims, block_dims, kernel.interned_name()};
+      if (Status s = B::template SubmitArguments<Params...>(handle_, site, args...); !s.ok()) [[unlikely]] {
+        return Fail(std::move(s));
+      }
+    } else {
+      const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
+      const op::Launch<typename B::KernelHandle, Params...> launch{
+          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
+      if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
+    }
+    return *this;
   }
 
   template <Backend Other>
