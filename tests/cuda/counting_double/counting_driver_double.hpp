@@ -1,7 +1,8 @@
 // The query side of the counting CUDA driver double (counting_driver_double.cpp):
 // a test double built as libcuda.so.1 for machines with no NVIDIA driver. It
-// answers the driver API the CUDA backend loads with one pretend device whose
-// "device memory" is host memory, runs no kernel, and counts every call.
+// answers the driver API the CUDA backend loads with one pretend device (more
+// with SE_COUNTING_DOUBLE_DEVICES=n) whose "device memory" is host memory,
+// runs no kernel, and counts every call.
 //
 // A test or benchmark that put the double on LD_LIBRARY_PATH reaches these
 // functions with dlsym on the already-loaded library (CountingDoubleApi).
@@ -48,6 +49,12 @@ struct SeCountingDoubleCall {
   void* event;   // CUevent, null for calls without one
 };
 typedef bool (*SeCountingDoubleLatestCallFn)(const char* entry_point, SeCountingDoubleCall* out);
+// The flags that the pinned range starting at `ptr` was allocated
+// (cuMemHostAlloc) or registered (cuMemHostRegister) with; -1 for none.
+typedef int (*SeCountingDoubleHostFlagsFn)(const void* ptr);
+// Whether cuCtxEnablePeerAccess in device `from`'s primary context enabled
+// access to device `to`'s (SE_COUNTING_DOUBLE_DEVICES=2 gives two devices).
+typedef bool (*SeCountingDoublePeerEnabledFn)(int from, int to);
 }
 
 namespace se_test {
@@ -60,10 +67,13 @@ struct CountingDoubleApi {
   SeCountingDoubleForeignContextFn foreign_context = nullptr;
   SeCountingDoubleCallsFromHostFunctionsFn calls_from_host_functions = nullptr;
   SeCountingDoubleLatestCallFn latest_call = nullptr;
+  SeCountingDoubleHostFlagsFn host_flags = nullptr;
+  SeCountingDoublePeerEnabledFn peer_enabled = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
-           calls_from_host_functions != nullptr && latest_call != nullptr;
+           calls_from_host_functions != nullptr && latest_call != nullptr && host_flags != nullptr &&
+           peer_enabled != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -79,6 +89,9 @@ struct CountingDoubleApi {
     api.calls_from_host_functions = reinterpret_cast<SeCountingDoubleCallsFromHostFunctionsFn>(
         dlsym(library, "se_counting_double_calls_from_host_functions"));
     api.latest_call = reinterpret_cast<SeCountingDoubleLatestCallFn>(dlsym(library, "se_counting_double_latest_call"));
+    api.host_flags = reinterpret_cast<SeCountingDoubleHostFlagsFn>(dlsym(library, "se_counting_double_host_flags"));
+    api.peer_enabled =
+        reinterpret_cast<SeCountingDoublePeerEnabledFn>(dlsym(library, "se_counting_double_peer_enabled"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
