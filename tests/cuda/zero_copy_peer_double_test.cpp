@@ -29,6 +29,9 @@ constexpr const char* kPtx = R"(
 
 .visible .entry fill(.param .u64 fill_param_0, .param .u32 fill_param_1)
 { ret; }
+
+.visible .entry reverse(.param .u64 reverse_param_0, .param .u32 reverse_param_1)
+{ ret; }
 )";
 using FillKernel = se::TypedKernel<se::DeviceMemory<int>*, std::uint32_t>;
 
@@ -201,6 +204,27 @@ TEST_CASE("a launch on cuda:0 with cuda:1's memory runs only after EnablePeerAcc
   args.Add(&slice).Add(std::uint32_t{16});
   REQUIRE(stream.ThenLaunch(se::ThreadDim(16), se::BlockDim(1), untyped, args).BlockHostUntilDone().ok());
   CHECK(LaunchedAddress() == se::NativeMemory(*second, slice).value());
+  // The checks after the memory's still run for a launch with peer memory.
+  se::TypedKernel<se::DeviceMemory<int>*, se::SharedDeviceMemory<int>, std::uint32_t> reverse(first);
+  se::MultiKernelLoaderSpec reverse_spec(3);
+  reverse_spec.AddCudaPtxInMemory(kPtx, "reverse");
+  REQUIRE(first->GetKernel(reverse_spec, &reverse).ok());
+  se::Stream shared(first);
+  se::Status too_much = shared.Init()
+                            .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), reverse, &slice,
+                                        se::SharedDeviceMemory<int>(1 << 20), 16u)
+                            .BlockHostUntilDone();
+  CHECK(too_much.code() == se::ErrorCode::kResourceExhausted);
+  CHECK(Mentions(too_much, "bytes of shared memory requested"));
+  se::KernelArgsArray<3> reverse_args;
+  reverse_args.Add(&slice).Add(se::SharedDeviceMemory<int>(1 << 20)).Add(std::uint32_t{16});
+  se::UntypedKernel untyped_reverse(first);
+  REQUIRE(first->GetUntypedKernel(reverse_spec, &untyped_reverse).ok());
+  se::Stream shared_untyped(first);
+  CHECK(shared_untyped.Init()
+            .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), untyped_reverse, reverse_args)
+            .BlockHostUntilDone()
+            .code() == se::ErrorCode::kResourceExhausted);
   se::CommandBuffer buffer(first);
   REQUIRE(buffer.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &slice, 16u).Finalize().ok());
   CHECK(stream.ThenSubmit(&buffer).BlockHostUntilDone().ok());

@@ -129,9 +129,10 @@ Status CheckLaunch(const Executor& executor, const ThreadDim& threads, const Blo
     // Every DeviceMemory argument against the executor's live allocations:
     // a freed view, another executor's memory or a stale copy of a view is
     // an error here instead of a fault inside the driver or the kernel.
+    // Memory of a peer passes (core/peer_access.hpp), and the checks go on.
     if (!(IsLiveArgument<Params>(executor, args) && ...)) [[unlikely]] {
       const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{MemoryView<Params>(args)...};
-      return executor.CheckLaunchMemory(kernel.name(), views);
+      STREAMEXECUTOR_RETURN_IF_ERROR(executor.CheckLaunchMemory(kernel.name(), views));
     }
   }
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
