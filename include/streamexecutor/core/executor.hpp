@@ -133,8 +133,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   }
 
   // The launch-time form, for every DeviceMemory argument. Null entries are
-  // parameters that are not DeviceMemory. Memory of a peer passes here
-  // (core/peer_access.hpp), where the launch goes once IsLiveView refused.
+  // parameters that are not DeviceMemory. Memory of a peer passes (core/peer_access.hpp).
   Status CheckLaunchMemory(const std::string& kernel_name, std::span<const DeviceMemoryBase* const> args) const {
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (args[i] == nullptr || this->IsEnabledPeerView(*args[i])) continue;
@@ -378,6 +377,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   friend class Platform<B>;
   friend class detail::AdoptionApi<B>;
   friend class detail::PinnedHostMemoryApi<B>;
+  friend class detail::PeerAccessApi<B>;
 
   StreamExecutor(Platform<B>* platform, int ordinal) : platform_(platform), ordinal_(ordinal) {}
 
@@ -411,8 +411,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       return B::Allocate(state_, bytes);
     }();
     if (!memory.ok()) return memory.status();
-    StatusOr<DeviceMemoryBase> registered =
-        RegisterAllocation(memory.value().opaque(), bytes, detail::RecordKind::kAllocated);
+    StatusOr<DeviceMemoryBase> registered = RegisterAllocation(memory.value().opaque(), bytes);
     if (!registered.ok()) B::Deallocate(state_, memory.value()).IgnoreError();
     return registered;
   }
@@ -420,7 +419,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   // Gives memory a record and a fresh id: what makes views of it live.
   // Adopted memory (core/interop.hpp) and device views of pinned host memory
   // are refused if a live record already names the same handle.
-  StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes, detail::RecordKind kind) {
+  StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes,
+                                                detail::RecordKind kind = detail::RecordKind::kAllocated) {
     const std::string_view caller = detail::RegisteringCall(kind);
     detail::AllocationRecord* record = nullptr;
     try {
@@ -575,6 +575,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   std::vector<detail::AllocationRecord*> free_records_;
   // Node-based, so that the strings never move: launches keep pointers to them.
   std::unordered_set<std::string> kernel_names_;
+  detail::PeerList peers_;  // last: the launch path's members keep their offsets (core/peer_access.hpp)
 };
 
 template <Backend B>

@@ -28,14 +28,20 @@
 
 namespace streamexecutor::detail {
 
-// StreamExecutor's peer-access calls (a base class, so that executor.hpp only
-// asks it on the launch's cold path).
+// The executors whose memory kernels of one executor may take. A member of
+// StreamExecutor, its last, rather than of the base below: a base's members
+// come before the executor's own, and moving those (the description, the
+// records) changed the code GCC makes for the launch path.
+struct PeerList {
+  mutable std::mutex mutex;
+  std::vector<const void*> executors;
+};
+
+// StreamExecutor's peer-access calls (a base class without data, so that
+// executor.hpp only asks it on the launch's cold path).
 template <typename B>
 class PeerAccessApi {
  public:
-  PeerAccessApi() = default;
-  PeerAccessApi(const PeerAccessApi&) = delete;
-  PeerAccessApi& operator=(const PeerAccessApi&) = delete;
 
   // Whether EnablePeerAccessTo(other) can succeed: the driver says this
   // device can reach the other's memory. False for a null or the same
@@ -69,8 +75,11 @@ class PeerAccessApi {
       }
       STREAMEXECUTOR_RETURN_IF_ERROR(B::EnablePeerAccess(self.native_state(), other->native_state()));
       try {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (std::find(peers_.begin(), peers_.end(), other) == peers_.end()) peers_.push_back(other);  // one call won
+        PeerList& peers = self.peers_;
+        std::lock_guard<std::mutex> lock(peers.mutex);
+        if (std::find(peers.executors.begin(), peers.executors.end(), other) == peers.executors.end()) {
+          peers.executors.push_back(other);  // else a call on another thread won
+        }
       } catch (...) {
         return MakeError(ErrorCode::kResourceExhausted, "EnablePeerAccessTo on {}: out of host memory to record {}",
                          self.DeviceLabel(), other->DeviceLabel());
@@ -123,12 +132,10 @@ class PeerAccessApi {
   const StreamExecutor<B>& Self() const { return static_cast<const StreamExecutor<B>&>(*this); }
   StreamExecutor<B>& Self() { return static_cast<StreamExecutor<B>&>(*this); }
   bool IsPeer(const void* executor) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::find(peers_.begin(), peers_.end(), executor) != peers_.end();
+    const PeerList& peers = Self().peers_;
+    std::lock_guard<std::mutex> lock(peers.mutex);
+    return std::find(peers.executors.begin(), peers.executors.end(), executor) != peers.executors.end();
   }
-
-  mutable std::mutex mutex_;
-  std::vector<const void*> peers_;  // executors whose memory kernels here may take
 };
 
 }  // namespace streamexecutor::detail
