@@ -117,6 +117,20 @@ int Run(se::Platform<B>& platform) {
   for (int value : back) {
     if (value != 44) return 1;
   }
+  // Zero copy: the kernel adds one to pinned host memory in place; peer access is between two executors.
+  se::PinnedHostMemory<int> pinned = executor->template HostAllocate<int>(n);
+  for (std::uint32_t i = 0; pinned.ok() && i < n; ++i) pinned[i] = 1;
+  se::StatusOr<se::DeviceMemory<int>> view = executor->HostMemoryDeviceView(pinned);
+  if (!view.ok()) {
+    std::printf("HostMemoryDeviceView: %s\n", view.status().ToString().c_str());
+    return 1;
+  }
+  status = stream.ThenLaunch(se::ThreadDim(128), se::BlockDim((n + 127) / 128), kernel, &view.value(), n)
+               .BlockHostUntilDone();
+  if (!status.ok() || pinned[0] != 2 || pinned[n - 1] != 2 || executor->CanEnablePeerAccessTo(executor)) {
+    std::printf("zero copy: %s\n", status.ToString().c_str());
+    return 1;
+  }
   std::printf("%s: add_one over %u ints ok, %.3f ms\n", std::string(platform.Name()).c_str(), n,
               timer.Nanoseconds() / 1e6);
   return 0;

@@ -68,6 +68,14 @@ se::Status ExerciseInterop(se::StreamExecutor<B>* executor, se::Stream<B>& strea
   stream.ThenMemcpyD2H(raw, pinned.span());
   std::vector<float> registered(16);
   STREAMEXECUTOR_RETURN_IF_ERROR(executor->HostMemoryRegister(registered.data(), registered.size() * sizeof(float)));
+  // Zero copy and peer access (core/pinned_memory.hpp, core/peer_access.hpp).
+  se::StatusOr<se::DeviceMemory<float>> view = executor->HostMemoryDeviceView(pinned);
+  if (!view.ok()) return view.status();
+  se::StatusOr<se::DeviceMemory<float>> part = executor->HostMemoryDeviceView(registered.data() + 4, 8);
+  if (!part.ok()) return part.status();
+  stream.ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, 1.0f, &part.value(), se::SharedDeviceMemory<float>(8),
+                    std::uint32_t{8});
+  if (executor->CanEnablePeerAccessTo(executor)) STREAMEXECUTOR_RETURN_IF_ERROR(executor->EnablePeerAccessTo(executor));
   STREAMEXECUTOR_RETURN_IF_ERROR(stream.BlockHostUntilDone());
   STREAMEXECUTOR_RETURN_IF_ERROR(executor->HostMemoryUnregister(registered.data()));
   void* bytes = executor->HostMemoryAllocate(64);

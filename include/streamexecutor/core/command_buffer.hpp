@@ -269,7 +269,9 @@ class CommandBuffer {
 
   Status CheckMemory(std::string_view caller) const {
     for (const UsedMemory& used : used_) {
-      if (!parent_->IsLiveView(used.view)) [[unlikely]] return NotLive(caller, used);
+      if (!parent_->IsLiveView(used.view) && !parent_->IsEnabledPeerView(used.view)) [[unlikely]] {
+        return NotLive(caller, used);
+      }
     }
     return Status();
   }

@@ -288,8 +288,10 @@ StatusOr<CopyRoute> ThenCopyBetween(Stream<Src>* from, const DeviceMemoryBase& s
     if constexpr (std::same_as<Src, Dst> && PeerCopyBackend<Src>) {
       auto& a = from->parent()->native_state();
       auto& b = to->parent()->native_state();
-      if (Src::CanEnablePeerAccess(b, a)) {
-        if (Status s = Src::EnablePeerAccess(b, a); !s.ok()) return fail(std::move(s));
+      // Through the executor, which records it: kernels on `to` may then
+      // take memory of `from` as well (core/peer_access.hpp).
+      if (to->parent()->CanEnablePeerAccessTo(from->parent())) {
+        if (Status s = to->parent()->EnablePeerAccessTo(from->parent()); !s.ok()) return fail(std::move(s));
       }
       to->ThenWaitFor(from);
       if (to->ok()) {

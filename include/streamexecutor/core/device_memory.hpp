@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "streamexecutor/detail/export.hpp"
@@ -28,13 +29,37 @@ namespace detail {
 // process), so a view can always read its record, even long after the memory
 // was released: the id then no longer matches. Checking a view is a few
 // loads, with no lock and no lookup, which keeps the launch path cheap.
+// How the memory a record names came to the executor, which decides how it
+// is let go: Deallocate frees an allocation; ForgetDeviceMemory unregisters
+// adopted memory (core/interop.hpp), never freeing it; the device view of
+// pinned host memory (core/pinned_memory.hpp) goes with that memory.
+enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView };
+// For messages: the call that registers memory of a kind, who registered
+// it, and how it is let go.
+constexpr std::string_view RegisteringCall(RecordKind kind) {
+  return kind == RecordKind::kAdopted ? "AdoptDeviceMemory" : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
+                                                                                            : "allocation";
+}
+constexpr std::string_view RegisteredBy(RecordKind kind) {
+  return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
+         : kind == RecordKind::kHostView ? "it is the device view of pinned host memory"
+                                         : "it allocated it";
+}
+constexpr std::string_view LetGoBy(RecordKind kind) {
+  return kind == RecordKind::kAllocated ? "allocated by this executor, not adopted: Deallocate it"
+         : kind == RecordKind::kAdopted
+             ? "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; ForgetDeviceMemory "
+               "unregisters it"
+             : "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
+               "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
+}
+
 struct AllocationRecord {
   const void* owner = nullptr;                 // the StreamExecutor; set once
   std::atomic<std::uint64_t> id{0};            // 0 while the record is free
   std::atomic<void*> opaque{nullptr};          // the backend handle
   std::atomic<std::uint64_t> bytes{0};
-  // Registered by AdoptDeviceMemory: not ours to free (core/interop.hpp).
-  std::atomic<bool> adopted{false};
+  std::atomic<RecordKind> kind{RecordKind::kAllocated};
 };
 
 // The record of a view that has none (default-constructed, a backend's own

@@ -18,6 +18,7 @@
 #include "streamexecutor/core/occupancy.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/core/peer_access.hpp"
 #include "streamexecutor/core/pinned_memory.hpp"
 #include "streamexecutor/core/platform.hpp"
 #include "streamexecutor/core/plugin.hpp"
@@ -27,12 +28,13 @@
 namespace streamexecutor {
 
 // Pinned host memory (core/pinned_memory.hpp), adoption of memory allocated
-// elsewhere (core/interop.hpp), how synchronous operations run
-// (core/synchronous.hpp) and kernel attributes and occupancy
-// (core/occupancy.hpp) are kept in base classes.
+// elsewhere (core/interop.hpp), peer access (core/peer_access.hpp), how
+// synchronous operations run (core/synchronous.hpp) and kernel attributes and
+// occupancy (core/occupancy.hpp) are kept in base classes.
 template <Backend B>
 class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
                        public detail::AdoptionApi<B>,
+                       public detail::PeerAccessApi<B>,
                        public detail::SynchronousOperations<B>,
                        public detail::OccupancyApi<B> {
  public:
@@ -101,7 +103,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       return MakeError(ErrorCode::kInvalidArgument, "Deallocate on {}: the DeviceMemory is {}", label_,
                        memory == nullptr ? "a null pointer" : detail::DescribeNullMemory(*memory));
     }
-    STREAMEXECUTOR_RETURN_IF_ERROR(RetireRecord("Deallocate", *memory, false));
+    STREAMEXECUTOR_RETURN_IF_ERROR(RetireRecord("Deallocate", *memory, detail::RecordKind::kAllocated));
     Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
     *memory = DeviceMemoryBase();
     return status;
@@ -134,10 +136,11 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   }
 
   // The launch-time form, for every DeviceMemory argument. Null entries are
-  // parameters that are not DeviceMemory.
+  // parameters that are not DeviceMemory. Memory of a peer passes (core/peer_access.hpp).
   Status CheckLaunchMemory(const std::string& kernel_name, std::span<const DeviceMemoryBase* const> args) const {
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args[i] == nullptr) continue;
+      if (args[i] == nullptr || this->IsEnabledPeerView(*args[i])) continue;
+      STREAMEXECUTOR_RETURN_IF_ERROR(this->RefuseOtherExecutorMemory(kernel_name, i, *args[i]));
       Status status = CheckLive(*args[i], [&](ErrorCode code, std::string_view why) {
         return MakeError(code, "ThenLaunch of kernel '{}' on {}: argument {} is {}", kernel_name, label_, i, why);
       });
@@ -376,6 +379,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
  private:
   friend class Platform<B>;
   friend class detail::AdoptionApi<B>;
+  friend class detail::PinnedHostMemoryApi<B>;
+  friend class detail::PeerAccessApi<B>;
 
   StreamExecutor(Platform<B>* platform, int ordinal) : platform_(platform), ordinal_(ordinal) {}
 
@@ -409,24 +414,25 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       return B::Allocate(state_, bytes);
     }();
     if (!memory.ok()) return memory.status();
-    StatusOr<DeviceMemoryBase> registered = RegisterAllocation(memory.value().opaque(), bytes, false);
+    StatusOr<DeviceMemoryBase> registered = RegisterAllocation(memory.value().opaque(), bytes);
     if (!registered.ok()) B::Deallocate(state_, memory.value()).IgnoreError();
     return registered;
   }
 
   // Gives memory a record and a fresh id: what makes views of it live.
-  // Adopted memory (core/interop.hpp) is refused if a live record already
-  // names the same handle, so that one buffer never has two owners here.
-  StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes, bool adopted) {
+  // Adopted memory (core/interop.hpp) and device views of pinned host memory
+  // are refused if a live record already names the same handle.
+  StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes,
+                                                detail::RecordKind kind = detail::RecordKind::kAllocated) {
+    const std::string_view caller = detail::RegisteringCall(kind);
     detail::AllocationRecord* record = nullptr;
     try {
       std::lock_guard<std::mutex> lock(records_mutex_);
-      if (adopted) {
+      if (kind != detail::RecordKind::kAllocated) {
         for (const detail::AllocationRecord& live : records_) {
           if (live.id.load(std::memory_order_acquire) != 0 && live.opaque.load(std::memory_order_relaxed) == opaque) {
-            return MakeError(ErrorCode::kAlreadyExists, "AdoptDeviceMemory on {}: {} is already registered with "
-                             "this executor ({} it)", label_, opaque, live.adopted.load(std::memory_order_relaxed)
-                             ? "an earlier AdoptDeviceMemory registered" : "it allocated");
+            return MakeError(ErrorCode::kAlreadyExists, "{} on {}: {} is already registered with this executor ({})",
+                             caller, label_, opaque, detail::RegisteredBy(live.kind.load(std::memory_order_relaxed)));
           }
         }
       }
@@ -440,32 +446,31 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
         free_records_.pop_back();
       }
     } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes",
-                       adopted ? "AdoptDeviceMemory" : "allocation", label_, bytes);
+      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes", caller,
+                       label_, bytes);
     }
     const std::uint64_t id = detail::NextAllocationId();
     record->opaque.store(opaque, std::memory_order_relaxed);
     record->bytes.store(bytes, std::memory_order_relaxed);
-    record->adopted.store(adopted, std::memory_order_relaxed);
-    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and adopted
+    record->kind.store(kind, std::memory_order_relaxed);
+    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and kind
     return DeviceMemoryBase(opaque, bytes, 0, id, record);
   }
 
   // Unregisters the whole allocation `memory` views, if it is live, whole,
-  // and allocated (Deallocate) or adopted (ForgetDeviceMemory) as `adopted` says.
-  Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, bool adopted) {
+  // and of the `kind` the caller lets go (detail::RecordKind).
+  Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, detail::RecordKind kind) {
+    using detail::RecordKind;
     std::lock_guard<std::mutex> lock(records_mutex_);
     detail::AllocationRecord* record = OwnRecord(memory);
     if (record == nullptr) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
-                       caller, label_, memory.opaque(), adopted ? "adopted by" : "allocated by",
-                       adopted ? "forgotten" : "freed");
+                       caller, label_, memory.opaque(), kind == RecordKind::kAdopted ? "adopted by" : "allocated by",
+                       kind == RecordKind::kAdopted ? "forgotten" : "freed");
     }
-    if (record->adopted.load(std::memory_order_relaxed) != adopted) {
+    if (const RecordKind was = record->kind.load(std::memory_order_relaxed); was != kind) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was {}", caller, label_, memory.opaque(),
-                       adopted ? "allocated by this executor, not adopted: Deallocate it"
-                               : "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; "
-                                 "ForgetDeviceMemory unregisters it");
+                       detail::LetGoBy(was));
     }
     const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
     if (memory.offset() != 0 || memory.size() != bytes) {
@@ -486,7 +491,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     std::vector<DeviceMemoryBase> left;
     std::lock_guard<std::mutex> lock(records_mutex_);
     for (detail::AllocationRecord& record : records_) {
-      if (record.id.load(std::memory_order_acquire) == 0 || !record.adopted.load(std::memory_order_relaxed)) continue;
+      if (record.id.load(std::memory_order_acquire) == 0) continue;
+      if (record.kind.load(std::memory_order_relaxed) != detail::RecordKind::kAdopted) continue;
       left.emplace_back(record.opaque.load(std::memory_order_relaxed), record.bytes.load(std::memory_order_relaxed));
       record.id.store(0, std::memory_order_release);
     }
@@ -572,6 +578,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   std::vector<detail::AllocationRecord*> free_records_;
   // Node-based, so that the strings never move: launches keep pointers to them.
   std::unordered_set<std::string> kernel_names_;
+  detail::PeerList peers_;  // last: the launch path's members keep their offsets (core/peer_access.hpp)
 };
 
 template <Backend B>

@@ -94,6 +94,22 @@ concept HostRegistrationBackend =
       { Interop<B>::HostUnregister(executor, ptr) } -> std::same_as<Status>;
     };
 
+// Zero copy: kernels reading and writing pinned host memory in place
+// (HostMemoryDeviceView, core/pinned_memory.hpp). HostMemoryView gives the
+// device's view of a whole pinned range [base, base+bytes): CUDA the device
+// pointer of the mapped memory (cuMemHostGetDevicePointer), OpenCL the buffer
+// that pins it, host the memory itself; a device that cannot reach host
+// memory in place says so (UNIMPLEMENTED). ForgetHostMemoryView drops what
+// the backend keeps for such a view (OpenCL: its slices' sub-buffers) before
+// the range is released.
+template <typename B>
+concept ZeroCopyBackend =
+    Backend<B> &&
+    requires(typename B::ExecutorState& executor, void* base, std::uint64_t bytes, DeviceMemoryBase view) {
+      { Interop<B>::HostMemoryView(executor, base, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
+      { Interop<B>::ForgetHostMemoryView(executor, view) } -> std::same_as<Status>;
+    };
+
 // ---- Accessors ---------------------------------------------------------------
 
 // cl_context / CUcontext (the device's primary context) / the host worker pool.
@@ -175,7 +191,7 @@ class AdoptionApi {
     StatusOr<DeviceMemoryBase> adopted = Interop<B>::AdoptMemory(self.native_state(), native, bytes);
     if (!adopted.ok()) return adopted.status();
     forget_.store(&Interop<B>::ForgetMemory, std::memory_order_release);
-    StatusOr<DeviceMemoryBase> registered = self.RegisterAllocation(adopted.value().opaque(), bytes, true);
+    StatusOr<DeviceMemoryBase> registered = self.RegisterAllocation(adopted.value().opaque(), bytes, RecordKind::kAdopted);
     if (!registered.ok()) {
       Interop<B>::ForgetMemory(self.native_state(), adopted.value()).IgnoreError();
       return registered.status();
@@ -192,7 +208,7 @@ class AdoptionApi {
       return MakeError(ErrorCode::kInvalidArgument, "ForgetDeviceMemory on {}: the DeviceMemory is {}",
                        self.DeviceLabel(), memory == nullptr ? "a null pointer" : DescribeNullMemory(*memory));
     }
-    STREAMEXECUTOR_RETURN_IF_ERROR(self.RetireRecord("ForgetDeviceMemory", *memory, true));
+    STREAMEXECUTOR_RETURN_IF_ERROR(self.RetireRecord("ForgetDeviceMemory", *memory, RecordKind::kAdopted));
     const DeviceMemoryBase whole(memory->opaque(), memory->size());
     *memory = DeviceMemoryBase();
     return forget_.load(std::memory_order_acquire)(self.native_state(), whole);

@@ -70,6 +70,17 @@ template <typename P, typename Executor, typename A>
   return view == nullptr || executor.IsLiveView(*view);
 }
 
+// For a launch that LaunchIsValid refused and CheckLaunch accepted: whether
+// that is because an argument is memory of a peer (core/peer_access.hpp),
+// which only the full check accepts.
+template <typename... Params, typename Executor, typename... Args>
+bool TakesPeerMemory(const Executor& executor, const Args&... args) {
+  auto is_peer = [&](const DeviceMemoryBase* view) {
+    return view != nullptr && !executor.IsLiveView(*view) && executor.IsEnabledPeerView(*view);
+  };
+  return (is_peer(MemoryView<Params>(args)) || ...);
+}
+
 template <typename P, typename A>
 std::uint64_t SharedBytes(const A& arg) {
   if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) return arg.size();
@@ -118,9 +129,10 @@ Status CheckLaunch(const Executor& executor, const ThreadDim& threads, const Blo
     // Every DeviceMemory argument against the executor's live allocations:
     // a freed view, another executor's memory or a stale copy of a view is
     // an error here instead of a fault inside the driver or the kernel.
+    // Memory of a peer passes (core/peer_access.hpp), and the checks go on.
     if (!(IsLiveArgument<Params>(executor, args) && ...)) [[unlikely]] {
       const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{MemoryView<Params>(args)...};
-      return executor.CheckLaunchMemory(kernel.name(), views);
+      STREAMEXECUTOR_RETURN_IF_ERROR(executor.CheckLaunchMemory(kernel.name(), views));
     }
   }
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {

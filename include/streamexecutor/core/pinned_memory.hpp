@@ -2,7 +2,9 @@
 // StreamExecutor: executor->HostAllocate<T>(n) returns an owning
 // PinnedHostMemory<T>; HostMemoryAllocate/HostMemoryDeallocate are the seed's
 // raw pair; HostMemoryRegister/HostMemoryUnregister pin memory the caller
-// allocated. Copies from and to it are the ordinary ThenMemcpy calls.
+// allocated. Copies from and to it are the ordinary ThenMemcpy calls;
+// HostMemoryDeviceView makes a DeviceMemory<T> of it that kernels read and
+// write in place (zero copy).
 //
 // The executor keeps a record of every pinned range, so that a double free,
 // an unknown or interior pointer, an overlapping or empty registration is a
@@ -20,6 +22,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/interop.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/type_name.hpp"
@@ -177,6 +180,46 @@ class PinnedHostMemoryApi {
   }
   Status HostMemoryUnregister(void* ptr) { return Release("HostMemoryUnregister", ptr, Kind::kRegistered); }
 
+  // Zero copy: a view of `count` elements of pinned host memory from `host`
+  // on, which launches, copies and fills take like device memory; kernels
+  // read and write the host memory in place (CUDA: the device pointer of the
+  // mapped memory, OpenCL: the buffer that pins it, host: the memory
+  // itself). [host, host+count) must lie inside one range that
+  // HostMemoryAllocate/HostAllocate or HostMemoryRegister pinned on this
+  // executor. The view goes with that range: once it is released, stale
+  // copies of the view are refused like freed memory; Deallocate refuses it.
+  template <typename T>
+    requires ZeroCopyBackend<B>
+  StatusOr<DeviceMemory<T>> HostMemoryDeviceView(T* host, std::uint64_t count) {
+    StreamExecutor<B>& self = Self();
+    if (host == nullptr || count == 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "HostMemoryDeviceView on {}: {}", self.DeviceLabel(),
+                       host == nullptr ? "the host pointer is null" : "zero elements requested");
+    }
+    if (count > ~std::uint64_t{0} / sizeof(T)) {
+      return MakeError(ErrorCode::kInvalidArgument, "HostMemoryDeviceView on {}: {} elements of {} overflow 64 bits",
+                       self.DeviceLabel(), count, detail::TypeName<T>());
+    }
+    const std::uint64_t bytes = count * sizeof(T);
+    std::lock_guard<std::mutex> lock(mutex_);
+    StatusOr<DeviceMemoryBase> whole = RangeView(host, bytes);
+    if (!whole.ok()) return whole.status();
+    const DeviceMemoryBase& range = whole.value();
+    // Vouched for by the range's record, like a GetSlice of an allocation.
+    return DeviceMemory<T>(DeviceMemoryBase(range.opaque(), bytes, Distance(RangeStart(host), host),
+                                            range.allocation_id(), range.allocation_record()));
+  }
+  // The whole of an owning buffer of this executor.
+  template <typename T>
+    requires ZeroCopyBackend<B>
+  StatusOr<DeviceMemory<T>> HostMemoryDeviceView(const PinnedHostMemory<T>& pinned) {
+    if (!pinned.ok()) {
+      return MakeError(ErrorCode::kInvalidArgument, "HostMemoryDeviceView on {}: the PinnedHostMemory holds no memory "
+                       "({})", Self().DeviceLabel(), pinned.status().message());
+    }
+    return HostMemoryDeviceView(pinned.data(), pinned.size());
+  }
+
   // Whether [ptr, ptr+bytes) lies inside one pinned range of this executor.
   bool IsPinnedHostMemory(const void* ptr, std::uint64_t bytes) const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -189,6 +232,7 @@ class PinnedHostMemoryApi {
   void ReleaseAllHostMemory() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& [address, range] : ranges_) {
+      RetireView(range).IgnoreError();
       range.release(Self().native_state(), reinterpret_cast<void*>(address)).IgnoreError();
     }
     ranges_.clear();
@@ -201,6 +245,9 @@ class PinnedHostMemoryApi {
     Kind kind;
     // How the driver lets go of it, chosen when it was pinned.
     Status (*release)(typename B::ExecutorState&, void*);
+    // The registered device view of the whole range (HostMemoryDeviceView),
+    // made on first request; null until then.
+    DeviceMemoryBase view{};
   };
   using Ranges = std::map<std::uintptr_t, Range>;
 
@@ -217,6 +264,55 @@ class PinnedHostMemoryApi {
     if (it == ranges_.begin()) return ranges_.end();
     --it;
     return address - it->first < it->second.bytes ? it : ranges_.end();
+  }
+
+  // mutex_ is held. The registered view of the whole range that holds
+  // [host, host+bytes), made on first use (only with ZeroCopyBackend).
+  StatusOr<DeviceMemoryBase> RangeView(const void* host, std::uint64_t bytes) {
+    StreamExecutor<B>& self = Self();
+    auto it = Containing(host);
+    if (it == ranges_.end()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "HostMemoryDeviceView on {}: {} is not pinned host memory of this executor; allocate it with "
+                       "HostMemoryAllocate (or HostAllocate) or pin it with HostMemoryRegister first: kernels reach "
+                       "only pinned memory in place",
+                       self.DeviceLabel(), host);
+    }
+    const std::uint64_t offset = Distance(it->first, host);
+    if (bytes > it->second.bytes - offset) {
+      return MakeError(ErrorCode::kOutOfRange,
+                       "HostMemoryDeviceView on {}: {} bytes from {} run past the pinned range of {} bytes at {:#x}, "
+                       "which holds {} bytes from there on",
+                       self.DeviceLabel(), bytes, host, it->second.bytes, it->first, it->second.bytes - offset);
+    }
+    Range& range = ranges_.find(it->first)->second;
+    if (range.view.IsNull()) {
+      void* base = reinterpret_cast<void*>(it->first);
+      StatusOr<DeviceMemoryBase> mapped = Interop<B>::HostMemoryView(self.native_state(), base, range.bytes);
+      if (!mapped.ok()) return mapped.status();
+      StatusOr<DeviceMemoryBase> registered =
+          self.RegisterAllocation(mapped.value().opaque(), range.bytes, RecordKind::kHostView);
+      if (!registered.ok()) {
+        Interop<B>::ForgetHostMemoryView(self.native_state(), mapped.value()).IgnoreError();
+        return registered.status();
+      }
+      range.view = registered.value();
+    }
+    return range.view;
+  }
+  std::uintptr_t RangeStart(const void* host) const { return Containing(host)->first; }
+  // Retires the range's device view, if it has one, before the driver lets
+  // go of the memory: stale copies of the view are refused from then on.
+  Status RetireView(Range& range) {
+    if (range.view.IsNull()) return Status();
+    const DeviceMemoryBase view = std::exchange(range.view, DeviceMemoryBase());
+    if constexpr (ZeroCopyBackend<B>) {
+      StreamExecutor<B>& self = Self();
+      Status retired = self.RetireRecord("HostMemoryDeviceView", view, RecordKind::kHostView);
+      Status forgotten = Interop<B>::ForgetHostMemoryView(self.native_state(), view);
+      return retired.ok() ? forgotten : retired;
+    }
+    return Status();
   }
 
   // mutex_ is held.
@@ -265,9 +361,11 @@ class PinnedHostMemoryApi {
                                                 : "allocated with HostMemoryAllocate/HostAllocate, not registered",
                        kind == Kind::kAllocated ? "HostMemoryUnregister" : "HostMemoryDeallocate");
     }
-    const Range range = it->second;
+    Range range = it->second;
     ranges_.erase(it);
-    return range.release(self.native_state(), ptr);
+    Status retired = RetireView(range);
+    Status released = range.release(self.native_state(), ptr);
+    return released.ok() ? retired : released;
   }
 
   static Status FreeOwned(void* owner, void* data) {

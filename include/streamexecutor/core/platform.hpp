@@ -49,6 +49,15 @@ class STREAMEXECUTOR_EXPORT Platform {
   StatusOr<StreamExecutor<B>*> ExecutorForDeviceWithPluginConfig(int ordinal, const PluginConfig& config);
 
   typename B::PlatformState& native_state() { return state_; }
+  // The executor of this platform at `address` (an allocation record's
+  // owner), or null: for messages about memory of another executor.
+  StreamExecutor<B>* ExecutorAt(const void* address) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& executor : executors_) {
+      if (executor != nullptr && executor.get() == address) return executor.get();
+    }
+    return nullptr;
+  }
 
  private:
   Platform() : init_status_(B::InitPlatform(state_)) {}

@@ -118,7 +118,8 @@ Status CheckUntypedLaunch(const Executor& executor, const ThreadDim& threads, co
   if (!all_live) [[unlikely]] {
     std::vector<const DeviceMemoryBase*> views;
     for (const KernelArg& arg : args.args()) views.push_back(arg.kind == KernelParamKind::kDevicePointer ? &arg.memory : nullptr);
-    return executor.CheckLaunchMemory(kernel.name(), views);
+    // Memory of a peer passes there (core/peer_access.hpp); the shared memory is checked still.
+    STREAMEXECUTOR_RETURN_IF_ERROR(executor.CheckLaunchMemory(kernel.name(), views));
   }
   if (wrapped || shared > device.shared_memory_per_block) [[unlikely]] {
     return MakeError(ErrorCode::kResourceExhausted,

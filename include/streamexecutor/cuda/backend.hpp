@@ -143,12 +143,14 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     }
     return Status();
   }
-  // Portable pinned memory: fast, truly asynchronous copies from any context.
+  // Portable pinned memory (fast, truly asynchronous copies from any context),
+  // mapped into the device's address space for kernels (HostMemoryDeviceView).
   static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     void* ptr = nullptr;
-    if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE); r != CUDA_SUCCESS) {
+    const unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
+    if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, flags); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostAlloc", "allocating {} bytes of pinned host memory for cuda:{}", bytes,
                                  executor.ordinal);
     }
@@ -163,25 +165,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     }
     return Status();
   }
-  // Pins existing host memory (cuMemHostRegister), e.g. a std::vector's buffer.
-  static Status HostRegister(ExecutorState& executor, void* ptr, std::uint64_t bytes) {
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
-        r != CUDA_SUCCESS) {
-      return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
-                                 executor.ordinal);
-    }
-    return Status();
-  }
-  static Status HostUnregister(ExecutorState& executor, void* ptr) {
-    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
-      return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
-    }
-    return Status();
-  }
+  // Registration of caller memory (HostMemoryRegister) and the device view of
+  // pinned memory (HostMemoryDeviceView) are in cuda/interop.hpp.
 
   static CUdeviceptr Address(const DeviceMemoryBase& memory) { return cuda_detail::DeviceAddress(memory); }
 

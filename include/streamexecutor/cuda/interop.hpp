@@ -1,7 +1,8 @@
 // se::cuda's native objects (core/interop.hpp): the executor's primary
 // CUcontext and CUdevice, a stream's CUstream, an event's CUevent, a view's
 // CUdeviceptr, a kernel's CUfunction; adoption of a CUstream or a CUdeviceptr
-// created elsewhere; cuMemHostRegister for HostMemoryRegister.
+// created elsewhere; cuMemHostRegister for HostMemoryRegister, and the mapped
+// device pointer of pinned memory for HostMemoryDeviceView.
 //
 // CUDA has no reference counts: an adopted CUstream is never destroyed by
 // the Stream wrapping it (which still synchronizes it before it goes), and
@@ -108,13 +109,47 @@ struct Interop<cuda> {
   }
   static Status ForgetMemory(cuda::ExecutorState&, DeviceMemoryBase) { return Status(); }
 
+  // Pins existing host memory (cuMemHostRegister), e.g. a std::vector's
+  // buffer, portable and mapped for kernels (HostMemoryDeviceView).
   static Status HostRegister(cuda::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
-    return cuda::HostRegister(executor, ptr, bytes);
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    const unsigned flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
+    if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, flags); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
+                                 executor.ordinal);
+    }
+    return Status();
   }
-  static Status HostUnregister(cuda::ExecutorState& executor, void* ptr) { return cuda::HostUnregister(executor, ptr); }
+  static Status HostUnregister(cuda::ExecutorState& executor, void* ptr) {
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
+    }
+    return Status();
+  }
+
+  // Zero copy: the device pointer of a pinned range, which HostAllocate and
+  // HostRegister map (DEVICEMAP). Under unified addressing it may equal the
+  // host address; kernels must be given this one either way.
+  static StatusOr<DeviceMemoryBase> HostMemoryView(cuda::ExecutorState& executor, void* base, std::uint64_t bytes) {
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    CUdeviceptr device = 0;
+    if (const CUresult r = executor.api->cuMemHostGetDevicePointer(&device, base, 0); r != CUDA_SUCCESS) {
+      return executor.api->Error(r, "cuMemHostGetDevicePointer",
+                                 "mapping {} bytes of pinned host memory at {} for kernels on cuda:{} (a device "
+                                 "without CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY cannot)",
+                                 bytes, base, executor.ordinal);
+    }
+    return DeviceMemoryBase(reinterpret_cast<void*>(static_cast<std::uintptr_t>(device)), bytes);
+  }
+  static Status ForgetHostMemoryView(cuda::ExecutorState&, DeviceMemoryBase) { return Status(); }
 };
 
 static_assert(StreamAdoptionBackend<cuda> && MemoryAdoptionBackend<cuda> && HostRegistrationBackend<cuda>);
+static_assert(ZeroCopyBackend<cuda>);
 static_assert(NativeExecutorBackend<cuda> && NativeDeviceBackend<cuda> && NativeKernelBackend<cuda>);
 
 }  // namespace streamexecutor

@@ -125,9 +125,10 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     if (!memory.ok()) return memory.status();
     return memory.value().opaque();
   }
-  static Status HostDeallocate(ExecutorState&, void* ptr) {
-    std::free(ptr);
-    return Status();
+  // Deferred like Deallocate: queued kernels may use it through its device
+  // view (HostMemoryDeviceView), queued copies read or write it.
+  static Status HostDeallocate(ExecutorState& executor, void* ptr) {
+    return Deallocate(executor, DeviceMemoryBase(ptr, 0));
   }
 
   // The address a view denotes: allocation base plus the view's offset.

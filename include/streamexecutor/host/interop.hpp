@@ -2,7 +2,8 @@
 // every host executor's work, a stream's command queue, an event, and a
 // view's address. Host memory adopted as DeviceMemory is any memory the
 // process can address; host memory needs no pinning, so registration only
-// records the range (the executor still checks it like on other backends).
+// records the range (the executor still checks it like on other backends),
+// and the device view of pinned memory (HostMemoryDeviceView) is the memory.
 // There is no native device or kernel object: the device is the CPU, a
 // kernel is the C++ function the spec names.
 #pragma once
@@ -41,8 +42,15 @@ struct Interop<host> {
 
   static Status HostRegister(host::ExecutorState&, void*, std::uint64_t) { return Status(); }
   static Status HostUnregister(host::ExecutorState&, void*) { return Status(); }
+
+  // Zero copy is the memory itself: host kernels dereference any host memory.
+  static StatusOr<DeviceMemoryBase> HostMemoryView(host::ExecutorState&, void* base, std::uint64_t bytes) {
+    return DeviceMemoryBase(base, bytes);
+  }
+  static Status ForgetHostMemoryView(host::ExecutorState&, DeviceMemoryBase) { return Status(); }
 };
 
 static_assert(MemoryAdoptionBackend<host> && HostRegistrationBackend<host> && NativeExecutorBackend<host>);
+static_assert(ZeroCopyBackend<host>);
 
 }  // namespace streamexecutor

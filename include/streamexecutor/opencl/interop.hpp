@@ -1,7 +1,8 @@
 // se::opencl's native objects (core/interop.hpp): the executor's cl_context
 // and cl_device_id, a stream's cl_command_queue, an event's latest marker, a
 // view's cl_mem, a kernel's cl_kernel; adoption of a cl_command_queue or a
-// cl_mem created elsewhere; registration of host memory as pinned.
+// cl_mem created elsewhere; registration of host memory as pinned, and the
+// pinning buffer as the device view of that memory (HostMemoryDeviceView).
 //
 // Adopted objects are retained while wrapped and released once when the
 // wrapper lets go (Stream destruction, ForgetDeviceMemory, or the
@@ -184,9 +185,48 @@ struct Interop<opencl> {
   static Status HostUnregister(opencl::ExecutorState& executor, void* ptr) {
     return opencl::HostDeallocate(executor, ptr);
   }
+
+  // Zero copy: the buffer that pins the range (HostAllocate's
+  // CL_MEM_ALLOC_HOST_PTR buffer, HostRegister's CL_MEM_USE_HOST_PTR one),
+  // which stays mapped while the range is pinned. OpenCL calls a region
+  // mapped for writing undefined to commands until it is unmapped; only a
+  // device that shares one memory with the host (CL_DEVICE_HOST_UNIFIED_MEMORY:
+  // CPU devices such as PoCL, integrated GPUs) keeps the buffer's storage in
+  // the mapped memory itself, so that kernels and the host see the same
+  // bytes. Any other device might give kernels a copy: refused.
+  static StatusOr<DeviceMemoryBase> HostMemoryView(opencl::ExecutorState& executor, void* base, std::uint64_t bytes) {
+    opencl_detail::Executor& e = *executor.impl;
+    cl_bool unified = CL_FALSE;
+    const cl_int error = clGetDeviceInfo(e.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, nullptr);
+    if (error != CL_SUCCESS && error != CL_INVALID_VALUE) {
+      return opencl_detail::ClError("clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", error,
+                                    "before giving kernels pinned host memory on {}", e.label);
+    }
+    if (error != CL_SUCCESS || unified != CL_TRUE) {
+      return MakeError(ErrorCode::kUnimplemented,
+                       "HostMemoryDeviceView on {}: the device does not share memory with the host "
+                       "(CL_DEVICE_HOST_UNIFIED_MEMORY is {}), so its kernels may work on a copy of mapped pinned "
+                       "memory; copy it (ThenMemcpy) or use unified memory (TryAllocateUnifiedArray) instead",
+                       e.label, error == CL_SUCCESS ? "false" : "not reported");
+    }
+    std::lock_guard<std::mutex> lock(e.mutex);
+    auto it = e.pinned.find(base);
+    if (it == e.pinned.end()) {
+      return MakeError(ErrorCode::kInternal, "HostMemoryDeviceView on {}: no buffer pins the range at {}", e.label,
+                       base);
+    }
+    return DeviceMemoryBase(it->second, bytes);
+  }
+  // Its slices' sub-buffers hold the buffer, and their cache is keyed by the
+  // cl_mem, which a later buffer may reuse.
+  static Status ForgetHostMemoryView(opencl::ExecutorState& executor, DeviceMemoryBase view) {
+    executor.impl->ForgetSubBuffers(opencl_detail::Buffer(view));
+    return Status();
+  }
 };
 
 static_assert(StreamAdoptionBackend<opencl> && MemoryAdoptionBackend<opencl> && HostRegistrationBackend<opencl>);
+static_assert(ZeroCopyBackend<opencl>);
 static_assert(NativeExecutorBackend<opencl> && NativeDeviceBackend<opencl> && NativeKernelBackend<opencl>);
 
 }  // namespace streamexecutor

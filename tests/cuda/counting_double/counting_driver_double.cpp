@@ -2,8 +2,9 @@
 // because no NVIDIA driver can exist on the machines that build and test this
 // project; it is never a stand-in for a part that could run here.
 //
-// What it pretends: one device ("counting driver double") whose memory is
-// host memory, so copies and fills really move bytes; modules are PTX text
+// What it pretends: one device ("counting driver double"; two or more with
+// SE_COUNTING_DOUBLE_DEVICES=n, each with its primary context, peers of each
+// other) whose memory is host memory, so copies and fills really move bytes; modules are PTX text
 // whose .entry parameter lists it parses, so cuModuleGetFunction fails for a
 // missing kernel and cuFuncGetParamInfo answers real sizes; cuFuncGetAttribute
 // and the occupancy calls answer from the resources the PTX declares, with a
@@ -101,21 +102,39 @@ int IndexOf(std::string_view name) {
 constexpr std::size_t kTotalMemory = std::size_t{4} << 30;
 constexpr std::size_t kAlignment = 256;  // what cuMemAlloc guarantees
 
+// Devices: one unless SE_COUNTING_DOUBLE_DEVICES asks for up to kMaxDevices.
+constexpr int kMaxDevices = 4;
+int DeviceCount() {
+  static const int count = [] {
+    const char* asked = std::getenv("SE_COUNTING_DOUBLE_DEVICES");
+    const long n = asked != nullptr ? std::strtol(asked, nullptr, 10) : 1;
+    return static_cast<int>(std::clamp<long>(n, 1, kMaxDevices));
+  }();
+  return count;
+}
+bool ValidDevice(CUdevice device) { return device >= 0 && device < DeviceCount(); }
+
 struct Context {
   int retains = 0;
 };
-Context g_primary;
+Context g_primary[kMaxDevices];  // one per device
 // Another library's context: it may be made current, but the device's
 // allocations and modules are not in it.
 Context g_foreign;
 [[gnu::tls_model("initial-exec")]] thread_local CUcontext tls_current = nullptr;
 
-// Calls that the real driver runs in the thread's current context fail
-// without the primary one current (none, or another library's), so that a
-// backend call made in the wrong context shows up in the tests.
-CUresult NeedContext() {
-  return tls_current == reinterpret_cast<CUcontext>(&g_primary) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+// The device whose primary context `context` is, or -1.
+int PrimaryOrdinal(CUcontext context) {
+  for (int i = 0; i < DeviceCount(); ++i) {
+    if (context == reinterpret_cast<CUcontext>(&g_primary[i])) return i;
+  }
+  return -1;
 }
+
+// Calls that the real driver runs in the thread's current context fail
+// without a primary one current (none, or another library's), so that a
+// backend call made in the wrong context shows up in the tests.
+CUresult NeedContext() { return PrimaryOrdinal(tls_current) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 
 std::mutex g_mutex;  // guards the registries below (not the launch record)
 struct DeviceAllocation {
@@ -123,8 +142,6 @@ struct DeviceAllocation {
   CUcontext context;
 };
 std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
-std::set<void*> g_host_allocations;
-std::set<void*> g_registered;
 
 SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
@@ -161,18 +178,18 @@ CUresult Double_cuDriverGetVersion(int* version) {
 CUresult Double_cuDeviceGetCount(int* count) {
   if (CUresult r = Take(k_cuDeviceGetCount)) return r;
   if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *count = 1;
+  *count = DeviceCount();
   return CUDA_SUCCESS;
 }
 CUresult Double_cuDeviceGet(CUdevice* device, int ordinal) {
   if (CUresult r = Take(k_cuDeviceGet)) return r;
-  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *device = 0;
+  if (!ValidDevice(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 CUresult Double_cuDeviceGetName(char* name, int length, CUdevice device) {
   if (CUresult r = Take(k_cuDeviceGetName)) return r;
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
   const char text[] = "counting driver double (no GPU)";
   const std::size_t n = std::min(sizeof(text), static_cast<std::size_t>(length));
@@ -182,36 +199,35 @@ CUresult Double_cuDeviceGetName(char* name, int length, CUdevice device) {
 }
 CUresult Double_cuDeviceGetAttribute(int* value, CUdevice_attribute which, CUdevice device) {
   if (CUresult r = Take(k_cuDeviceGetAttribute)) return r;
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   *value = Attribute(which);
   return CUDA_SUCCESS;
 }
 CUresult Double_cuDeviceTotalMem(std::size_t* bytes, CUdevice device) {
   if (CUresult r = Take(k_cuDeviceTotalMem)) return r;
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   *bytes = kTotalMemory;
   return CUDA_SUCCESS;
 }
 CUresult Double_cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
   if (CUresult r = Take(k_cuDevicePrimaryCtxRetain)) return r;
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   std::lock_guard<std::mutex> lock(g_mutex);
-  ++g_primary.retains;
-  *context = reinterpret_cast<CUcontext>(&g_primary);
+  ++g_primary[device].retains;
+  *context = reinterpret_cast<CUcontext>(&g_primary[device]);
   return CUDA_SUCCESS;
 }
 CUresult Double_cuDevicePrimaryCtxRelease(CUdevice device) {
   if (CUresult r = Take(k_cuDevicePrimaryCtxRelease)) return r;
-  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!ValidDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_primary.retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  --g_primary.retains;
+  if (g_primary[device].retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  --g_primary[device].retains;
   return CUDA_SUCCESS;
 }
 CUresult Double_cuCtxSetCurrent(CUcontext context) {
   if (CUresult r = Take(k_cuCtxSetCurrent)) return r;
-  if (context != nullptr && context != reinterpret_cast<CUcontext>(&g_primary) &&
-      context != reinterpret_cast<CUcontext>(&g_foreign)) {
+  if (context != nullptr && PrimaryOrdinal(context) < 0 && context != reinterpret_cast<CUcontext>(&g_foreign)) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   tls_current = context;
@@ -252,47 +268,12 @@ CUresult Double_cuMemFree(CUdeviceptr ptr) {
   std::free(reinterpret_cast<void*>(ptr));
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemHostAlloc(void** ptr, std::size_t bytes, unsigned) {
-  if (CUresult r = Take(k_cuMemHostAlloc)) return r;
-  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  *ptr = std::malloc(bytes);
-  if (*ptr == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_host_allocations.insert(*ptr);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuMemFreeHost(void* ptr) {
-  if (CUresult r = Take(k_cuMemFreeHost)) return r;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_host_allocations.erase(ptr) == 0) return CUDA_ERROR_INVALID_VALUE;
-  std::free(ptr);
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuMemHostRegister(void* ptr, std::size_t bytes, unsigned) {
-  if (CUresult r = Take(k_cuMemHostRegister)) return r;
-  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return g_registered.insert(ptr).second ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-}
-CUresult Double_cuMemHostUnregister(void* ptr) {
-  if (CUresult r = Take(k_cuMemHostUnregister)) return r;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return g_registered.erase(ptr) == 1 ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-}
-
-void* Host(CUdeviceptr ptr) { return reinterpret_cast<void*>(ptr); }
+// Pinned host memory, and the device addresses it is mapped at (which Host
+// turns back into host addresses).
+#include "host_memory_double.inc"
 
 // cuStream*, cuEvent*, cuLaunchHostFunc and the record of their order.
 #include "stream_event_double.inc"
-
-// Pinned memory is mapped at its host address, as under unified addressing.
-CUresult Double_cuMemHostGetDevicePointer(CUdeviceptr* device, void* host, unsigned) {
-  if (CUresult r = Take(k_cuMemHostGetDevicePointer)) return r;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_host_allocations.count(host) == 0) return CUDA_ERROR_INVALID_VALUE;
-  *device = reinterpret_cast<CUdeviceptr>(host);
-  return CUDA_SUCCESS;
-}
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
   if (CUresult r = NeedContext()) return r;
@@ -462,15 +443,8 @@ CUresult Double_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction functi
                       config->hStream, params, extra);
 }
 
-CUresult Double_cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice) {
-  if (CUresult r = Take(k_cuDeviceCanAccessPeer)) return r;
-  *can = 0;  // one device: no peer
-  return CUDA_SUCCESS;
-}
-CUresult Double_cuCtxEnablePeerAccess(CUcontext, unsigned) {
-  if (CUresult r = Take(k_cuCtxEnablePeerAccess)) return r;
-  return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
-}
+// cuDeviceCanAccessPeer, cuCtxEnablePeerAccess and the record of enabled pairs.
+#include "peer_double.inc"
 
 // The interop entry points, defined in interop_entry_points.hpp (included at the end).
 CUresult Double_cuStreamGetCtx(CUstream stream, CUcontext* context);
@@ -575,6 +549,12 @@ void se_counting_double_fail_next(const char* entry_point, int result) {
 }
 
 CUcontext se_counting_double_foreign_context() { return reinterpret_cast<CUcontext>(&g_foreign); }
+
+int se_counting_double_host_flags(const void* ptr) { return HostFlags(ptr); }
+
+bool se_counting_double_peer_enabled(int from, int to) {
+  return ValidDevice(from) && ValidDevice(to) && g_peer_enabled[from][to].load();
+}
 
 long se_counting_double_calls_from_host_functions() { return g_calls_from_host_functions.load(); }
 

@@ -1,7 +1,8 @@
 // The query side of the counting CUDA driver double (counting_driver_double.cpp):
 // a test double built as libcuda.so.1 for machines with no NVIDIA driver. It
-// answers the driver API the CUDA backend loads with one pretend device whose
-// "device memory" is host memory, runs no kernel, and counts every call.
+// answers the driver API the CUDA backend loads with one pretend device (more
+// with SE_COUNTING_DOUBLE_DEVICES=n) whose "device memory" is host memory,
+// runs no kernel, and counts every call.
 //
 // A test or benchmark that put the double on LD_LIBRARY_PATH reaches these
 // functions with dlsym on the already-loaded library (CountingDoubleApi).
@@ -62,6 +63,12 @@ struct SeCountingDoubleOccupancyCall {
 typedef bool (*SeCountingDoubleLastOccupancyCallFn)(const char* entry_point, SeCountingDoubleOccupancyCall* out);
 // cuFuncGetAttribute calls that asked for `attribute` (a CUfunction_attribute).
 typedef long (*SeCountingDoubleFuncAttributeCallsFn)(int attribute);
+// The flags that the pinned range starting at `ptr` was allocated
+// (cuMemHostAlloc) or registered (cuMemHostRegister) with; -1 for none.
+typedef int (*SeCountingDoubleHostFlagsFn)(const void* ptr);
+// Whether cuCtxEnablePeerAccess in device `from`'s primary context enabled
+// access to device `to`'s (SE_COUNTING_DOUBLE_DEVICES=2 gives two devices).
+typedef bool (*SeCountingDoublePeerEnabledFn)(int from, int to);
 }
 
 namespace se_test {
@@ -76,11 +83,13 @@ struct CountingDoubleApi {
   SeCountingDoubleLatestCallFn latest_call = nullptr;
   SeCountingDoubleLastOccupancyCallFn last_occupancy_call = nullptr;
   SeCountingDoubleFuncAttributeCallsFn func_attribute_calls = nullptr;
+  SeCountingDoubleHostFlagsFn host_flags = nullptr;
+  SeCountingDoublePeerEnabledFn peer_enabled = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
            calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
-           func_attribute_calls != nullptr;
+           func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -100,6 +109,9 @@ struct CountingDoubleApi {
         dlsym(library, "se_counting_double_last_occupancy_call"));
     api.func_attribute_calls = reinterpret_cast<SeCountingDoubleFuncAttributeCallsFn>(
         dlsym(library, "se_counting_double_func_attribute_calls"));
+    api.host_flags = reinterpret_cast<SeCountingDoubleHostFlagsFn>(dlsym(library, "se_counting_double_host_flags"));
+    api.peer_enabled =
+        reinterpret_cast<SeCountingDoublePeerEnabledFn>(dlsym(library, "se_counting_double_peer_enabled"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
