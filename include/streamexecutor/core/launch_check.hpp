@@ -75,10 +75,14 @@ template <typename P, typename Executor, typename A>
 // which only the full check accepts.
 template <typename... Params, typename Executor, typename... Args>
 bool TakesPeerMemory(const Executor& executor, const Args&... args) {
-  auto is_peer = [&](const DeviceMemoryBase* view) {
-    return view != nullptr && !executor.IsLiveView(*view) && executor.IsEnabledPeerView(*view);
-  };
-  return (is_peer(MemoryView<Params>(args)) || ...);
+  if constexpr (sizeof...(Params) == 0) {
+    return false;  // a kernel without parameters takes no memory (and the lambda would be unused)
+  } else {
+    auto is_peer = [&](const DeviceMemoryBase* view) {
+      return view != nullptr && !executor.IsLiveView(*view) && executor.IsEnabledPeerView(*view);
+    };
+    return (is_peer(MemoryView<Params>(args)) || ...);
+  }
 }
 
 template <typename P, typename A>
