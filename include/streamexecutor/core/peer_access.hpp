@@ -30,8 +30,8 @@ namespace streamexecutor::detail {
 
 // The executors whose memory kernels of one executor may take. A member of
 // StreamExecutor, its last, rather than of the base below: a base's members
-// come before the executor's own, and moving those (the description, the
-// records) changed the code GCC makes for the launch path.
+// come before the executor's own, and this keeps the offsets of those the
+// launch path reads (the description, the records) as they were.
 struct PeerList {
   mutable std::mutex mutex;
   std::vector<const void*> executors;
