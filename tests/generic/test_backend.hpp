@@ -7,7 +7,7 @@
 namespace se = streamexecutor;
 
 #ifndef SE_TEST_BACKEND
-#error "build the generic suite with -DSE_TEST_BACKEND=host|opencl|cuda"
+#error "build the generic suite with -DSE_TEST_BACKEND=<tag of a backend in se::EnabledBackends>"
 #endif
 using TestBackend = se::SE_TEST_BACKEND;
 
@@ -18,7 +18,10 @@ inline se::StreamExecutor<TestBackend>* TestExecutor() {
 // Whether a host callback may call the backend (enqueue into its own stream):
 // CUDA forbids CUDA calls inside a host function, so our CUDA callbacks refuse
 // them with FAILED_PRECONDITION (docs/api.md, "Differences between backends").
-inline constexpr bool kCallbacksMayCallTheBackend = TestBackend::kName != std::string_view("cuda");
+inline constexpr bool kCallbacksMayCallTheBackend = se::Capabilities<TestBackend>::kCallbacksMayEnqueue;
+// Whether every operation has run when its Then* call returns (se::host_serial):
+// cases about work that is still queued do not apply there.
+inline constexpr bool kRunsOnEnqueue = se::Capabilities<TestBackend>::kRunsOnEnqueue;
 
 // Substring check for Status messages.
 inline bool Mentions(const se::Status& status, std::string_view text) {

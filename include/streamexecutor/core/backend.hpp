@@ -72,7 +72,7 @@ concept StreamBackend =
              const op::Memset32& fill32, const op::HostCall<detail::ConceptProbeCallback>& host_call) {
       { B::CreateStream(executor, stream) } -> std::same_as<Status>;
       { B::DestroyStream(executor, stream) } -> std::same_as<void>;
-      { B::StreamSynchronize(stream) } -> std::same_as<Status>;
+      { B::SynchronizeStream(stream) } -> std::same_as<Status>;
       { B::Submit(stream, h2d) } -> std::same_as<Status>;
       { B::Submit(stream, d2h) } -> std::same_as<Status>;
       { B::Submit(stream, d2d) } -> std::same_as<Status>;
@@ -92,9 +92,9 @@ concept EventBackend =
       { B::DestroyEvent(executor, event) } -> std::same_as<void>;
       { B::Submit(stream, record) } -> std::same_as<Status>;
       { B::Submit(stream, wait) } -> std::same_as<Status>;
-      { B::EventQuery(event) } -> std::same_as<StatusOr<bool>>;
-      { B::EventSynchronize(event) } -> std::same_as<Status>;
-      { B::EventElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
+      { B::QueryEvent(event) } -> std::same_as<StatusOr<bool>>;
+      { B::SynchronizeEvent(event) } -> std::same_as<Status>;
+      { B::ElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
     };
 
 // Kernels: loaded from a MultiKernelLoaderSpec, checked against the
@@ -211,5 +211,54 @@ concept CommandBufferBackend =
       { B::FinalizeCommandBuffer(buffer) } -> std::same_as<Status>;
       { B::SubmitCommandBuffer(stream, buffer) } -> std::same_as<Status>;
     };
+
+// Events that cost more when they can be timed (CUDA: an event without
+// CU_EVENT_DISABLE_TIMING): plain events are made without timing, and
+// Timers ask for timing ones.
+template <typename B>
+concept TimingEventBackend = Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event) {
+  { B::CreateTimingEvent(executor, event) } -> std::same_as<Status>;
+};
+
+// Streams that time their work only on request (OpenCL queue profiling costs
+// every command): a stream's first Timer turns it on.
+template <typename B>
+concept TimingStreamBackend = Backend<B> && requires(typename B::StreamHandle& stream) {
+  { B::EnableTiming(stream) } -> std::same_as<Status>;
+};
+
+// ---- Capability constants ------------------------------------------------------
+// Differences of behaviour that are not an extra operation are constants a
+// backend may declare; Capabilities<B> gives each with the value a backend
+// gets when it says nothing. Code that differs between backends asks these,
+// never a backend's name.
+template <typename B>
+struct Capabilities {
+  // Host callbacks may call into the backend: enqueue on a stream, record,
+  // synchronize another stream. CUDA forbids CUDA calls inside a host
+  // function (cuLaunchHostFunc), so its callbacks get FAILED_PRECONDITION.
+  static constexpr bool kCallbacksMayEnqueue = [] {
+    if constexpr (requires { B::kCallbacksMayEnqueue; }) return bool{B::kCallbacksMayEnqueue};
+    else return true;
+  }();
+  // Every operation has run when its Then* call returns (se::host_serial):
+  // a queued operation is never pending, so tests of pending work do not apply.
+  static constexpr bool kRunsOnEnqueue = [] {
+    if constexpr (requires { B::kRunsOnEnqueue; }) return bool{B::kRunsOnEnqueue};
+    else return false;
+  }();
+};
+
+// ---- Index of the capabilities declared elsewhere ------------------------------
+// Each is next to the core code that uses it:
+//   core/copy.hpp            DeviceMemoryIsHostMemoryBackend, PeerCopyBackend
+//   core/interop.hpp         NativeExecutorBackend, NativeDeviceBackend, NativeStreamBackend,
+//                            NativeKernelBackend, StreamAdoptionBackend, MemoryAdoptionBackend,
+//                            HostRegistrationBackend, ZeroCopyBackend
+//   core/occupancy.hpp       KernelAttributesBackend, DriverOccupancyBackend
+//   core/prepared_launch.hpp PreparedLaunchBackend
+//   core/synchronous.hpp     StreamIdleQueryBackend, CallbackThreadBackend, StreamHostWaitBackend
+//   core/untyped_launch.hpp  UntypedLaunchBackend
+// tests/core/capability_index_test.py keeps this list complete.
 
 }  // namespace streamexecutor

@@ -96,42 +96,42 @@ class CommandBuffer {
   }
 
   template <typename T>
-  CommandBuffer& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* gpu_dst) {
+  CommandBuffer& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
     if (!Ready("ThenMemcpyH2D")) return *this;
-    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *gpu_dst); !s.ok()) {
+    if (device_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *device_dst); !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyH2D("ThenMemcpyH2D", gpu_dst, host_src.data(), host_src.size_bytes());
+    return CopyH2D("ThenMemcpyH2D", device_dst, host_src.data(), host_src.size_bytes());
   }
   template <typename T>
-  CommandBuffer& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
+  CommandBuffer& ThenMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
     if (!Ready("ThenMemcpyD2H")) return *this;
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src, host_dst.size()); !s.ok()) {
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", device_src, host_dst.size()); !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyD2H("ThenMemcpyD2H", host_dst.data(), gpu_src, gpu_src.size());
+    return CopyD2H("ThenMemcpyD2H", host_dst.data(), device_src, device_src.size());
   }
   template <typename T>
-  CommandBuffer& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
+  CommandBuffer& ThenMemcpyD2D(DeviceMemory<T>* device_dst, const DeviceMemory<T>& device_src) {
     if (!Ready("ThenMemcpyD2D")) return *this;
-    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src, *gpu_dst); !s.ok()) {
+    if (device_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", device_src, *device_dst); !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, gpu_src.size());
+    return CopyD2D("ThenMemcpyD2D", device_dst, device_src, device_src.size());
   }
 
   // Byte forms: H2D, D2H, D2D. Host memory is read or written at each
   // submission's turn, so it must stay valid while the buffer is in use.
-  CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
-    return CopyH2D("ThenMemcpy (H2D)", gpu_dst, host_src, size);
+  CommandBuffer& ThenMemcpy(DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
+    return CopyH2D("ThenMemcpy (H2D)", device_dst, host_src, size);
   }
-  CommandBuffer& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return CopyD2H("ThenMemcpy (D2H)", host_dst, gpu_src, size);
+  CommandBuffer& ThenMemcpy(void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return CopyD2H("ThenMemcpy (D2H)", host_dst, device_src, size);
   }
-  CommandBuffer& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return CopyD2D("ThenMemcpy (D2D)", gpu_dst, gpu_src, size);
+  CommandBuffer& ThenMemcpy(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return CopyD2D("ThenMemcpy (D2D)", device_dst, device_src, size);
   }
 
   CommandBuffer& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
@@ -213,20 +213,20 @@ class CommandBuffer {
 
  private:
   // The copies, under the name the caller used (for messages).
-  CommandBuffer& CopyD2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src,
+  CommandBuffer& CopyD2D(std::string_view caller, DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
                          std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size}, {gpu_dst, &gpu_src});
+    if (device_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*device_dst, device_src, size}, {device_dst, &device_src});
   }
-  CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+  CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size}, {&gpu_src});
+    return Then(caller, op::MemcpyD2H{host_dst, device_src, size}, {&device_src});
   }
-  CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+  CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size}, {gpu_dst});
+    if (device_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*device_dst, host_src, size}, {device_dst});
   }
   // Every DeviceMemory the recorded work touches, checked at each submission.
   struct UsedMemory {

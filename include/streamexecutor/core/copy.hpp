@@ -57,7 +57,7 @@ inline std::string_view ToString(CopyRoute route) {
 
 // Backends whose device memory is host memory (B::Address gives the pointer).
 template <typename B>
-concept HostMemoryBackend = Backend<B> && requires(const DeviceMemoryBase& memory) {
+concept DeviceMemoryIsHostMemoryBackend = Backend<B> && requires(const DeviceMemoryBase& memory) {
   requires B::kDeviceMemoryIsHostMemory;
   { B::Address(memory) } -> std::same_as<void*>;
 };
@@ -276,11 +276,11 @@ StatusOr<CopyRoute> ThenCopyBetween(Stream<Src>* from, const DeviceMemoryBase& s
       return result(CopyRoute::kSameExecutor);
     }
   }
-  if constexpr (HostMemoryBackend<Src>) {
+  if constexpr (DeviceMemoryIsHostMemoryBackend<Src>) {
     to->ThenWaitFor(from).ThenMemcpy(dst, Src::Address(src), bytes);
     from->ThenWaitFor(to);
     return result(CopyRoute::kFromHostMemory);
-  } else if constexpr (HostMemoryBackend<Dst>) {
+  } else if constexpr (DeviceMemoryIsHostMemoryBackend<Dst>) {
     from->ThenWaitFor(to).ThenMemcpy(Dst::Address(*dst), src, bytes);
     to->ThenWaitFor(from);
     return result(CopyRoute::kIntoHostMemory);

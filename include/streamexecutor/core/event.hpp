@@ -55,13 +55,13 @@ class Event {
   // kComplete when every recording enqueued so far has run (or none was).
   State PollForStatus() {
     if (!initialized_) return State::kError;
-    StatusOr<bool> done = B::EventQuery(handle_);
+    StatusOr<bool> done = B::QueryEvent(handle_);
     if (!done.ok()) return State::kError;
     return done.value() ? State::kComplete : State::kPending;
   }
   Status Synchronize() {
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckInitialized("Event::Synchronize"));
-    return B::EventSynchronize(handle_);
+    return B::SynchronizeEvent(handle_);
   }
 
   StreamExecutor<B>* parent() const { return parent_; }
@@ -99,11 +99,7 @@ class Event {
                                parent_->DeviceLabel());
       return false;
     }
-    // A backend whose events cost more when they can be timed (CUDA) makes
-    // plain ones without timing, and timing ones for Timers only.
-    if constexpr (requires(typename B::ExecutorState& state, typename B::EventHandle& h) {
-                    B::CreateTimingEvent(state, h);
-                  }) {
+    if constexpr (TimingEventBackend<B>) {
       init_status_ = timing ? B::CreateTimingEvent(parent_->native_state(), handle_)
                             : B::CreateEvent(parent_->native_state(), handle_);
     } else {
@@ -154,7 +150,7 @@ class Timer {
       return Status(ErrorCode::kFailedPrecondition, "timer events were never recorded (ThenStartTimer/ThenStopTimer)");
     }
     STREAMEXECUTOR_RETURN_IF_ERROR(stop_.Synchronize());
-    return B::EventElapsedNanoseconds(start_.native_handle(), stop_.native_handle());
+    return B::ElapsedNanoseconds(start_.native_handle(), stop_.native_handle());
   }
   // Seed accessors: 0 when the interval cannot be measured.
   std::uint64_t Nanoseconds() { return ElapsedNanoseconds().value_or(0); }

@@ -77,12 +77,12 @@ Status SynchronousMemcpyD2H(StreamExecutor<B>* executor, const DeviceMemory<T>& 
 // The stream forms take the stream by reference, as its Then* calls chain on it.
 template <typename T, Backend B>
 Stream<B>& ThenMemcpyH2D(Stream<B>& stream, std::span<const std::type_identity_t<T>> host_src,
-                         DeviceMemory<T>* gpu_dst) {
-  return stream.template ThenMemcpyH2D<T>(host_src, gpu_dst);
+                         DeviceMemory<T>* device_dst) {
+  return stream.template ThenMemcpyH2D<T>(host_src, device_dst);
 }
 template <typename T, Backend B>
-Stream<B>& ThenMemcpyD2H(Stream<B>& stream, const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
-  return stream.template ThenMemcpyD2H<T>(gpu_src, host_dst);
+Stream<B>& ThenMemcpyD2H(Stream<B>& stream, const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
+  return stream.template ThenMemcpyD2H<T>(device_src, host_dst);
 }
 
 // ---- Library state -------------------------------------------------------------

@@ -156,47 +156,47 @@ class Stream {
   // ---- Copies and fills ------------------------------------------------------
 
   template <typename T>
-  Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* gpu_dst) {
+  Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
     if (!Ready("ThenMemcpyH2D")) return *this;
-    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *gpu_dst);
+    if (device_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *device_dst);
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyH2D("ThenMemcpyH2D", gpu_dst, host_src.data(), host_src.size_bytes());
+    return CopyH2D("ThenMemcpyH2D", device_dst, host_src.data(), host_src.size_bytes());
   }
   template <typename T>
-  Stream& ThenMemcpyD2H(const DeviceMemory<T>& gpu_src, std::span<std::type_identity_t<T>> host_dst) {
+  Stream& ThenMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
     if (!Ready("ThenMemcpyD2H")) return *this;
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", gpu_src, host_dst.size());
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", device_src, host_dst.size());
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyD2H("ThenMemcpyD2H", host_dst.data(), gpu_src, gpu_src.size());
+    return CopyD2H("ThenMemcpyD2H", host_dst.data(), device_src, device_src.size());
   }
   template <typename T>
-  Stream& ThenMemcpyD2D(DeviceMemory<T>* gpu_dst, const DeviceMemory<T>& gpu_src) {
+  Stream& ThenMemcpyD2D(DeviceMemory<T>* device_dst, const DeviceMemory<T>& device_src) {
     if (!Ready("ThenMemcpyD2D")) return *this;
-    if (gpu_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", gpu_src, *gpu_dst);
+    if (device_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", device_src, *device_dst);
         !s.ok()) {
       return Fail(std::move(s));
     }
-    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, gpu_src.size());
+    return CopyD2D("ThenMemcpyD2D", device_dst, device_src, device_src.size());
   }
-  Stream& ThenMemcpyD2D(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return CopyD2D("ThenMemcpyD2D", gpu_dst, gpu_src, size);
+  Stream& ThenMemcpyD2D(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return CopyD2D("ThenMemcpyD2D", device_dst, device_src, size);
   }
 
   // Byte forms (seed spellings): H2D, D2H, D2D.
-  Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
-    return CopyH2D("ThenMemcpy (H2D)", gpu_dst, host_src, size);
+  Stream& ThenMemcpy(DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
+    return CopyH2D("ThenMemcpy (H2D)", device_dst, host_src, size);
   }
-  Stream& ThenMemcpy(void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return CopyD2H("ThenMemcpy (D2H)", host_dst, gpu_src, size);
+  Stream& ThenMemcpy(void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return CopyD2H("ThenMemcpy (D2H)", host_dst, device_src, size);
   }
-  Stream& ThenMemcpy(DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
-    return CopyD2D("ThenMemcpy (D2D)", gpu_dst, gpu_src, size);
+  Stream& ThenMemcpy(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+    return CopyD2D("ThenMemcpy (D2D)", device_dst, device_src, size);
   }
 
   Stream& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
@@ -319,7 +319,7 @@ class Stream {
       if (status_.ok()) status_ = NotInitialized("BlockHostUntilDone");
       return status_;
     }
-    Status synced = B::StreamSynchronize(handle_);
+    Status synced = B::SynchronizeStream(handle_);
     if (status_.ok() && !synced.ok()) status_ = std::move(synced);
     return status_;
   }
@@ -382,20 +382,20 @@ class Stream {
 
  private:
   // The copies, under the name the caller used (for messages).
-  Stream& CopyD2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const DeviceMemoryBase& gpu_src,
+  Stream& CopyD2D(std::string_view caller, DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
                   std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyD2D{*gpu_dst, gpu_src, size});
+    if (device_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyD2D{*device_dst, device_src, size});
   }
-  Stream& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& gpu_src, std::uint64_t size) {
+  Stream& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    return Then(caller, op::MemcpyD2H{host_dst, gpu_src, size});
+    return Then(caller, op::MemcpyD2H{host_dst, device_src, size});
   }
-  Stream& CopyH2D(std::string_view caller, DeviceMemoryBase* gpu_dst, const void* host_src, std::uint64_t size) {
+  Stream& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
     if (!Ready(caller)) return *this;
-    if (gpu_dst == nullptr) return Fail(Null(caller, "destination"));
-    return Then(caller, op::MemcpyH2D{*gpu_dst, host_src, size});
+    if (device_dst == nullptr) return Fail(Null(caller, "destination"));
+    return Then(caller, op::MemcpyH2D{*device_dst, host_src, size});
   }
   // Synchronous operations of the executor come after this stream's work
   // from here on (core/synchronous.hpp).
@@ -414,7 +414,7 @@ class Stream {
 
   void Release() noexcept {
     if (!initialized_) return;
-    B::StreamSynchronize(handle_).IgnoreError();
+    B::SynchronizeStream(handle_).IgnoreError();
     // Out of the executor's list before the handle goes: a synchronous
     // operation on another thread may be recording on it until then.
     parent_->Unlink(*live_);
@@ -495,10 +495,8 @@ class Stream {
     return Check(B::Submit(handle_, operation));
   }
 
-  // A backend whose streams time their work only on request (OpenCL queue
-  // profiling costs every command) turns it on with the stream's first timer.
   Stream& EnableTiming(std::string_view caller) {
-    if constexpr (requires(typename B::StreamHandle& h) { B::EnableTiming(h); }) {
+    if constexpr (TimingStreamBackend<B>) {
       if (!Ready(caller)) return *this;
       if (Status s = B::EnableTiming(handle_); !s.ok()) return Fail(std::move(s));
     }

@@ -103,7 +103,7 @@ class SynchronousOperations {
       // synchronizing may stick to it, so it is dropped.
       STREAMEXECUTOR_RETURN_IF_ERROR(QueueWaitsForStreams(executor));
       STREAMEXECUTOR_RETURN_IF_ERROR(B::Submit(sync_stream_, operation));
-      Status synced = B::StreamSynchronize(sync_stream_);
+      Status synced = B::SynchronizeStream(sync_stream_);
       if (!synced.ok()) [[unlikely]] DropSyncStreamLocked(executor);
       return synced;
     }
@@ -127,7 +127,7 @@ class SynchronousOperations {
       STREAMEXECUTOR_RETURN_IF_ERROR(RecordOn(executor, busy, recorded));
       Status status;
       for (EventHandle& event : recorded) {
-        Status waited = B::EventSynchronize(event);
+        Status waited = B::SynchronizeEvent(event);
         if (status.ok()) status = std::move(waited);
       }
       GiveBack(recorded);

@@ -33,6 +33,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static constexpr std::string_view kName = "cuda";
   // cuStreamWaitEvent takes events of other contexts and devices.
   static constexpr bool kWaitsAcrossExecutors = true;
+  // cuLaunchHostFunc: a host function must not call CUDA (Capabilities<B>).
+  static constexpr bool kCallbacksMayEnqueue = false;
 
   struct PlatformState {
     const cuda_detail::DriverApi* api = nullptr;
@@ -207,8 +209,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     return context_scope.ok() && stream->api->cuStreamQuery(stream->stream) == CUDA_SUCCESS;
   }
-  static Status StreamSynchronize(StreamHandle& stream) {
-    if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "StreamSynchronize: no CUDA stream");
+  static Status SynchronizeStream(StreamHandle& stream) {
+    if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "SynchronizeStream: no CUDA stream");
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = stream->api->cuStreamSynchronize(stream->stream); r != CUDA_SUCCESS) {
@@ -393,7 +395,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     return cuda_detail::NotifyForeign(*event.api, event.event, executor.ordinal, release);
   }
 
-  static StatusOr<bool> EventQuery(EventHandle& event) {
+  static StatusOr<bool> QueryEvent(EventHandle& event) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     const CUresult r = event.api->cuEventQuery(event.event);
@@ -401,7 +403,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     if (r == CUDA_ERROR_NOT_READY) return false;
     return event.api->Error(r, "cuEventQuery", "polling an event");
   }
-  static Status EventSynchronize(EventHandle& event) {
+  static Status SynchronizeEvent(EventHandle& event) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
     if (!context_scope.ok()) [[unlikely]] return context_scope.status();
     if (const CUresult r = event.api->cuEventSynchronize(event.event); r != CUDA_SUCCESS) {
@@ -409,9 +411,9 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     }
     return Status();
   }
-  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+  static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
     if (cuda_detail::InHostFunction()) [[unlikely]] return cuda_detail::InHostFunctionError();
-    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
+    STREAMEXECUTOR_RETURN_IF_ERROR(SynchronizeEvent(stop));
     float milliseconds = 0.0f;
     if (const CUresult r = start.api->cuEventElapsedTime(&milliseconds, start.event, stop.event); r != CUDA_SUCCESS) {
       return start.api->Error(r, "cuEventElapsedTime",

@@ -29,7 +29,7 @@ struct ModuleCache {
 };
 
 // One stream. The first failure of a host callback is kept here, because the
-// driver has no way to fail a stream from the host; StreamSynchronize reports
+// driver has no way to fail a stream from the host; SynchronizeStream reports
 // it.
 struct WaitRing;
 struct WaitRings;

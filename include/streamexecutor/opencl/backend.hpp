@@ -216,7 +216,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->RunsOnCallbackThread(); }
   // Timers read the markers' timestamps, which only a profiling queue records.
   static Status EnableTiming(StreamHandle& stream) { return stream->EnableProfiling("ThenStartTimer/ThenStopTimer"); }
-  static Status StreamSynchronize(StreamHandle& stream) {
+  static Status SynchronizeStream(StreamHandle& stream) {
     STREAMEXECUTOR_RETURN_IF_ERROR(stream->WaitUntilFlushed());
     const cl_int error = clFinish(stream->queue);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clFinish", error, "on a stream of {}", stream->executor->label);
@@ -423,7 +423,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     return opencl_detail::NotifyForeign(*executor.impl, *event.state, release);
   }
 
-  static StatusOr<bool> EventQuery(EventHandle& event) {
+  static StatusOr<bool> QueryEvent(EventHandle& event) {
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return true;
     cl_int state = CL_COMPLETE;
@@ -435,18 +435,18 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     }
     return state == CL_COMPLETE;
   }
-  static Status EventSynchronize(EventHandle& event) {
+  static Status SynchronizeEvent(EventHandle& event) {
     const opencl_detail::EventRef latest(event.state->Acquire());
     if (!latest.event) return Status();
     const cl_int error = clWaitForEvents(1, &latest.event);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clWaitForEvents", error, "waiting for a recorded event");
     return Status();
   }
-  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+  static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
     // Waited for first: a recording held behind a callback is a stand-in
     // until it reaches the queue, and only the real marker has timestamps.
-    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(start));
-    STREAMEXECUTOR_RETURN_IF_ERROR(EventSynchronize(stop));
+    STREAMEXECUTOR_RETURN_IF_ERROR(SynchronizeEvent(start));
+    STREAMEXECUTOR_RETURN_IF_ERROR(SynchronizeEvent(stop));
     const opencl_detail::EventRef first(start.state->Acquire());
     const opencl_detail::EventRef last(stop.state->Acquire());
     if (!first.event || !last.event) {

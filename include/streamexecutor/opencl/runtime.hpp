@@ -114,7 +114,7 @@ struct StreamState {
   cl_command_queue untimed_queue = nullptr;
 
   // The first asynchronous failure (a throwing callback, a failed command),
-  // reported by StreamSynchronize.
+  // reported by SynchronizeStream.
   streamexecutor::detail::StickyStatus error;
 
   // Callbacks run on a thread of the stream's own, started with the first
