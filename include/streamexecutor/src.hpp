@@ -13,12 +13,8 @@
 
 #include "streamexecutor/streamexecutor.hpp"
 
-#if defined(STREAMEXECUTOR_WITH_HOST)
-STREAMEXECUTOR_BACKEND_INSTANTIATIONS(, ::streamexecutor::host)
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-STREAMEXECUTOR_BACKEND_INSTANTIATIONS(, ::streamexecutor::opencl)
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-STREAMEXECUTOR_BACKEND_INSTANTIATIONS(, ::streamexecutor::cuda)
-#endif
+// Here, after every header: an explicit instantiation defines only the
+// members defined before it.
+#define STREAMEXECUTOR_DETAIL_INSTANTIATE(tag) STREAMEXECUTOR_BACKEND_INSTANTIATIONS(, ::streamexecutor::tag)
+STREAMEXECUTOR_FOR_EACH_ENABLED_BACKEND(STREAMEXECUTOR_DETAIL_INSTANTIATE)
+#undef STREAMEXECUTOR_DETAIL_INSTANTIATE

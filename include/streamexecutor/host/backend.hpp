@@ -1,6 +1,9 @@
 // se::host — the CPU as a device. Every "driver call" of the host backend is a
-// static function of this struct; the machinery behind them (thread pool,
-// command queues, events) is in thread_pool.hpp and command_queue.hpp.
+// static function of host_detail::HostBackend; the machinery behind them
+// (thread pool, command queues, events) is in thread_pool.hpp and
+// command_queue.hpp. se::host_serial (include/streamexecutor/host_serial/)
+// is the same backend with a pool that has no workers: every operation runs
+// on the thread that enqueues it.
 #pragma once
 
 #include <cstdlib>
@@ -19,10 +22,21 @@
 #include "streamexecutor/host/thread_pool.hpp"
 
 namespace streamexecutor {
+namespace host_detail {
 
-// Exported so that Platform<host> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
-  static constexpr std::string_view kName = "host";
+// Traits: kName, kSerial (no worker threads: operations run as they are
+// enqueued) and the canned-operation plugins (PluginIds, DefaultPlugins).
+// What se::host and se::host_serial have in common, for the specialisations
+// they share (Interop, Occupancy).
+struct HostBackendBase {};
+template <typename B>
+concept HostFamilyBackend = std::is_base_of_v<HostBackendBase, B>;
+
+template <typename Traits>
+struct HostBackend : Traits, HostBackendBase {
+  static constexpr std::string_view kName = Traits::kName;
+  // Core capability constants (core/backend.hpp, Capabilities<B>).
+  static constexpr bool kRunsOnEnqueue = Traits::kSerial;
   // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
   using KernelContext = host_detail::KernelContext;
   // What a per-block host kernel receives first: blockIdx, blockDim, gridDim.
@@ -40,7 +54,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   };
   struct ExecutorState {
     host_detail::Pool* pool = nullptr;
-    int ordinal = 0;
+    DeviceLabel label;
     // Every live stream, so that Deallocate can defer a free until the
     // streams have run the work queued before it.
     std::mutex streams_mutex;
@@ -58,11 +72,11 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   // ---- Platform and executor -------------------------------------------------
 
   static Status InitPlatform(PlatformState& platform) {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = Traits::kSerial ? 0u : std::max(1u, std::thread::hardware_concurrency());
     try {
-      platform.pool = std::make_unique<host_detail::Pool>(threads);
+      platform.pool = std::make_unique<host_detail::Pool>(threads, Traits::kSerial);
     } catch (const std::exception& e) {
-      return MakeError(ErrorCode::kUnavailable, "host platform: could not start {} worker threads: {}", threads,
+      return MakeError(ErrorCode::kUnavailable, "{} platform: could not start {} worker threads: {}", kName, threads,
                        e.what());
     }
     return Status();
@@ -70,13 +84,14 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static int DeviceCount(const PlatformState&) { return 1; }
   static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor) {
     executor.pool = platform.pool.get();
-    executor.ordinal = ordinal;
+    executor.label = DeviceLabel{kName, ordinal};
     return Status();
   }
   static void CloseExecutor(ExecutorState&) {}
 
   static DeviceDescription Describe(const ExecutorState& executor) {
-    return host_detail::DescribeCpu(kName, executor.ordinal, executor.pool->size(), kSharedMemoryPerBlock);
+    return host_detail::DescribeCpu(kName, executor.label.ordinal, std::max(1u, executor.pool->size()),
+                                    kSharedMemoryPerBlock);
   }
 
   // ---- Memory ----------------------------------------------------------------
@@ -85,8 +100,8 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     const std::uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
     void* ptr = std::aligned_alloc(kAlignment, rounded);
     if (ptr == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on host:{}", kAlignment, rounded,
-                       executor.ordinal);
+      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on {}", kAlignment, rounded,
+                       executor.label);
     }
     return DeviceMemoryBase(ptr, bytes);
   }
@@ -106,9 +121,9 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     if (deferred == nullptr) {
       // Freeing now could corrupt queued work; keeping it is the safe failure.
       return MakeError(ErrorCode::kResourceExhausted,
-                       "Deallocate on host:{}: out of memory to defer the release until queued work is done; the "
+                       "Deallocate on {}: out of memory to defer the release until queued work is done; the "
                        "allocation is kept",
-                       executor.ordinal);
+                       executor.label);
     }
     for (host_detail::HostStream* stream : executor.streams) stream->DeferUntilDone(deferred);
     return Status();
@@ -164,12 +179,12 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
     try {
-      auto owned = std::make_unique<host_detail::HostStream>(executor.pool, executor.ordinal);
+      auto owned = std::make_unique<host_detail::HostStream>(executor.pool, executor.label);
       std::lock_guard<std::mutex> lock(executor.streams_mutex);
       executor.streams.push_back(owned.get());
       stream = owned.release();
     } catch (const std::bad_alloc&) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating a stream on host:{}: out of memory", executor.ordinal);
+      return MakeError(ErrorCode::kResourceExhausted, "creating a stream on {}: out of memory", executor.label);
     }
     return Status();
   }
@@ -181,7 +196,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     }
     delete std::exchange(stream, nullptr);
   }
-  static Status StreamSynchronize(StreamHandle& stream) { return stream->Synchronize(); }
+  static Status SynchronizeStream(StreamHandle& stream) { return stream->Synchronize(); }
   // What a synchronous operation asks of each stream (core/synchronous.hpp).
   static bool StreamIsIdle(StreamHandle& stream) { return !stream->HasPendingWork(); }
   static bool CallerIsCallbackOf(const StreamHandle& stream) { return stream->IsDrainedByThisThread(); }
@@ -230,7 +245,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     Callback&& callback = static_cast<Callback&&>(operation.callable);
 
     using F = std::decay_t<Callback>;
-    using Command = host_detail::Command;
     Command* command = stream->Reserve();
     if (command == nullptr) return stream->Refused("ThenDoHostCallback");
     try {
@@ -245,13 +259,13 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
       }
     } catch (const std::exception& e) {
       stream->Cancel();
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw: {}",
-                       stream->ordinal(), e.what());
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}",
+                       stream->label(), e.what());
     } catch (...) {
       stream->Cancel();
       return MakeError(ErrorCode::kInternal,
-                       "ThenDoHostCallback on host:{}: copying the callback threw a non-std::exception",
-                       stream->ordinal());
+                       "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
+                       stream->label());
     }
     command->kind = Command::Kind::kCallback;
     stream->Publish();
@@ -263,8 +277,8 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
     event = new (std::nothrow) host_detail::HostEvent();
     if (event == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating an event on host:{}: out of memory",
-                       executor.ordinal);
+      return MakeError(ErrorCode::kResourceExhausted, "creating an event on {}: out of memory",
+                       executor.label);
     }
     return Status();
   }
@@ -274,11 +288,10 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static Status Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
     EventHandle& event = *operation.event;
 
-    using Command = host_detail::Command;
     auto* token = new (std::nothrow) host_detail::CompletionToken(stream->pool());
     if (token == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on host:{}: out of memory",
-                       stream->ordinal());
+      return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on {}: out of memory",
+                       stream->label());
     }
     Command* command = stream->Reserve();
     if (command == nullptr) {
@@ -302,7 +315,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
       token->Release();
       return Status();
     }
-    using Command = host_detail::Command;
     Command* command = stream->Reserve();
     if (command == nullptr) {
       token->Release();
@@ -316,11 +328,10 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   // Another backend's event lifts this wait: the stream parks on a fresh
   // token, exactly as on a host event, and the release completes it.
   static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
-    using Command = host_detail::Command;
     auto* token = new (std::nothrow) host_detail::CompletionToken();
     if (token == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "ThenWaitFor (another backend) on host:{}: out of memory",
-                       stream->ordinal());
+      return MakeError(ErrorCode::kResourceExhausted, "ThenWaitFor (another backend) on {}: out of memory",
+                       stream->label());
     }
     Command* command = stream->Reserve();
     if (command == nullptr) {
@@ -348,19 +359,19 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     } catch (const std::bad_alloc&) {
       token->Release();
       return MakeError(ErrorCode::kResourceExhausted,
-                       "ThenWaitFor on an event of host:{}: out of memory to register the waiter", executor.ordinal);
+                       "ThenWaitFor on an event of host:{}: out of memory to register the waiter", executor.label);
     }
     token->Release();
     if (!pending) release();
     return Status();
   }
 
-  static StatusOr<bool> EventQuery(EventHandle& event) { return event->IsComplete(); }
-  static Status EventSynchronize(EventHandle& event) {
+  static StatusOr<bool> QueryEvent(EventHandle& event) { return event->IsComplete(); }
+  static Status SynchronizeEvent(EventHandle& event) {
     event->Synchronize();
     return Status();
   }
-  static StatusOr<std::uint64_t> EventElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
+  static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
     start->Synchronize();
     stop->Synchronize();
     const std::int64_t elapsed = stop->timestamp_ns() - start->timestamp_ns();
@@ -380,18 +391,18 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {
     if (!spec.host_kernel()) {
       return MakeError(ErrorCode::kNotFound,
-                       "GetKernel on host:{}: the MultiKernelLoaderSpec has no host kernel (add one with "
+                       "GetKernel on {}: the MultiKernelLoaderSpec has no host kernel (add one with "
                        "AddHostKernel){}",
-                       executor.ordinal, spec.DescribeEntries());
+                       executor.label, spec.DescribeEntries());
     }
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
     const std::string actual = entry.entry.signature();
     const std::string expected = host_detail::HostSignature<Params...>();
     if (actual != expected) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "GetKernel on host:{}: host kernel '{}' takes parameters {} after its context "
+                       "GetKernel on {}: host kernel '{}' takes parameters {} after its context "
                        "but the TypedKernel needs {}",
-                       executor.ordinal, entry.kernel_name, actual, expected);
+                       executor.label, entry.kernel_name, actual, expected);
     }
     kernel = EntryHandle(entry.entry);
     return Status();
@@ -402,7 +413,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
                                   std::vector<DeviceParam>& params, bool& shared_is_parameter) {
     if (!spec.host_kernel()) return LoadKernel<>(executor, spec, kernel);  // its "no host kernel" error
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
-    STREAMEXECUTOR_RETURN_IF_ERROR(host_detail::RuntimeParams(entry, executor.ordinal, host_detail::Command::kPayloadBytes, params));
+    STREAMEXECUTOR_RETURN_IF_ERROR(host_detail::RuntimeParams(entry, executor.label, host_detail::Command::kPayloadBytes, params));
     shared_is_parameter = true;
     kernel = EntryHandle(entry.entry);
     return Status();
@@ -413,7 +424,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
     host_detail::Command* command = stream->Reserve();
     if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
-    if (Status s = PackLaunch(*command, operation, stream->ordinal()); !s.ok()) [[unlikely]] {
+    if (Status s = PackLaunch(*command, operation, stream->label()); !s.ok()) [[unlikely]] {
       stream->Cancel();
       return s;
     }
@@ -428,7 +439,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
     const std::uint64_t shared = operation.kernel.runtime->assemble(operation.args, command->payload);
     if (Status s = FinishLaunch(*command, operation.kernel, operation.threads, operation.blocks, shared,
-                                operation.kernel_name, stream->ordinal());
+                                operation.kernel_name, stream->label());
         !s.ok()) [[unlikely]] {
       stream->Cancel();
       return s;
@@ -442,10 +453,10 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
 
   using CommandBufferHandle = host_detail::RecordedCommands*;
   static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
-    buffer = new (std::nothrow) host_detail::RecordedCommands(executor.ordinal);
+    buffer = new (std::nothrow) host_detail::RecordedCommands(executor.label);
     if (buffer == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on host:{}: out of memory",
-                       executor.ordinal);
+      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on {}: out of memory",
+                       executor.label);
     }
     return Status();
   }
@@ -481,7 +492,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   template <typename... Params>
   static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
     host_detail::Command command{};
-    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->ordinal()));
+    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
     return buffer->Add(command);
   }
   static Status FinalizeCommandBuffer(CommandBufferHandle&) { return Status(); }  // the array is the native form
@@ -494,7 +505,7 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   // command's payload (memory views become typed pointers).
   template <typename... Params>
   static Status PackLaunch(host_detail::Command& command, const op::Launch<KernelHandle, Params...>& operation,
-                           int ordinal) {
+                           const DeviceLabel& device) {
     const KernelHandle& kernel = operation.kernel;
     const ThreadDim& threads = operation.threads;
     const BlockDim& blocks = operation.blocks;
@@ -502,7 +513,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     const std::string* kernel_name = operation.kernel_name;
 
     using Stored = std::tuple<host_detail::abi::StoredT<host_detail::abi::HostParamT<Params>>...>;
-    using Command = host_detail::Command;
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,
                   "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
     static_assert(std::is_trivially_destructible_v<Stored>);
@@ -513,16 +523,17 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
     const std::uint64_t shared =
         host_detail::abi::SharedLayout<host_detail::abi::HostParamT<Params>...>(*stored, offsets);
-    return FinishLaunch(command, kernel, threads, blocks, shared, kernel_name, ordinal);
+    return FinishLaunch(command, kernel, threads, blocks, shared, kernel_name, device);
   }
   // The rest of a launch command, once its arguments are in the payload.
   static Status FinishLaunch(host_detail::Command& command, const KernelHandle& kernel, const ThreadDim& threads,
-                             const BlockDim& blocks, std::uint64_t shared, const std::string* kernel_name, int ordinal) {
+                             const BlockDim& blocks, std::uint64_t shared, const std::string* kernel_name,
+                             const DeviceLabel& device) {
     if (shared > kSharedMemoryPerBlock) [[unlikely]] {
-      return host_detail::SharedTooLarge(ordinal, kernel_name, shared, kSharedMemoryPerBlock);
+      return host_detail::SharedTooLarge(device, kernel_name, shared, kSharedMemoryPerBlock);
     }
     if (threads.Count() > kernel.max_threads) [[unlikely]] {
-      return host_detail::TooManyThreads(ordinal, kernel_name, threads.Count(), kernel.max_threads);
+      return host_detail::TooManyThreads(device, kernel_name, threads.Count(), kernel.max_threads);
     }
     command.kind = host_detail::Command::Kind::kLaunch;
     command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
@@ -566,7 +577,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   }
 
   static Status EnqueueCopy(StreamHandle& stream, void* dst, const void* src, std::uint64_t bytes) {
-    using Command = host_detail::Command;
     Command* command = stream->Reserve();
     if (command == nullptr) return stream->Refused("ThenMemcpy");
     command->kind = Command::Kind::kCopy;
@@ -576,7 +586,6 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
   }
   static Status EnqueueFill(StreamHandle& stream, void* dst, std::uint32_t pattern, std::uint64_t bytes,
                             bool byte_fill) {
-    using Command = host_detail::Command;
     Command* command = stream->Reserve();
     if (command == nullptr) return stream->Refused(byte_fill ? "ThenMemZero" : "ThenMemset32");
     command->kind = Command::Kind::kFill;
@@ -585,6 +594,17 @@ struct STREAMEXECUTOR_EXPORT host : host_detail::PluginIds {
     return Status();
   }
 };
+
+// se::host: a worker per core (std::thread::hardware_concurrency).
+struct PooledHostTraits : PluginIds {
+  static constexpr std::string_view kName = "host";
+  static constexpr bool kSerial = false;
+};
+
+}  // namespace host_detail
+
+// Exported so that Platform<host> is one per process across shared libraries.
+struct STREAMEXECUTOR_EXPORT host : host_detail::HostBackend<host_detail::PooledHostTraits> {};
 
 static_assert(Backend<host>);
 static_assert(UnifiedMemoryBackend<host>);

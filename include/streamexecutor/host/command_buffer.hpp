@@ -22,7 +22,7 @@ namespace streamexecutor::host_detail {
 
 class RecordedCommands {
  public:
-  explicit RecordedCommands(int ordinal) : ordinal_(ordinal) {}
+  explicit RecordedCommands(DeviceLabel label) : label_(label) {}
   RecordedCommands(const RecordedCommands&) = delete;
   RecordedCommands& operator=(const RecordedCommands&) = delete;
 
@@ -34,7 +34,7 @@ class RecordedCommands {
     if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  int ordinal() const { return ordinal_; }
+  const DeviceLabel& label() const { return label_; }
 
   Status Add(const Command& command) {
     return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr});
@@ -48,10 +48,10 @@ class RecordedCommands {
       callbacks_.reserve(callbacks_.size() + 1);  // so that the push below cannot throw
       callbacks_.push_back(streamexecutor::detail::StoredCallback::Make(std::forward<Callback>(callback)));
     } catch (const std::exception& e) {
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw: {}", ordinal_,
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}", label_,
                        e.what());
     } catch (...) {
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on host:{}: copying the callback threw", ordinal_);
+      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw", label_);
     }
     return Append(Entry{Entry::Kind::kCallback, Command{}, nullptr, callbacks_.back().get()});
   }
@@ -97,8 +97,8 @@ class RecordedCommands {
     try {
       entries_.push_back(entry);
     } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on host:{}: out of memory",
-                       ordinal_);
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory",
+                       label_);
     }
     return Status();
   }
@@ -121,8 +121,8 @@ class RecordedCommands {
       case Entry::Kind::kRecordEvent: {
         auto* token = new (std::nothrow) CompletionToken(pool);
         if (token == nullptr) {
-          failure = MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on host:{}: out of memory for an event record",
-                              ordinal_);
+          failure = MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on {}: out of memory for an event record",
+                              label_);
           return false;
         }
         slot.kind = Command::Kind::kRecordEvent;
@@ -148,7 +148,7 @@ class RecordedCommands {
   ~RecordedCommands() = default;  // through Release only
 
   std::atomic<int> references_{1};
-  int ordinal_;
+  DeviceLabel label_;
   std::vector<Entry> entries_;
   std::vector<streamexecutor::detail::StoredCallbackPtr> callbacks_;
 };

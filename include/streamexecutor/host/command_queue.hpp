@@ -233,7 +233,7 @@ class HostStream {
   enum class State : int { kIdle, kQueued, kRunning, kParked, kPolling };
   static constexpr std::uint64_t kCapacity = 1024;
 
-  HostStream(Pool* pool, int ordinal) : pool_(pool), ring_(new Command[kCapacity]), ordinal_(ordinal) {}
+  HostStream(Pool* pool, DeviceLabel label) : pool_(pool), ring_(new Command[kCapacity]), label_(label) {}
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
   Pool* pool() const { return pool_; }
@@ -268,15 +268,15 @@ class HostStream {
   [[gnu::cold]] Status Refused(std::string_view op) const {
     if (refusal_ == Refusal::kOtherProducer) {
       return MakeError(ErrorCode::kFailedPrecondition,
-                       "{} on host:{}: a host callback of this stream enqueued into it while another thread was "
+                       "{} on {}: a host callback of this stream enqueued into it while another thread was "
                        "enqueueing into it; a Stream takes one producer at a time, its callbacks counted as one "
                        "(docs/api.md, Thread safety), and waiting could wait for the callback itself",
-                       op, ordinal_);
+                       op, label_);
     }
     return MakeError(ErrorCode::kFailedPrecondition,
-                     "{} on host:{}: a host callback of this stream enqueued into it while its {}-command queue is "
+                     "{} on {}: a host callback of this stream enqueued into it while its {}-command queue is "
                      "full; waiting for room would wait for the callback itself",
-                     op, ordinal_, kCapacity);
+                     op, label_, kCapacity);
   }
   void Publish();  // defined with Pool
   void Cancel() { producer_lock_.unlock(); }
@@ -369,7 +369,7 @@ class HostStream {
     error_.Fail(std::move(status));
     failed_.store(true, std::memory_order_release);
   }
-  int ordinal() const { return ordinal_; }
+  const DeviceLabel& label() const { return label_; }
 
  private:
   friend class Pool;
@@ -384,7 +384,7 @@ class HostStream {
   // Read-mostly: written when the stream is created, fails or defers a free.
   Pool* pool_;
   std::unique_ptr<Command[]> ring_;
-  int ordinal_;
+  DeviceLabel label_;
   std::atomic<bool> failed_{false};
   std::atomic<bool> has_deferred_{false};
   streamexecutor::detail::StickyStatus error_;

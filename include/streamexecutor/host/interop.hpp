@@ -1,4 +1,4 @@
-// se::host's native objects (core/interop.hpp): the worker pool that runs
+// se::host's (and se::host_serial's) native objects (core/interop.hpp): the worker pool that runs
 // every host executor's work, a stream's command queue, an event, and a
 // view's address. Host memory adopted as DeviceMemory is any memory the
 // process can address; host memory needs no pinning, so registration only
@@ -16,38 +16,38 @@
 
 namespace streamexecutor {
 
-template <>
-struct Interop<host> {
+template <host_detail::HostFamilyBackend B>
+struct Interop<B> {
   using NativeContext = host_detail::Pool*;
   using NativeQueue = host_detail::HostStream*;
   using NativeEvent = host_detail::HostEvent*;
   using NativeMemory = void*;
 
-  static host_detail::Pool* Context(const host::ExecutorState& executor) { return executor.pool; }
-  static host_detail::HostStream* Queue(const host::StreamHandle& stream) { return stream; }
-  static host_detail::HostEvent* EventOf(const host::EventHandle& event) { return event; }
-  static void* Memory(const DeviceMemoryBase& memory) { return host::Address(memory); }
+  static host_detail::Pool* Context(const typename B::ExecutorState& executor) { return executor.pool; }
+  static host_detail::HostStream* Queue(const typename B::StreamHandle& stream) { return stream; }
+  static host_detail::HostEvent* EventOf(const typename B::EventHandle& event) { return event; }
+  static void* Memory(const DeviceMemoryBase& memory) { return B::Address(memory); }
 
   // The caller keeps the memory allocated until it is forgotten and the
   // work queued on it has run (ForgetMemory cannot defer anything: the
   // memory is not ours to free).
-  static StatusOr<DeviceMemoryBase> AdoptMemory(host::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
+  static StatusOr<DeviceMemoryBase> AdoptMemory(typename B::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
     if (ptr == nullptr) {
-      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on host:{}: the pointer is null",
-                       executor.ordinal);
+      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: the pointer is null",
+                       executor.label);
     }
     return DeviceMemoryBase(ptr, bytes);
   }
-  static Status ForgetMemory(host::ExecutorState&, DeviceMemoryBase) { return Status(); }
+  static Status ForgetMemory(typename B::ExecutorState&, DeviceMemoryBase) { return Status(); }
 
-  static Status HostRegister(host::ExecutorState&, void*, std::uint64_t) { return Status(); }
-  static Status HostUnregister(host::ExecutorState&, void*) { return Status(); }
+  static Status HostRegister(typename B::ExecutorState&, void*, std::uint64_t) { return Status(); }
+  static Status HostUnregister(typename B::ExecutorState&, void*) { return Status(); }
 
   // Zero copy is the memory itself: host kernels dereference any host memory.
-  static StatusOr<DeviceMemoryBase> HostMemoryView(host::ExecutorState&, void* base, std::uint64_t bytes) {
+  static StatusOr<DeviceMemoryBase> HostMemoryView(typename B::ExecutorState&, void* base, std::uint64_t bytes) {
     return DeviceMemoryBase(base, bytes);
   }
-  static Status ForgetHostMemoryView(host::ExecutorState&, DeviceMemoryBase) { return Status(); }
+  static Status ForgetHostMemoryView(typename B::ExecutorState&, DeviceMemoryBase) { return Status(); }
 };
 
 static_assert(MemoryAdoptionBackend<host> && HostRegistrationBackend<host> && NativeExecutorBackend<host>);

@@ -37,6 +37,7 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/type_name.hpp"
 #include "streamexecutor/host/cooperative.hpp"
+#include "streamexecutor/host/device_label.hpp"
 
 namespace streamexecutor::host_detail {
 
@@ -408,20 +409,20 @@ struct BindInvoker {
 // The parameter list of a host kernel for a run-time typed launch, from the
 // RuntimeAbi its entry carries.
 // `payload_bytes`: what a launch command holds (Command::kPayloadBytes).
-inline Status RuntimeParams(const HostKernelLoaderSpec& entry, int ordinal, std::size_t payload_bytes,
+inline Status RuntimeParams(const HostKernelLoaderSpec& entry, const DeviceLabel& device, std::size_t payload_bytes,
                            std::vector<DeviceParam>& params) {
   const auto* abi = static_cast<const abi::RuntimeAbi*>(entry.entry.runtime_abi);
   if (abi == nullptr) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "GetUntypedKernel on host:{}: host kernel '{}' was not made by AddHostKernel: its parameter list "
+                     "GetUntypedKernel on {}: host kernel '{}' was not made by AddHostKernel: its parameter list "
                      "is unknown",
-                     ordinal, entry.kernel_name);
+                     device, entry.kernel_name);
   }
   if (abi->stored_bytes > payload_bytes) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "GetUntypedKernel on host:{}: host kernel '{}' takes {} bytes of arguments; a launch holds at most "
+                     "GetUntypedKernel on {}: host kernel '{}' takes {} bytes of arguments; a launch holds at most "
                      "{}: pass large data in DeviceMemory",
-                     ordinal, entry.kernel_name, abi->stored_bytes, payload_bytes);
+                     device, entry.kernel_name, abi->stored_bytes, payload_bytes);
   }
   for (const KernelParamInfo& info : abi->params) {
     DeviceParam& param = params.emplace_back();
@@ -435,20 +436,20 @@ inline Status RuntimeParams(const HostKernelLoaderSpec& entry, int ordinal, std:
 }
 
 // Launches refused by the host backend, built out of line.
-[[gnu::cold]] inline Status SharedTooLarge(int ordinal, const std::string* kernel_name, std::uint64_t shared,
+[[gnu::cold]] inline Status SharedTooLarge(const DeviceLabel& device, const std::string* kernel_name, std::uint64_t shared,
                                            std::uint64_t per_block) {
   return MakeError(ErrorCode::kResourceExhausted,
-                   "ThenLaunch of kernel '{}' on host:{}: the shared-memory arguments need {} bytes once each is "
+                   "ThenLaunch of kernel '{}' on {}: the shared-memory arguments need {} bytes once each is "
                    "aligned to {} bytes; a block has {}",
-                   kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, shared, abi::kSharedAlignment,
+                   kernel_name ? *kernel_name : std::string("<unnamed>"), device, shared, abi::kSharedAlignment,
                    per_block);
 }
-[[gnu::cold]] inline Status TooManyThreads(int ordinal, const std::string* kernel_name, std::uint64_t threads,
+[[gnu::cold]] inline Status TooManyThreads(const DeviceLabel& device, const std::string* kernel_name, std::uint64_t threads,
                                            std::uint64_t limit) {
   return MakeError(ErrorCode::kInvalidArgument,
-                   "ThenLaunch of kernel '{}' on host:{}: {} threads per block; a kernel taking "
+                   "ThenLaunch of kernel '{}' on {}: {} threads per block; a kernel taking "
                    "se::host::CooperativeContext runs at most {} (each thread is a fiber with a stack of its own)",
-                   kernel_name ? *kernel_name : std::string("<unnamed>"), ordinal, threads, limit);
+                   kernel_name ? *kernel_name : std::string("<unnamed>"), device, threads, limit);
 }
 
 // Makes the entry for a function pointer, known at compile time or not.

@@ -1,4 +1,4 @@
-// Kernel attributes on the host backend (core/occupancy.hpp): what a host
+// Kernel attributes on the host backends (se::host, se::host_serial) (core/occupancy.hpp): what a host
 // kernel's runner can run. The host has no occupancy calculator of its own;
 // the core's rule applies, with the limits host/describe.hpp reports (a worker
 // runs one block at a time).
@@ -12,8 +12,8 @@
 
 namespace streamexecutor {
 
-template <>
-struct Occupancy<host> {
+template <host_detail::HostFamilyBackend B>
+struct Occupancy<B> {
   // Host kernels get block-shared memory only as SharedDeviceMemory
   // arguments (std::span scratch), never from their code.
   static constexpr bool kKernelsDeclareSharedMemory = false;
@@ -22,11 +22,11 @@ struct Occupancy<host> {
   // any grid smaller than that. CUDA's limit, which cooperative kernels share.
   static constexpr std::uint64_t kLargestSuggestedBlock = 1024;
 
-  static StatusOr<KernelAttributes> Attributes(const host::ExecutorState&, const host::KernelHandle& kernel,
+  static StatusOr<KernelAttributes> Attributes(const typename B::ExecutorState&, const typename B::KernelHandle& kernel,
                                                const DeviceDescription& device) {
     KernelAttributes attributes;
     attributes.max_threads_per_block = std::min(kernel.max_threads, device.max_threads_per_block);
-    attributes.max_dynamic_shared_memory_bytes = host::kSharedMemoryPerBlock;
+    attributes.max_dynamic_shared_memory_bytes = B::kSharedMemoryPerBlock;
     attributes.stack_bytes_per_thread = kernel.runtime != nullptr ? kernel.runtime->stack_bytes_per_thread : 0;
     attributes.preferred_block_size_multiple = 1;
     return attributes;

@@ -2,6 +2,11 @@
 // command queues, one thread per stream at a time (so each stream runs in
 // order), and splits every launch's blocks across all idle threads.
 //
+// A serial pool (se::host_serial) has no workers: a stream that becomes
+// ready is drained at once by the thread that made it ready (the one that
+// enqueued, or the one that completed the event it waited for), and a
+// launch runs its blocks in order on that thread.
+//
 // Threads without work poll for a while before sleeping (Pool::Backoff),
 // because waking a sleeping thread costs tens of microseconds while a
 // polling one reacts within about one.
@@ -51,7 +56,7 @@ class STREAMEXECUTOR_EXPORT Pool {
 
   // Throws std::system_error when a thread cannot be started; the threads
   // started so far are stopped first, so nothing is left running.
-  explicit Pool(unsigned workers) {
+  explicit Pool(unsigned workers, bool serial = false) : serial_(serial) {
     try {
       workers_.reserve(workers);
       for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -72,6 +77,11 @@ class STREAMEXECUTOR_EXPORT Pool {
   // Puts a kQueued stream on the ready list, unless it is still on it (a
   // caller that drained it ahead of the workers leaves its node behind).
   void PushReady(HostStream* stream) {
+    if (serial_) {
+      PrepareCaller();
+      TryDrainFromCaller(stream);
+      return;
+    }
     if (stream->in_ready_list_.exchange(true, std::memory_order_seq_cst)) return;
     {
       std::lock_guard<std::mutex> lock(ready_mutex_);
@@ -229,7 +239,7 @@ class STREAMEXECUTOR_EXPORT Pool {
       std::uint64_t head = stream->head_.load(std::memory_order_relaxed);
       std::uint64_t tail = stream->tail_.load(std::memory_order_acquire);
       while (head < tail || (!polls && head < (tail = stream->tail_.load(std::memory_order_acquire)))) {
-        if (ran == kBatch) {
+        if (ran == kBatch && !serial_) {
           stream->state_.store(HostStream::State::kQueued, std::memory_order_seq_cst);
           PushReady(stream);
           return;
@@ -324,7 +334,7 @@ class STREAMEXECUTOR_EXPORT Pool {
             void operator()() const { command.callback.invoke(command.payload); }
           } invoke{command};
           const BlockingGuard blocking(this);
-          if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, "host", stream->ordinal());
+          if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, stream->label().backend, stream->label().ordinal);
               !status.ok()) {
             stream->Fail(std::move(status));
           }
@@ -468,7 +478,7 @@ class STREAMEXECUTOR_EXPORT Pool {
     job.next_chunk.store(0, std::memory_order_relaxed);
     job.blocks_done.store(0, std::memory_order_relaxed);
     job.failed.store(false, std::memory_order_relaxed);
-    const bool parallel = slot.job != nullptr && total > 1;
+    const bool parallel = !serial_ && slot.job != nullptr && total > 1;
     if (parallel) {
       job.active.store(true, std::memory_order_seq_cst);
       active_jobs_.fetch_add(1, std::memory_order_seq_cst);
@@ -509,6 +519,7 @@ class STREAMEXECUTOR_EXPORT Pool {
     Job* job;
   };
 
+  const bool serial_;
   std::vector<std::thread> workers_;
   std::atomic<unsigned> started_{0};
   static inline thread_local bool is_worker_ = false;
@@ -571,9 +582,9 @@ inline void CompletionToken::Wait() const {
 inline Status HostStream::Synchronize() {
   if (IsDrainedByThisThread()) {
     return MakeError(ErrorCode::kFailedPrecondition,
-                     "BlockHostUntilDone on host:{} was called from a host callback of the same stream; it would "
+                     "BlockHostUntilDone on {} was called from a host callback of the same stream; it would "
                      "wait for the callback itself",
-                     ordinal_);
+                     label_);
   }
   Pool::PrepareCaller();
   // Until the ring is empty, not only up to the tail seen on entry: a host
