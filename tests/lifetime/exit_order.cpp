@@ -58,15 +58,11 @@ int Run() {
 
 int main(int argc, char** argv) {
   const std::string_view name = argc > 1 ? argv[1] : "host";
-#if defined(STREAMEXECUTOR_WITH_HOST)
-  if (name == "host") return Run<se::host>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  if (name == "opencl") return Run<se::opencl>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-  if (name == "cuda") return Run<se::cuda>();
-#endif
+  int result = -1;
+  se::EnabledBackends::ForEach([&]<typename B>() {
+    if (result < 0 && name == B::kName) result = Run<B>();
+  });
+  if (result >= 0) return result;
   std::printf("backend '%s' is not in this build\n", std::string(name).c_str());
   return 77;
 }

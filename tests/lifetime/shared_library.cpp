@@ -13,16 +13,18 @@ extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(platform_ad
   return &se::Platform<se::host>::Get();
 }
 
-// Every other backend in the build: the address of its platform, or null.
-extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(other_platform_address)(int which) {
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  if (which == 0) return &se::Platform<se::opencl>::Get();
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-  if (which == 1) return &se::Platform<se::cuda>::Get();
-#endif
-  (void)which;
-  return nullptr;
+// The which-th backend of the build (se::EnabledBackends): the address of its
+// platform and its name, or null past the last.
+extern "C" __attribute__((visibility("default"))) void* SE_EXPORT_FN(other_platform_address)(int which,
+                                                                                             const char** name) {
+  void* address = nullptr;
+  int index = 0;
+  se::EnabledBackends::ForEach([&]<typename B>() {
+    if (index++ != which) return;
+    address = &se::Platform<B>::Get();
+    *name = B::kName.data();
+  });
+  return address;
 }
 
 // Allocates through this library's view of the platform.

@@ -9,8 +9,8 @@ namespace se = streamexecutor;
 
 extern "C" void* platform_address_a();
 extern "C" void* platform_address_b();
-extern "C" void* other_platform_address_a(int which);
-extern "C" void* other_platform_address_b(int which);
+extern "C" void* other_platform_address_a(int which, const char** name);
+extern "C" void* other_platform_address_b(int which, const char** name);
 extern "C" bool allocate_a(se::DeviceMemory<int>* out);
 extern "C" bool free_b(se::DeviceMemory<int>* memory);
 extern "C" bool run_callback_a();
@@ -22,13 +22,15 @@ int main() {
                 platform_address_b());
     return 1;
   }
-  const char* names[] = {"opencl", "cuda"};
-  for (int which = 0; which < 2; ++which) {
-    if (other_platform_address_a(which) != other_platform_address_b(which)) {
-      std::printf("FAIL: the two libraries see different Platform<%s> instances\n", names[which]);
+  // Every backend of the build (se::EnabledBackends), in registry order.
+  const char* name = nullptr;
+  for (int which = 0; other_platform_address_a(which, &name) != nullptr; ++which) {
+    const char* name_b = nullptr;
+    if (other_platform_address_a(which, &name) != other_platform_address_b(which, &name_b)) {
+      std::printf("FAIL: the two libraries see different Platform<%s> instances\n", name);
       return 1;
     }
-    if (other_platform_address_a(which) != nullptr) std::printf("one Platform<%s> across both\n", names[which]);
+    std::printf("one Platform<%s> across both\n", name);
   }
   se::DeviceMemory<int> memory;
   if (!allocate_a(&memory)) {

@@ -241,7 +241,7 @@ struct Capabilities {
     if constexpr (requires { B::kCallbacksMayEnqueue; }) return bool{B::kCallbacksMayEnqueue};
     else return true;
   }();
-  // Every operation has run when its Then* call returns (se::host_serial):
+  // Every operation has run when its Then* call returns (a serial backend):
   // a queued operation is never pending, so tests of pending work do not apply.
   static constexpr bool kRunsOnEnqueue = [] {
     if constexpr (requires { B::kRunsOnEnqueue; }) return bool{B::kRunsOnEnqueue};

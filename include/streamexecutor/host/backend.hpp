@@ -1,9 +1,8 @@
 // se::host — the CPU as a device. Every "driver call" of the host backend is a
 // static function of host_detail::HostBackend; the machinery behind them
 // (thread pool, command queues, events) is in thread_pool.hpp and
-// command_queue.hpp. se::host_serial (include/streamexecutor/host_serial/)
-// is the same backend with a pool that has no workers: every operation runs
-// on the thread that enqueues it.
+// command_queue.hpp. A HostBackend whose Traits say kSerial has a pool
+// without workers: every operation runs on the thread that enqueues it.
 #pragma once
 
 #include <cstdlib>
@@ -26,11 +25,11 @@ namespace host_detail {
 
 // Traits: kName, kSerial (no worker threads: operations run as they are
 // enqueued) and the canned-operation plugins (PluginIds, DefaultPlugins).
-// What se::host and se::host_serial have in common, for the specialisations
+// What every HostBackend has in common, for the specialisations
 // they share (Interop, Occupancy).
 struct HostBackendBase {};
 template <typename B>
-concept HostFamilyBackend = std::is_base_of_v<HostBackendBase, B>;
+concept HostMachinery = std::is_base_of_v<HostBackendBase, B>;
 
 template <typename Traits>
 struct HostBackend : Traits, HostBackendBase {

@@ -1,6 +1,6 @@
-// The name a host-side backend's messages give a device ("host:0",
-// "host_serial:0"): se::host and se::host_serial share this folder's
-// machinery, and an error must name the executor the user made.
+// The name a host-side backend's messages give a device ("host:0" and
+// the like): the backends built on host_detail::HostBackend
+// share this folder's machinery, and an error must name the executor the user made.
 #pragma once
 
 #include <string_view>

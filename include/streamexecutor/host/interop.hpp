@@ -1,4 +1,4 @@
-// se::host's (and se::host_serial's) native objects (core/interop.hpp): the worker pool that runs
+// se::host's (and every HostBackend's) native objects (core/interop.hpp): the worker pool that runs
 // every host executor's work, a stream's command queue, an event, and a
 // view's address. Host memory adopted as DeviceMemory is any memory the
 // process can address; host memory needs no pinning, so registration only
@@ -16,7 +16,7 @@
 
 namespace streamexecutor {
 
-template <host_detail::HostFamilyBackend B>
+template <host_detail::HostMachinery B>
 struct Interop<B> {
   using NativeContext = host_detail::Pool*;
   using NativeQueue = host_detail::HostStream*;

@@ -1,4 +1,4 @@
-// Kernel attributes on the host backends (se::host, se::host_serial) (core/occupancy.hpp): what a host
+// Kernel attributes on the host backends (every HostBackend) (core/occupancy.hpp): what a host
 // kernel's runner can run. The host has no occupancy calculator of its own;
 // the core's rule applies, with the limits host/describe.hpp reports (a worker
 // runs one block at a time).
@@ -12,7 +12,7 @@
 
 namespace streamexecutor {
 
-template <host_detail::HostFamilyBackend B>
+template <host_detail::HostMachinery B>
 struct Occupancy<B> {
   // Host kernels get block-shared memory only as SharedDeviceMemory
   // arguments (std::span scratch), never from their code.

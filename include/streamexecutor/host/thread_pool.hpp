@@ -2,7 +2,7 @@
 // command queues, one thread per stream at a time (so each stream runs in
 // order), and splits every launch's blocks across all idle threads.
 //
-// A serial pool (se::host_serial) has no workers: a stream that becomes
+// A serial pool (HostBackend with Traits::kSerial) has no workers: a stream that becomes
 // ready is drained at once by the thread that made it ready (the one that
 // enqueued, or the one that completed the event it waited for), and a
 // launch runs its blocks in order on that thread.
