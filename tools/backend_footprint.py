@@ -53,7 +53,8 @@ def main() -> int:
             text = (root / name).read_text(errors="replace")
         except (IsADirectoryError, FileNotFoundError):
             continue
-        if not pattern.search(text):
+        # The footprint check's own registration names the backend it checks.
+        if not any(pattern.search(line) and "backend_footprint" not in line for line in text.splitlines()):
             continue
         (documents if name.startswith(DOCS) else touched).append(name)
     print(f"{args.tag}: {len(touched)} files of code and build outside its own places")
