@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/opencl/command_buffer.hpp"
 #include "streamexecutor/opencl/describe.hpp"
 #include "streamexecutor/opencl/held.hpp"
