@@ -125,7 +125,7 @@ def main() -> int:
         print(f"SKIP {name}: {detail}")
     slowest = sorted(results, key=lambda r: r[3], reverse=True)[:3]
     flags = " ".join(NVCC_FLAGS if options.nvcc else FLAGS)
-    print(f"{command[0]}: {len(results) - len(failed) - len(skipped)} headers compile alone under {flags}, "
+    print(f"{command[0]}: {len(results) - len(failed) - len(skipped)} of {len(results)} headers compile alone under {flags}, "
           f"{len(skipped)} skipped, {len(failed)} failed; {elapsed:.0f} s with {options.jobs} jobs "
           f"(slowest: {', '.join(f'{n} {s:.1f} s' for n, _, _, s in slowest)})")
     return 1 if failed else 0
