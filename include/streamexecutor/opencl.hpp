@@ -1,5 +1,6 @@
-// The core templates plus the OpenCL backend (se::opencl). The only public
-// header that includes <CL/opencl.hpp>.
+// The core templates plus the OpenCL backend (se::opencl), over the OpenCL C
+// API: <CL/cl.h>, from opencl/errors.hpp. No header of ours includes CLHPP's
+// <CL/opencl.hpp>; a consumer who wants it includes it after this one.
 #pragma once
 
 #include "streamexecutor/core/command_buffer.hpp"

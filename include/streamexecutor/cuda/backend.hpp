@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/cuda/command_buffer.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"

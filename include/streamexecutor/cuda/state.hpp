@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/cuda/driver.hpp"

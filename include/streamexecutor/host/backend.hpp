@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/host/command_buffer.hpp"
 #include "streamexecutor/host/describe.hpp"
 #include "streamexecutor/host/plugins.hpp"

@@ -1,5 +1,5 @@
 // se::opencl — every OpenCL platform and device the ICD loader shows, driven
-// through the C API of the headers that OpenCL-CLHPP ships. The objects
+// through the OpenCL C API (<CL/cl.h>; CLHPP is not used). The objects
 // behind the handles are in runtime.hpp, program building and the signature
 // check in loader.hpp and signature.hpp. docs/opencl.md explains the design.
 #pragma once
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/opencl/command_buffer.hpp"
 #include "streamexecutor/opencl/describe.hpp"
 #include "streamexecutor/opencl/held.hpp"

@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/memory.hpp"
