@@ -115,3 +115,20 @@ TEST_CASE("launch arguments are checked at compile time", "[kernel_spec]") {
   STATIC_REQUIRE_FALSE(NonNarrowingTo<float, double>);
   STATIC_REQUIRE_FALSE(NonNarrowingTo<int, long>);
 }
+
+TEST_CASE("a format of a backend's own needs only its setter", "[kernel-spec]") {
+  // What a new backend's format (SPIR-V, say) does: one KernelFormat, and a
+  // setter that calls AddCode; lookups, messages and duplicates are generic.
+  static constexpr se::KernelFormat kSpirv{"SPIR-V"};
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddCode(kSpirv, {}, "k", "\x03\x02\x23\x07", {}).AddOpenCLTextInMemory("__kernel void k() {}", "k");
+  REQUIRE(spec.Code(kSpirv) != nullptr);
+  CHECK(spec.Code(kSpirv)->data == "\x03\x02\x23\x07");
+  CHECK(spec.Code(se::kernel_formats::kCudaPtx) == nullptr);
+  CHECK(spec.DescribeEntries() == "; it has: SPIR-V, OpenCL text");
+  CHECK(spec.code_entries().size() == 2);
+  spec.AddCode(kSpirv, {}, "other", "x", {});
+  CHECK(spec.status().code() == se::ErrorCode::kAlreadyExists);
+  CHECK(spec.status().message().find("already has SPIR-V (adding it again for kernel 'other')") != std::string::npos);
+  CHECK(spec.Code(kSpirv)->kernel_name == "k");  // the first entry is kept
+}

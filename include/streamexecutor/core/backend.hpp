@@ -105,6 +105,9 @@ concept KernelBackend =
     std::is_trivially_copyable_v<typename B::KernelHandle> &&
     requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, typename B::KernelHandle& kernel,
              const MultiKernelLoaderSpec& spec, const op::Launch<typename B::KernelHandle>& launch) {
+      // The kernel formats it loads (core/kernel_spec.hpp's kernel_formats).
+      { B::kKernelFormats.size() } -> std::convertible_to<std::size_t>;
+      { B::kKernelFormats[0] } -> std::convertible_to<const KernelFormat&>;
       { B::SpecKernelName(spec) } -> std::convertible_to<std::string_view>;
       { B::template LoadKernel<>(executor, spec, kernel) } -> std::same_as<Status>;
       { B::ReleaseKernel(executor, kernel) } -> std::same_as<void>;

@@ -64,7 +64,32 @@ struct CudaComputeCapability {
 // PTX for devices of `capability` and newer (the driver compiles PTX for the
 // device it loads on, never for an older one). Entries added without a
 // capability have 0.0: any device.
-struct CudaPtxLoaderSpec {
+// A kind of kernel code ("CUDA PTX", "OpenCL binary"). A backend lists the
+// formats it loads in B::kKernelFormats (core/backend.hpp); the spec keeps
+// every format's entries in one list, so a new format (SPIR-V, CUDA C++
+// source) is one KernelFormat and its seed-named setters, and nothing else
+// here. Formats are compared by name: specs cross shared libraries.
+struct KernelFormat {
+  std::string_view name;                // as messages say it
+  bool per_compute_capability = false;  // one entry per CudaComputeCapability (PTX)
+  friend constexpr bool operator==(const KernelFormat& a, const KernelFormat& b) { return a.name == b.name; }
+};
+
+namespace kernel_formats {
+inline constexpr KernelFormat kCudaPtx{"CUDA PTX", true};
+inline constexpr KernelFormat kCudaCubin{"CUDA cubin"};
+inline constexpr KernelFormat kCudaFatbin{"CUDA fatbin"};
+inline constexpr KernelFormat kOpenCLText{"OpenCL text"};
+inline constexpr KernelFormat kOpenCLBinary{"OpenCL binary"};
+// A C++ function of this program (AddHostKernel): not code to load, so its
+// entry is kept apart (host_kernel()), but it is a format a backend declares.
+inline constexpr KernelFormat kHostFunction{"a host kernel"};
+}  // namespace kernel_formats
+
+// One entry of a MultiKernelLoaderSpec: code in one format (for PTX, for one
+// compute capability; {0, 0} when none was given).
+struct KernelCodeEntry {
+  KernelFormat format;
   CudaComputeCapability capability;
   KernelLoaderSpec code;
 };
@@ -93,42 +118,49 @@ class MultiKernelLoaderSpec {
   // capability; GetKernel loads the one of the highest capability the device
   // has (an entry without a capability serves any device).
   MultiKernelLoaderSpec& AddCudaPtxInMemory(std::string_view ptx, std::string_view kernel_name) {
-    return AddCudaPtx(CudaComputeCapability{}, kernel_name, ptx, {});
+    return AddCode(kernel_formats::kCudaPtx, {}, kernel_name, ptx, {});
   }
   MultiKernelLoaderSpec& AddCudaPtxInMemory(CudaComputeCapability capability, std::string_view ptx,
                                             std::string_view kernel_name) {
-    return AddCudaPtx(capability, kernel_name, ptx, {});
+    return AddCode(kernel_formats::kCudaPtx, capability, kernel_name, ptx, {});
   }
   MultiKernelLoaderSpec& AddCudaPtxOnDisk(std::string_view filename, std::string_view kernel_name) {
-    return AddCudaPtx(CudaComputeCapability{}, kernel_name, {}, filename);
+    return AddCode(kernel_formats::kCudaPtx, {}, kernel_name, {}, filename);
   }
   MultiKernelLoaderSpec& AddCudaPtxOnDisk(CudaComputeCapability capability, std::string_view filename,
                                           std::string_view kernel_name) {
-    return AddCudaPtx(capability, kernel_name, {}, filename);
+    return AddCode(kernel_formats::kCudaPtx, capability, kernel_name, {}, filename);
   }
   MultiKernelLoaderSpec& AddCudaCubinInMemory(std::string_view cubin_bytes, std::string_view kernel_name) {
-    return Set(cuda_cubin_, kernel_name, cubin_bytes, {}, {});
+    return AddCode(kernel_formats::kCudaCubin, {}, kernel_name, cubin_bytes, {});
   }
   MultiKernelLoaderSpec& AddCudaCubinOnDisk(std::string_view filename, std::string_view kernel_name) {
-    return Set(cuda_cubin_, kernel_name, {}, filename, {});
+    return AddCode(kernel_formats::kCudaCubin, {}, kernel_name, {}, filename);
   }
   MultiKernelLoaderSpec& AddCudaFatbinInMemory(std::string_view fatbin_bytes, std::string_view kernel_name) {
-    return Set(cuda_fatbin_, kernel_name, fatbin_bytes, {}, {});
+    return AddCode(kernel_formats::kCudaFatbin, {}, kernel_name, fatbin_bytes, {});
   }
   MultiKernelLoaderSpec& AddOpenCLTextInMemory(std::string_view text, std::string_view kernel_name,
                                                std::string_view build_options = {}) {
-    return Set(opencl_text_, kernel_name, text, {}, build_options);
+    return AddCode(kernel_formats::kOpenCLText, {}, kernel_name, text, {}, build_options);
   }
   MultiKernelLoaderSpec& AddOpenCLTextOnDisk(std::string_view filename, std::string_view kernel_name,
                                              std::string_view build_options = {}) {
-    return Set(opencl_text_, kernel_name, {}, filename, build_options);
+    return AddCode(kernel_formats::kOpenCLText, {}, kernel_name, {}, filename, build_options);
   }
   MultiKernelLoaderSpec& AddOpenCLBinaryInMemory(std::string_view binary, std::string_view kernel_name) {
-    return Set(opencl_binary_, kernel_name, binary, {}, {});
+    return AddCode(kernel_formats::kOpenCLBinary, {}, kernel_name, binary, {});
   }
   MultiKernelLoaderSpec& AddOpenCLBinaryOnDisk(std::string_view filename, std::string_view kernel_name) {
-    return Set(opencl_binary_, kernel_name, {}, filename, {});
+    return AddCode(kernel_formats::kOpenCLBinary, {}, kernel_name, {}, filename);
   }
+  // What every setter above does: one entry of code in `format` (a backend
+  // with a format of its own calls it from its seed-named setter). A second
+  // entry of the same format (for PTX, of the same compute capability) is
+  // refused like the setters' (status()); the first is kept.
+  MultiKernelLoaderSpec& AddCode(const KernelFormat& format, CudaComputeCapability capability,
+                                 std::string_view kernel_name, std::string_view data, std::string_view filename,
+                                 std::string_view options = {});
 
   // Host backend: a function pointer or a capture-less lambda (see
   // host/kernel_abi.hpp for the parameter mapping).
@@ -152,22 +184,30 @@ class MultiKernelLoaderSpec {
   // thinks, so GetKernel returns this error instead.
   const Status& status() const { return status_; }
 
-  // The PTX for a device of `device` capability: the entry of the highest
-  // capability not above it; null if there is none.
-  const KernelLoaderSpec* cuda_ptx(CudaComputeCapability device) const {
-    const CudaPtxLoaderSpec* best = nullptr;
-    for (const CudaPtxLoaderSpec& entry : cuda_ptx_) {
-      if (entry.capability <= device && (best == nullptr || best->capability < entry.capability)) best = &entry;
+  // The entry of `format` for a device of compute capability `device`: the
+  // highest capability not above it (a format without capabilities has one
+  // entry); by default the highest, which messages name the kernel by. Null
+  // when there is none.
+  const KernelLoaderSpec* Code(const KernelFormat& format,
+                               CudaComputeCapability device = CudaComputeCapability{1 << 30, 0}) const {
+    const KernelCodeEntry* best = nullptr;
+    for (const KernelCodeEntry& entry : code_) {
+      if (entry.format == format && entry.capability <= device &&
+          (best == nullptr || best->capability < entry.capability)) {
+        best = &entry;
+      }
     }
     return best ? &best->code : nullptr;
   }
-  // The PTX of the highest capability (what a message names the kernel by).
-  const KernelLoaderSpec* cuda_ptx() const { return cuda_ptx(CudaComputeCapability{1 << 30, 0}); }
-  std::span<const CudaPtxLoaderSpec> cuda_ptx_entries() const { return cuda_ptx_; }
-  const std::optional<KernelLoaderSpec>& cuda_cubin() const { return cuda_cubin_; }
-  const std::optional<KernelLoaderSpec>& cuda_fatbin() const { return cuda_fatbin_; }
-  const std::optional<KernelLoaderSpec>& opencl_text() const { return opencl_text_; }
-  const std::optional<KernelLoaderSpec>& opencl_binary() const { return opencl_binary_; }
+  std::span<const KernelCodeEntry> code_entries() const { return code_; }
+
+  // The seed's accessors, one per format.
+  const KernelLoaderSpec* cuda_ptx(CudaComputeCapability device) const { return Code(kernel_formats::kCudaPtx, device); }
+  const KernelLoaderSpec* cuda_ptx() const { return Code(kernel_formats::kCudaPtx); }
+  const KernelLoaderSpec* cuda_cubin() const { return Code(kernel_formats::kCudaCubin); }
+  const KernelLoaderSpec* cuda_fatbin() const { return Code(kernel_formats::kCudaFatbin); }
+  const KernelLoaderSpec* opencl_text() const { return Code(kernel_formats::kOpenCLText); }
+  const KernelLoaderSpec* opencl_binary() const { return Code(kernel_formats::kOpenCLBinary); }
   const std::optional<HostKernelLoaderSpec>& host_kernel() const { return host_; }
 
   // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's
@@ -175,25 +215,11 @@ class MultiKernelLoaderSpec {
   std::string DescribeEntries() const;
 
  private:
-  MultiKernelLoaderSpec& Set(std::optional<KernelLoaderSpec>& slot, std::string_view kernel_name,
-                             std::string_view data, std::string_view filename, std::string_view options) {
-    if (slot) return Duplicate(&slot == &cuda_cubin_     ? "CUDA cubin"
-                               : &slot == &cuda_fatbin_  ? "CUDA fatbin"
-                               : &slot == &opencl_text_  ? "OpenCL text"
-                                                         : "an OpenCL binary",
-                               kernel_name);
-    slot = KernelLoaderSpec{std::string(kernel_name), std::string(data), std::string(filename), std::string(options)};
-    return *this;
-  }
-  MultiKernelLoaderSpec& AddCudaPtx(CudaComputeCapability capability, std::string_view kernel_name,
-                                    std::string_view data, std::string_view filename);
   MultiKernelLoaderSpec& Duplicate(std::string_view kind, std::string_view kernel_name);
 
   std::size_t arity_;
   Status status_;
-  std::vector<CudaPtxLoaderSpec> cuda_ptx_;
-  std::optional<KernelLoaderSpec> cuda_cubin_, cuda_fatbin_;
-  std::optional<KernelLoaderSpec> opencl_text_, opencl_binary_;
+  std::vector<KernelCodeEntry> code_;  // in the order they were added
   std::optional<HostKernelLoaderSpec> host_;
 };
 
@@ -205,37 +231,50 @@ STREAMEXECUTOR_DECL std::string MultiKernelLoaderSpec::DescribeEntries() const {
     if (!found.empty()) found += ", ";
     found += what;
   };
-  note(host_.has_value(), "a host kernel");
-  std::string ptx = "CUDA PTX";
-  for (const CudaPtxLoaderSpec& entry : cuda_ptx_) {
-    if (entry.capability == CudaComputeCapability{}) continue;
-    ptx += fmt::format("{}{}.{}", ptx.size() == 8 ? " (compute capability " : ", ", entry.capability.major,
-                       entry.capability.minor);
+  note(host_.has_value(), kernel_formats::kHostFunction.name);
+  // Each format once, where its first entry is; PTX with its capabilities.
+  for (std::size_t i = 0; i < code_.size(); ++i) {
+    const KernelFormat& format = code_[i].format;
+    bool seen = false;
+    for (std::size_t j = 0; j < i; ++j) seen |= code_[j].format == format;
+    if (seen) continue;
+    std::string what(format.name);
+    std::string capabilities;
+    for (std::size_t j = i; j < code_.size(); ++j) {
+      if (!(code_[j].format == format) || code_[j].capability == CudaComputeCapability{}) continue;
+      capabilities += fmt::format("{}{}.{}", capabilities.empty() ? "" : ", ", code_[j].capability.major,
+                                  code_[j].capability.minor);
+    }
+    if (!capabilities.empty()) what += " (compute capability " + capabilities + ")";
+    note(true, what);
   }
-  if (ptx.size() > 8) ptx += ")";
-  note(!cuda_ptx_.empty(), ptx);
-  note(cuda_cubin_.has_value(), "CUDA cubin");
-  note(cuda_fatbin_.has_value(), "CUDA fatbin");
-  note(opencl_text_.has_value(), "OpenCL text");
-  note(opencl_binary_.has_value(), "OpenCL binary");
   return found.empty() ? std::string("; it is empty") : "; it has: " + found;
 }
 #endif
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCudaPtx(CudaComputeCapability capability,
-                                                                           std::string_view kernel_name,
-                                                                           std::string_view data,
-                                                                           std::string_view filename) {
-  for (const CudaPtxLoaderSpec& entry : cuda_ptx_) {
-    if (entry.capability != capability) continue;
+STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCode(const KernelFormat& format,
+                                                                        CudaComputeCapability capability,
+                                                                        std::string_view kernel_name,
+                                                                        std::string_view data,
+                                                                        std::string_view filename,
+                                                                        std::string_view options) {
+  for (const KernelCodeEntry& entry : code_) {
+    if (!(entry.format == format) || entry.capability != capability) continue;
+    if (!format.per_compute_capability) {
+      return Duplicate(format == kernel_formats::kOpenCLBinary ? std::string("an OpenCL binary")
+                                                               : std::string(format.name),
+                       kernel_name);
+    }
     return Duplicate(capability == CudaComputeCapability{}
-                         ? std::string("CUDA PTX without a compute capability")
-                         : fmt::format("CUDA PTX for compute capability {}.{}", capability.major, capability.minor),
+                         ? fmt::format("{} without a compute capability", format.name)
+                         : fmt::format("{} for compute capability {}.{}", format.name, capability.major,
+                                       capability.minor),
                      kernel_name);
   }
-  cuda_ptx_.push_back(CudaPtxLoaderSpec{
-      capability, KernelLoaderSpec{std::string(kernel_name), std::string(data), std::string(filename), {}}});
+  code_.push_back(KernelCodeEntry{
+      format, capability,
+      KernelLoaderSpec{std::string(kernel_name), std::string(data), std::string(filename), std::string(options)}});
   return *this;
 }
 

@@ -32,6 +32,9 @@ namespace streamexecutor {
 // Exported so that Platform<cuda> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static constexpr std::string_view kName = "cuda";
+  // In the order the loader prefers them: code for the device first.
+  static constexpr std::array<KernelFormat, 3> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
+                                                              kernel_formats::kCudaPtx};
   // cuStreamWaitEvent takes events of other contexts and devices.
   static constexpr bool kWaitsAcrossExecutors = true;
   // cuLaunchHostFunc: a host function must not call CUDA (Capabilities<B>).

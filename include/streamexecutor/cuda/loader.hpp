@@ -124,7 +124,7 @@ template <typename ReadPtx>
 Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const MultiKernelLoaderSpec& spec,
                     ReadPtx&& read_ptx, CUfunction& function, std::string_view& format) {
   const KernelLoaderSpec* chosen = ChooseSpec(spec, cache.capability, format);
-  if (chosen == nullptr && !spec.cuda_ptx_entries().empty()) {
+  if (chosen == nullptr && spec.cuda_ptx() != nullptr) {
     return MakeError(ErrorCode::kNotFound,
                      "GetKernel on cuda:{}: kernel '{}' has PTX only for newer devices than this one, of compute "
                      "capability {}.{}{}",

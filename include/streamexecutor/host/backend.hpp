@@ -5,6 +5,7 @@
 // without workers: every operation runs on the thread that enqueues it.
 #pragma once
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -37,6 +38,7 @@ struct HostBackend : Traits, HostBackendBase {
   static constexpr std::string_view kName = Traits::kName;
   // Core capability constants (core/backend.hpp, Capabilities<B>).
   static constexpr bool kRunsOnEnqueue = Traits::kSerial;
+  static constexpr std::array<KernelFormat, 1> kKernelFormats{kernel_formats::kHostFunction};
   // What a host kernel receives first: threadIdx, blockIdx, blockDim, gridDim.
   using KernelContext = host_detail::KernelContext;
   // What a per-block host kernel receives first: blockIdx, blockDim, gridDim.

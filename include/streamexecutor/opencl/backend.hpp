@@ -4,6 +4,7 @@
 // check in loader.hpp and signature.hpp. docs/opencl.md explains the design.
 #pragma once
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -31,6 +32,8 @@ namespace streamexecutor {
 // Exported so that Platform<opencl> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static constexpr std::string_view kName = "opencl";
+  static constexpr std::array<KernelFormat, 2> kKernelFormats{kernel_formats::kOpenCLText,
+                                                              kernel_formats::kOpenCLBinary};
   // Streams wait on events and streams of the platform's other devices.
   static constexpr bool kWaitsAcrossExecutors = true;
 
