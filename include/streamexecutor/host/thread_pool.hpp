@@ -1,11 +1,14 @@
-// The host backend's "device": a pool of worker threads that drains stream
-// command queues, one thread per stream at a time (so each stream runs in
-// order), and splits every launch's blocks across all idle threads.
+// The host backend's "device", its scheduler: a pool of worker threads that
+// drains stream command queues, one thread per stream at a time (so each
+// stream runs in order), with the ready list, polling and spare workers for
+// callbacks that block. What running a command means, and how a launch's
+// blocks are shared among idle threads, is the command interpreter's
+// (interpreter.hpp), which the pool derives from.
 //
-// A serial pool (HostBackend with Traits::kSerial) has no workers: a stream that becomes
-// ready is drained at once by the thread that made it ready (the one that
-// enqueued, or the one that completed the event it waited for), and a
-// launch runs its blocks in order on that thread.
+// A serial pool (HostBackend with Traits::kSerial) has no workers: a stream
+// that becomes ready is drained at once by the thread that made it ready (the
+// one that enqueued, or the one that completed the event it waited for), and
+// a launch runs its blocks in order on that thread.
 //
 // Threads without work poll for a while before sleeping (Pool::Backoff),
 // because waking a sleeping thread costs tens of microseconds while a
@@ -25,10 +28,11 @@
 
 #include "streamexecutor/detail/backoff.hpp"
 #include "streamexecutor/host/command_queue.hpp"
+#include "streamexecutor/host/interpreter.hpp"
 
 namespace streamexecutor::host_detail {
 
-class STREAMEXECUTOR_EXPORT Pool {
+class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
  public:
   // How long a thread with nothing to do keeps polling (detail::Backoff:
   // pause, then yield the core) before it sleeps. Waking a sleeping thread
@@ -50,9 +54,6 @@ class STREAMEXECUTOR_EXPORT Pool {
   static constexpr int kPollMaxPauses = 32;
   static constexpr int kPollWindowPauses = 64;
   static constexpr int kStreamingRun = 4;
-  // Per-block scratch for SharedDeviceMemory parameters. Each worker owns this
-  // much from its start, so launches never allocate it.
-  static constexpr std::uint64_t kSharedMemoryPerBlock = 1 << 20;
 
   // Throws std::system_error when a thread cannot be started; the threads
   // started so far are stopped first, so nothing is left running.
@@ -73,6 +74,7 @@ class STREAMEXECUTOR_EXPORT Pool {
   Pool& operator=(const Pool&) = delete;
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+  bool serial() const { return serial_; }
 
   // Puts a kQueued stream on the ready list, unless it is still on it (a
   // caller that drained it ahead of the workers leaves its node behind).
@@ -124,20 +126,6 @@ class STREAMEXECUTOR_EXPORT Pool {
   }
 
  private:
-  struct Job {
-    std::atomic<bool> active{false};
-    std::atomic<int> helpers{0};
-    std::atomic<std::uint64_t> next_chunk{0};
-    std::atomic<std::uint64_t> blocks_done{0};
-    std::atomic<bool> failed{false};
-    const LaunchCommand* launch = nullptr;
-    LaunchView view{};
-    std::uint64_t total_blocks = 0;
-    std::uint64_t chunk = 1;
-    std::mutex failure_mutex;
-    std::string failure;
-  };
-  static constexpr std::size_t kMaxJobs = 32;
 
   void StopAndJoin() {
     {
@@ -222,6 +210,7 @@ class STREAMEXECUTOR_EXPORT Pool {
   }
 
   friend class CompletionToken;
+  friend class CommandInterpreter<Pool>;
 
 
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
@@ -290,7 +279,7 @@ class STREAMEXECUTOR_EXPORT Pool {
         more = true;
         break;
       }
-      if (ready_count_.load(std::memory_order_relaxed) != 0 || active_jobs_.load(std::memory_order_relaxed) != 0 ||
+      if (ready_count_.load(std::memory_order_relaxed) != 0 || HasActiveJobs() ||
           stop_.load(std::memory_order_relaxed)) {
         break;
       }
@@ -303,56 +292,6 @@ class STREAMEXECUTOR_EXPORT Pool {
     return more ? PollResult::kMore : PollResult::kQuiet;
   }
 
-  // False when the stream parked on an event; the command then runs again
-  // when the stream resumes.
-  bool Execute(HostStream* stream, Command& command) {
-    using Kind = Command::Kind;
-    const bool skip = stream->failed();
-    switch (command.kind) {
-      case Kind::kLaunch:
-        if (!skip) RunLaunch(stream, command);
-        return true;
-      case Kind::kCopy:
-        if (!skip && command.copy.bytes != 0) std::memmove(command.copy.dst, command.copy.src, command.copy.bytes);
-        return true;
-      case Kind::kFill:
-        if (!skip) Fill(command.fill);
-        return true;
-      case Kind::kRecordEvent:
-        // Runs even on a failed stream: a stream waiting on this event must not hang.
-        ResumeWaiters(command.event.token->Complete());
-        command.event.token->Release();
-        return true;
-      case Kind::kWaitEvent:
-        if (command.event.token->AddWaiter(stream)) return false;
-        command.event.token->Release();
-        return true;
-      case Kind::kCallback:
-        if (!skip) {
-          struct Invoke {
-            Command& command;
-            void operator()() const { command.callback.invoke(command.payload); }
-          } invoke{command};
-          const BlockingGuard blocking(this);
-          if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, stream->label().backend, stream->label().ordinal);
-              !status.ok()) {
-            stream->Fail(std::move(status));
-          }
-        }
-        command.callback.destroy(command.payload);
-        return true;
-    }
-    return true;
-  }
-
-  static void Fill(const FillCommand& fill) {
-    if (fill.byte_fill) {
-      std::memset(fill.dst, static_cast<int>(fill.pattern & 0xff), fill.bytes);
-      return;
-    }
-    auto* words = static_cast<std::uint32_t*>(fill.dst);
-    std::fill(words, words + fill.bytes / 4, fill.pattern);
-  }
 
   void ResumeWaiters(HostStream* waiter) {
     while (waiter) {
@@ -399,125 +338,6 @@ class STREAMEXECUTOR_EXPORT Pool {
     }
   }
 
-  static std::vector<std::byte>& Scratch() {
-    thread_local std::vector<std::byte> scratch;
-    return scratch;
-  }
-
-  // Streams are drained by workers only, whose scratch has the full size; a
-  // waiting caller thread helps only with launches its scratch can hold.
-  static void RunChunk(Job& job, std::uint64_t first, std::uint64_t end) {
-    try {
-      job.launch->runner(job.launch->function, job.view, first, end, Scratch().data());
-    } catch (const std::exception& e) {
-      RecordFailure(job, e.what());
-    } catch (...) {
-      RecordFailure(job, "a non-std::exception");
-    }
-  }
-
-  static void RecordFailure(Job& job, const char* what) {
-    std::lock_guard<std::mutex> lock(job.failure_mutex);
-    if (!job.failed.load(std::memory_order_relaxed)) job.failure = what;
-    job.failed.store(true, std::memory_order_release);
-  }
-
-  // Claims chunks of `job` until none are left; returns whether it ran any.
-  static bool WorkOn(Job& job) {
-    bool worked = false;
-    for (;;) {
-      const std::uint64_t chunk = job.next_chunk.fetch_add(1, std::memory_order_relaxed);
-      const std::uint64_t first = chunk * job.chunk;
-      if (first >= job.total_blocks) return worked;
-      const std::uint64_t end = std::min(first + job.chunk, job.total_blocks);
-      if (!job.failed.load(std::memory_order_relaxed)) RunChunk(job, first, end);
-      job.blocks_done.fetch_add(end - first, std::memory_order_acq_rel);
-      worked = true;
-    }
-  }
-
-  bool HelpJobs() {
-    if (active_jobs_.load(std::memory_order_acquire) == 0) return false;
-    bool worked = false;
-    for (JobSlot& slot : jobs_storage_) {
-      Job& job = slot.job;
-      if (!job.active.load(std::memory_order_acquire)) continue;
-      job.helpers.fetch_add(1, std::memory_order_seq_cst);
-      if (job.active.load(std::memory_order_seq_cst) && job.launch->shared_bytes <= Scratch().size()) {
-        worked |= WorkOn(job);
-      }
-      job.helpers.fetch_sub(1, std::memory_order_seq_cst);
-    }
-    return worked;
-  }
-
-  Job* AcquireJob() {
-    for (JobSlot& slot : jobs_storage_) {
-      bool expected = false;
-      if (!slot.claimed.load(std::memory_order_relaxed) &&
-          slot.claimed.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
-        return &slot.job;
-      }
-    }
-    return nullptr;
-  }
-
-  void RunLaunch(HostStream* stream, const Command& command) {
-    const LaunchCommand& launch = command.launch;
-    const std::uint64_t total = launch.grid.dim().Count();
-    SlotGuard slot(this);
-    Job local;
-    Job& job = slot.job ? *slot.job : local;
-    job.launch = &launch;
-    job.view = LaunchView{launch.grid.dim(), launch.block.dim(), command.payload};
-    job.total_blocks = total;
-    // Enough chunks for balance across the pool, few enough to keep the
-    // per-chunk atomic cheap relative to the work in it.
-    const std::uint64_t parts = std::uint64_t{size() + 1} * 4;
-    job.chunk = std::max<std::uint64_t>(1, total / parts);
-    job.next_chunk.store(0, std::memory_order_relaxed);
-    job.blocks_done.store(0, std::memory_order_relaxed);
-    job.failed.store(false, std::memory_order_relaxed);
-    const bool parallel = !serial_ && slot.job != nullptr && total > 1;
-    if (parallel) {
-      job.active.store(true, std::memory_order_seq_cst);
-      active_jobs_.fetch_add(1, std::memory_order_seq_cst);
-      Wake();
-    }
-    WorkOn(job);
-    if (parallel) {
-      // Chunks still running belong to threads that may have lost their core
-      // (workers and helping callers can outnumber the cores): yield to them.
-      Backoff backoff;
-      while (job.blocks_done.load(std::memory_order_acquire) < total) {
-        if (!backoff.Poll()) std::this_thread::yield();
-      }
-      job.active.store(false, std::memory_order_seq_cst);
-      active_jobs_.fetch_sub(1, std::memory_order_seq_cst);
-      while (job.helpers.load(std::memory_order_seq_cst) != 0) streamexecutor::detail::CpuPause();
-    }
-    if (job.failed.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(job.failure_mutex);
-      stream->Fail(MakeError(ErrorCode::kAborted, "kernel '{}' threw an exception: {}",
-                             launch.kernel_name ? *launch.kernel_name : std::string("<unnamed>"), job.failure));
-    }
-  }
-
-  struct JobSlot {
-    std::atomic<bool> claimed{false};
-    Job job;
-  };
-  struct SlotGuard {
-    explicit SlotGuard(Pool* owner) : pool(owner), job(owner->AcquireJob()) {}
-    ~SlotGuard() {
-      if (!job) return;
-      for (JobSlot& slot : pool->jobs_storage_) {
-        if (&slot.job == job) slot.claimed.store(false, std::memory_order_release);
-      }
-    }
-    Pool* pool;
-    Job* job;
-  };
 
   const bool serial_;
   std::vector<std::thread> workers_;
@@ -534,8 +354,6 @@ class STREAMEXECUTOR_EXPORT Pool {
   HostStream* ready_tail_ = nullptr;
   std::atomic<int> ready_count_{0};
 
-  std::array<JobSlot, kMaxJobs> jobs_storage_;
-  std::atomic<int> active_jobs_{0};
 
   std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
