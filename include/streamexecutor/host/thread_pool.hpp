@@ -182,7 +182,7 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
 
   void WorkerLoop() {
     Scratch().resize(kSharedMemoryPerBlock);
-    is_worker_ = true;
+    worker_of_ = this;
     started_.fetch_add(1, std::memory_order_release);
     Backoff backoff;
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
@@ -221,7 +221,7 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   // returns to its own work as soon as the stream is empty.
   void DrainCommands(HostStream* stream) {
     const HostStream::DrainFrame frame(stream);
-    const bool polls = is_worker_;
+    const bool polls = worker_of_ == this;
     int poll_interval = kPollMinPauses;
     for (;;) {
       int ran = 0;
@@ -311,7 +311,9 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   // another stream would wait forever: a spare worker is started instead, as
   // managed blocking does in fork-join pools. Spares stay for the pool's life.
   struct BlockingGuard {
-    explicit BlockingGuard(Pool* p) : pool(is_worker_ ? p : nullptr) {
+    // The pool whose worker this thread is (a se::host worker may run another
+    // pool's stream: the serial one it resumed), not the stream's.
+    explicit BlockingGuard(Pool*) : pool(worker_of_) {
       if (pool == nullptr) return;
       const int blocked = pool->in_callbacks_.fetch_add(1, std::memory_order_seq_cst) + 1;
       const int threads = static_cast<int>(pool->workers_.size()) + pool->spare_count_.load(std::memory_order_acquire);
@@ -342,7 +344,7 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   const bool serial_;
   std::vector<std::thread> workers_;
   std::atomic<unsigned> started_{0};
-  static inline thread_local bool is_worker_ = false;
+  static inline thread_local Pool* worker_of_ = nullptr;  // the pool whose worker this thread is
   std::atomic<int> in_callbacks_{0};
   std::mutex spares_mutex_;
   std::vector<std::thread> spares_;
