@@ -32,6 +32,12 @@ struct Owner {
   int unused = 0;
 };
 
+// One registry and the executor it answers for.
+struct OneRegistry {
+  Owner owner;
+  AllocationRegistry registry{&owner};
+};
+
 se::Status Check(const AllocationRegistry& registry, const se::DeviceMemoryBase& view) {
   return registry.CheckLive(view, [](se::ErrorCode code, std::string_view why) {
     return se::Status(code, "the view is " + std::string(why));
@@ -47,9 +53,7 @@ se::DeviceMemoryBase Registered(AllocationRegistry& registry, void* handle, std:
 
 }  // namespace
 
-TEST_CASE("a registered view is live and names its owner", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "a registered view is live and names its owner", "[allocation_registry]") {
   CHECK(registry.owner() == &owner);
   const se::DeviceMemoryBase view = Registered(registry, Handle(0), 256);
   CHECK(view.opaque() == Handle(0));
@@ -67,9 +71,7 @@ TEST_CASE("a registered view is live and names its owner", "[allocation_registry
   CHECK(registry.FreeRecordCount() == 0);
 }
 
-TEST_CASE("retiring a view makes every copy of it stale", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "retiring a view makes every copy of it stale", "[allocation_registry]") {
   const se::DeviceMemoryBase view = Registered(registry, Handle(0), 128);
   const se::DeviceMemoryBase copy = view;
   REQUIRE(registry.Retire("Deallocate", "test:0", view, RecordKind::kAllocated).ok());
@@ -87,10 +89,8 @@ TEST_CASE("retiring a view makes every copy of it stale", "[allocation_registry]
   CHECK(registry.FreeRecordCount() == 1);
 }
 
-TEST_CASE("a stale view is refused after its record holds newer memory at the same address",
-          "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "a stale view is refused after its record holds newer memory at the same address",
+                 "[allocation_registry]") {
   const se::DeviceMemoryBase old_view = Registered(registry, Handle(0), 512);
   REQUIRE(registry.Retire("Deallocate", "test:0", old_view, RecordKind::kAllocated).ok());
   // The allocator handed back the same address; the registry reuses the record slot.
@@ -108,9 +108,7 @@ TEST_CASE("a stale view is refused after its record holds newer memory at the sa
   CHECK_FALSE(registry.IsLiveView(se::DeviceMemory<float>(old_view).GetSlice(1, 2)));
 }
 
-TEST_CASE("ids are never reused across many allocate and free cycles", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "ids are never reused across many allocate and free cycles", "[allocation_registry]") {
   constexpr int kCycles = 20000;
   std::unordered_set<std::uint64_t> ids;
   std::vector<se::DeviceMemoryBase> retired;
@@ -138,9 +136,8 @@ TEST_CASE("ids are never reused across many allocate and free cycles", "[allocat
   }
 }
 
-TEST_CASE("slices of a live view are live, but only the whole view retires it", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "slices of a live view are live, but only the whole view retires it",
+                 "[allocation_registry]") {
   const se::DeviceMemory<float> whole(Registered(registry, Handle(0), 64 * sizeof(float)));
   const se::DeviceMemory<float> slice = whole.GetSlice(16, 8);
   CHECK(slice.offset() == 16 * sizeof(float));
@@ -159,9 +156,8 @@ TEST_CASE("slices of a live view are live, but only the whole view retires it", 
   CHECK_FALSE(registry.IsLiveView(slice));
 }
 
-TEST_CASE("views that do not fit their allocation, and null views, say why", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "views that do not fit their allocation, and null views, say why",
+                 "[allocation_registry]") {
   const se::DeviceMemoryBase whole = Registered(registry, Handle(0), 100);
   // Hand-built with the allocation's id and record, but past its end: marked
   // unvouched when made, so the launch path's compare refuses it.
@@ -207,9 +203,7 @@ TEST_CASE("memory of another registry is not live here", "[allocation_registry]"
   CHECK(second.IsLiveView(theirs));  // the other registry's memory is untouched
 }
 
-TEST_CASE("each kind of record is let go only by its own call", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "each kind of record is let go only by its own call", "[allocation_registry]") {
   const se::DeviceMemoryBase allocated = Registered(registry, Handle(0), 64);
   const se::DeviceMemoryBase adopted = Registered(registry, Handle(1), 64, RecordKind::kAdopted);
   const se::DeviceMemoryBase host_view = Registered(registry, Handle(2), 64, RecordKind::kHostView);
@@ -218,8 +212,7 @@ TEST_CASE("each kind of record is let go only by its own call", "[allocation_reg
   CHECK(free_adopted.code() == se::ErrorCode::kFailedPrecondition);
   CHECK_THAT(free_adopted.message(), Catch::Contains("Deallocate on test:0: "));
   CHECK_THAT(free_adopted.message(), Catch::Contains("was adopted (AdoptDeviceMemory), not allocated"));
-  const se::Status forget_allocated =
-      registry.Retire("ForgetDeviceMemory", "test:0", allocated, RecordKind::kAdopted);
+  const se::Status forget_allocated = registry.Retire("ForgetDeviceMemory", "test:0", allocated, RecordKind::kAdopted);
   CHECK_THAT(forget_allocated.message(), Catch::Contains("allocated by this executor, not adopted: Deallocate it"));
   const se::Status free_view = registry.Retire("Deallocate", "test:0", host_view, RecordKind::kAllocated);
   CHECK_THAT(free_view.message(), Catch::Contains("the device view of pinned host memory"));
@@ -233,9 +226,7 @@ TEST_CASE("each kind of record is let go only by its own call", "[allocation_reg
              Catch::Contains("was not adopted by this executor or was already forgotten"));
 }
 
-TEST_CASE("adopting a handle that is already registered is refused", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "adopting a handle that is already registered is refused", "[allocation_registry]") {
   const se::DeviceMemoryBase allocated = Registered(registry, Handle(0), 64);
   se::StatusOr<se::DeviceMemoryBase> again = registry.Register("test:0", Handle(0), 64, RecordKind::kAdopted);
   REQUIRE_FALSE(again.ok());
@@ -257,9 +248,7 @@ TEST_CASE("adopting a handle that is already registered is refused", "[allocatio
   CHECK(registry.IsLiveView(allocated));
 }
 
-TEST_CASE("retiring every adopted record leaves the rest live", "[allocation_registry]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "retiring every adopted record leaves the rest live", "[allocation_registry]") {
   const se::DeviceMemoryBase allocated = Registered(registry, Handle(0), 64);
   const se::DeviceMemoryBase first = Registered(registry, Handle(1), 32, RecordKind::kAdopted);
   const se::DeviceMemoryBase second = Registered(registry, Handle(2), 48, RecordKind::kAdopted);
@@ -279,9 +268,7 @@ TEST_CASE("retiring every adopted record leaves the rest live", "[allocation_reg
   CHECK(registry.RetireAllAdopted().empty());
 }
 
-TEST_CASE("threads registering, checking and retiring at once", "[allocation_registry][threads]") {
-  Owner owner;
-  AllocationRegistry registry(&owner);
+TEST_CASE_METHOD(OneRegistry, "threads registering, checking and retiring at once", "[allocation_registry][threads]") {
   constexpr std::size_t kThreads = 4;
   constexpr int kRounds = 3000;
   // Live for the whole run and checked by every thread, while one of them

@@ -39,8 +39,9 @@ STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
 // For messages: the call that registers memory of a kind, who registered
 // it, and how it is let go.
 constexpr std::string_view RegisteringCall(RecordKind kind) {
-  return kind == RecordKind::kAdopted ? "AdoptDeviceMemory" : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
-                                                                                            : "allocation";
+  return kind == RecordKind::kAdopted    ? "AdoptDeviceMemory"
+         : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
+                                         : "allocation";
 }
 constexpr std::string_view RegisteredBy(RecordKind kind) {
   return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
