@@ -418,8 +418,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     return registered;
   }
 
-  // The registry's calls for core/interop.hpp and core/pinned_memory.hpp,
-  // which name this executor in their messages.
+  // The registry's calls with this executor's label for their messages
+  // (core/interop.hpp and core/pinned_memory.hpp make them too).
   StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes,
                                                 detail::RecordKind kind = detail::RecordKind::kAllocated) {
     return registry_.Register(label_, opaque, bytes, kind);
