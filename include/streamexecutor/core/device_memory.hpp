@@ -25,34 +25,16 @@ namespace streamexecutor {
 
 namespace detail {
 // The executor's record of one allocation. Records are pooled by their
-// executor and never freed while it lives (executors live as long as the
-// process), so a view can always read its record, even long after the memory
-// was released: the id then no longer matches. Checking a view is a few
+// executor's AllocationRegistry (core/allocation_registry.hpp) and never
+// freed while it lives (executors live as long as the process), so a view
+// can always read its record, even long after the memory was released: the
+// id then no longer matches. Checking a view is a few
 // loads, with no lock and no lookup, which keeps the launch path cheap.
 // How the memory a record names came to the executor, which decides how it
 // is let go: Deallocate frees an allocation; ForgetDeviceMemory unregisters
 // adopted memory (core/interop.hpp), never freeing it; the device view of
 // pinned host memory (core/pinned_memory.hpp) goes with that memory.
 enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView };
-// For messages: the call that registers memory of a kind, who registered
-// it, and how it is let go.
-constexpr std::string_view RegisteringCall(RecordKind kind) {
-  return kind == RecordKind::kAdopted ? "AdoptDeviceMemory" : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
-                                                                                            : "allocation";
-}
-constexpr std::string_view RegisteredBy(RecordKind kind) {
-  return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
-         : kind == RecordKind::kHostView ? "it is the device view of pinned host memory"
-                                         : "it allocated it";
-}
-constexpr std::string_view LetGoBy(RecordKind kind) {
-  return kind == RecordKind::kAllocated ? "allocated by this executor, not adopted: Deallocate it"
-         : kind == RecordKind::kAdopted
-             ? "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; ForgetDeviceMemory "
-               "unregisters it"
-             : "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
-               "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
-}
 
 struct AllocationRecord {
   const void* owner = nullptr;                 // the StreamExecutor; set once
@@ -152,13 +134,6 @@ class DeviceMemoryBase {
 };
 
 namespace detail {
-// Process-wide, so that ids never repeat across executors or backends; exported
-// so that two shared libraries including these headers share one counter.
-STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
-  static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
 // count * sizeof(T), saturating where it would wrap (used in messages and checks).
 template <typename T>
 constexpr std::uint64_t SaturatingBytes(std::uint64_t count) {

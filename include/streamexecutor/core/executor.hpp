@@ -2,7 +2,6 @@
 // kernel loading; streams, events and timers are created from it.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -11,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "streamexecutor/core/allocation_registry.hpp"
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/extensions.hpp"
 #include "streamexecutor/core/interop.hpp"
@@ -121,7 +121,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", caller,
                        label_, bytes, role, memory.size());
     }
-    return CheckLive(memory, [&](ErrorCode code, std::string_view why) {
+    return registry_.CheckLive(memory, [&](ErrorCode code, std::string_view why) {
       return MakeError(code, "{} on {}: the {} DeviceMemory is {}", caller, label_, role, why);
     });
   }
@@ -131,8 +131,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   // when the view was made (DeviceMemoryBase's constructor).
   // CheckLaunchMemory says why one is refused.
   [[gnu::always_inline]] bool IsLiveView(const DeviceMemoryBase& memory) const noexcept {
-    const detail::AllocationRecord* record = memory.allocation_record();  // never null
-    return record->owner == this && record->id.load(std::memory_order_acquire) == memory.allocation_id();
+    return detail::AllocationRegistry::IsLiveView(this, memory);
   }
 
   // The launch-time form, for every DeviceMemory argument. Null entries are
@@ -141,7 +140,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (args[i] == nullptr || this->IsEnabledPeerView(*args[i])) continue;
       STREAMEXECUTOR_RETURN_IF_ERROR(this->RefuseOtherExecutorMemory(kernel_name, i, *args[i]));
-      Status status = CheckLive(*args[i], [&](ErrorCode code, std::string_view why) {
+      Status status = registry_.CheckLive(*args[i], [&](ErrorCode code, std::string_view why) {
         return MakeError(code, "ThenLaunch of kernel '{}' on {}: argument {} is {}", kernel_name, label_, i, why);
       });
       if (!status.ok()) [[unlikely]] return status;
@@ -419,127 +418,16 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     return registered;
   }
 
-  // Gives memory a record and a fresh id: what makes views of it live.
-  // Adopted memory (core/interop.hpp) and device views of pinned host memory
-  // are refused if a live record already names the same handle.
+  // The registry's calls with this executor's label for their messages
+  // (core/interop.hpp and core/pinned_memory.hpp make them too).
   StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes,
                                                 detail::RecordKind kind = detail::RecordKind::kAllocated) {
-    const std::string_view caller = detail::RegisteringCall(kind);
-    detail::AllocationRecord* record = nullptr;
-    try {
-      std::lock_guard<std::mutex> lock(records_mutex_);
-      if (kind != detail::RecordKind::kAllocated) {
-        for (const detail::AllocationRecord& live : records_) {
-          if (live.id.load(std::memory_order_acquire) != 0 && live.opaque.load(std::memory_order_relaxed) == opaque) {
-            return MakeError(ErrorCode::kAlreadyExists, "{} on {}: {} is already registered with this executor ({})",
-                             caller, label_, opaque, detail::RegisteredBy(live.kind.load(std::memory_order_relaxed)));
-          }
-        }
-      }
-      if (free_records_.empty()) {
-        // Room for every record in the free list, so Deallocate never throws.
-        free_records_.reserve(records_.size() + 1);
-        record = &records_.emplace_back();
-        record->owner = this;
-      } else {
-        record = free_records_.back();
-        free_records_.pop_back();
-      }
-    } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes", caller,
-                       label_, bytes);
-    }
-    const std::uint64_t id = detail::NextAllocationId();
-    record->opaque.store(opaque, std::memory_order_relaxed);
-    record->bytes.store(bytes, std::memory_order_relaxed);
-    record->kind.store(kind, std::memory_order_relaxed);
-    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and kind
-    return DeviceMemoryBase(opaque, bytes, 0, id, record);
+    return registry_.Register(label_, opaque, bytes, kind);
   }
-
-  // Unregisters the whole allocation `memory` views, if it is live, whole,
-  // and of the `kind` the caller lets go (detail::RecordKind).
   Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, detail::RecordKind kind) {
-    using detail::RecordKind;
-    std::lock_guard<std::mutex> lock(records_mutex_);
-    detail::AllocationRecord* record = OwnRecord(memory);
-    if (record == nullptr) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
-                       caller, label_, memory.opaque(), kind == RecordKind::kAdopted ? "adopted by" : "allocated by",
-                       kind == RecordKind::kAdopted ? "forgotten" : "freed");
-    }
-    if (const RecordKind was = record->kind.load(std::memory_order_relaxed); was != kind) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was {}", caller, label_, memory.opaque(),
-                       detail::LetGoBy(was));
-    }
-    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
-    if (memory.offset() != 0 || memory.size() != bytes) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{} on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; pass the "
-                       "whole allocation",
-                       caller, label_, memory.size(), memory.offset(), bytes);
-    }
-    // Retired before the driver frees, so that no check passes for memory
-    // on its way out. Cannot throw: the list has room for every record.
-    record->id.store(0, std::memory_order_release);
-    free_records_.push_back(record);
-    return Status();
+    return registry_.Retire(caller, label_, memory, kind);
   }
-  // Retires every adopted record (the executor's destructor) and returns
-  // their memory, for the backend to forget.
-  std::vector<DeviceMemoryBase> RetireAllAdopted() {
-    std::vector<DeviceMemoryBase> left;
-    std::lock_guard<std::mutex> lock(records_mutex_);
-    for (detail::AllocationRecord& record : records_) {
-      if (record.id.load(std::memory_order_acquire) == 0) continue;
-      if (record.kind.load(std::memory_order_relaxed) != detail::RecordKind::kAdopted) continue;
-      left.emplace_back(record.opaque.load(std::memory_order_relaxed), record.bytes.load(std::memory_order_relaxed));
-      record.id.store(0, std::memory_order_release);
-    }
-    return left;
-  }
-
-  // The record `memory` names if it is a live allocation of this executor.
-  detail::AllocationRecord* OwnRecord(const DeviceMemoryBase& memory) const noexcept {
-    const detail::AllocationRecord* record = memory.allocation_record();
-    // Unvouched views are compared as they were made, so that the message
-    // names what is wrong with them (their range, below).
-    const std::uint64_t id = memory.allocation_id() & ~DeviceMemoryBase::kUnvouchedBit;
-    if (record == nullptr || record->owner != this || id == DeviceMemoryBase::kNoAllocationId ||
-        record->id.load(std::memory_order_acquire) != id ||
-        record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
-      return nullptr;
-    }
-    // Records are only ever handed out by this executor, as non-const.
-    return const_cast<detail::AllocationRecord*>(record);
-  }
-
-  // Shared by the copy and launch checks.
-  template <typename MakeStatus>
-  Status CheckLive(const DeviceMemoryBase& memory, MakeStatus&& fail) const {
-    if (memory.IsNull()) [[unlikely]] {
-      return fail(ErrorCode::kInvalidArgument, detail::DescribeNullMemory(memory));
-    }
-    const detail::AllocationRecord* record = OwnRecord(memory);
-    if (record == nullptr) [[unlikely]] {
-      return fail(ErrorCode::kFailedPrecondition,
-                  fmt::format("not live memory of this executor ({}: freed, or memory of another executor, which "
-                              "ThenCopyBetween copies from and to)",
-                              memory.opaque()));
-    }
-    if (!FitsAllocation(memory, *record)) [[unlikely]] {
-      return fail(ErrorCode::kOutOfRange,
-                  fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
-                              memory.offset(), record->bytes.load(std::memory_order_relaxed)));
-    }
-    return Status();
-  }
-  // Views made by GetSlice always fit; a hand-built one could hold anything,
-  // so compare without adding (offset + size could wrap).
-  static bool FitsAllocation(const DeviceMemoryBase& memory, const detail::AllocationRecord& record) noexcept {
-    const std::uint64_t bytes = record.bytes.load(std::memory_order_relaxed);
-    return memory.offset() <= bytes && memory.size() <= bytes - memory.offset();
-  }
+  std::vector<DeviceMemoryBase> RetireAllAdopted() { return registry_.RetireAllAdopted(); }
 
   static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {
     return static_cast<StreamExecutor*>(owner)->Deallocate(memory);
@@ -549,7 +437,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   [[gnu::noinline]] Status BindLoaded(const std::string& name, typename B::KernelHandle& handle, KernelBase& kernel) {
     const std::string* interned = nullptr;
     try {
-      std::lock_guard<std::mutex> lock(records_mutex_);
+      std::lock_guard<std::mutex> lock(kernel_names_mutex_);
       interned = &*kernel_names_.insert(name).first;
     } catch (...) {
       B::ReleaseKernel(state_, handle);
@@ -569,14 +457,12 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   std::string label_;
   typename B::ExecutorState state_{};
   DeviceDescription description_;
-  // Allocation records (see detail::AllocationRecord): a deque, so that
-  // records never move, and the free ones for reuse.
   detail::ExtensionSlots extensions_;
   detail::PluginSelection plugins_{B::DefaultPlugins()};
-  mutable std::mutex records_mutex_;
-  std::deque<detail::AllocationRecord> records_;
-  std::vector<detail::AllocationRecord*> free_records_;
+  // What makes views of this executor's memory live (core/allocation_registry.hpp).
+  detail::AllocationRegistry registry_{this};
   // Node-based, so that the strings never move: launches keep pointers to them.
+  std::mutex kernel_names_mutex_;
   std::unordered_set<std::string> kernel_names_;
   detail::PeerList peers_;  // last: the launch path's members keep their offsets (core/peer_access.hpp)
 };

@@ -1,0 +1,223 @@
+// AllocationRegistry: one executor's records of the memory it answers for
+// (allocations, adopted memory, device views of pinned host memory), which
+// decide whether a DeviceMemory view is still live.
+//
+// Every registration gets a record and a process-unique id; the view carries
+// both (core/device_memory.hpp). Retiring a record zeroes its id, so every
+// view of that memory, copies included, stops being live at once, and the
+// record goes to a free list for the next registration, which gives it a new
+// id: addresses and records are reused, ids never are. Records are never
+// freed while the registry lives (a deque, so they never move either), so a
+// view can read its record long after its memory was released.
+//
+// The registry knows no backend: it stores handles and sizes, never
+// dereferences them, and names its owner only as the pointer every record
+// carries, which launches compare with their executor.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
+
+namespace streamexecutor::detail {
+
+// Process-wide, so that ids never repeat across executors or backends; exported
+// so that two shared libraries including these headers share one counter.
+STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// For messages: the call that registers memory of a kind, who registered
+// it, and how it is let go.
+constexpr std::string_view RegisteringCall(RecordKind kind) {
+  return kind == RecordKind::kAdopted    ? "AdoptDeviceMemory"
+         : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
+                                         : "allocation";
+}
+constexpr std::string_view RegisteredBy(RecordKind kind) {
+  return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
+         : kind == RecordKind::kHostView ? "it is the device view of pinned host memory"
+                                         : "it allocated it";
+}
+constexpr std::string_view LetGoBy(RecordKind kind) {
+  return kind == RecordKind::kAllocated ? "allocated by this executor, not adopted: Deallocate it"
+         : kind == RecordKind::kAdopted
+             ? "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; ForgetDeviceMemory "
+               "unregisters it"
+             : "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
+               "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
+}
+
+class AllocationRegistry {
+ public:
+  // `owner` is what every record of this registry names: the StreamExecutor
+  // that holds it, which launches compare a view's record with.
+  explicit AllocationRegistry(const void* owner) noexcept : owner_(owner) {}
+  AllocationRegistry(const AllocationRegistry&) = delete;
+  AllocationRegistry& operator=(const AllocationRegistry&) = delete;
+
+  const void* owner() const noexcept { return owner_; }
+
+  // The launch path's check: two loads and two compares, no lock, no
+  // Status. Static and given the owner, so that an executor compares with
+  // its own `this` rather than loading the registry's copy of it. The
+  // view's handle and range were checked when it was made (DeviceMemoryBase's
+  // constructor); CheckLive says why one is refused.
+  [[gnu::always_inline]] static bool IsLiveView(const void* owner, const DeviceMemoryBase& memory) noexcept {
+    const AllocationRecord* record = memory.allocation_record();  // never null
+    return record->owner == owner && record->id.load(std::memory_order_acquire) == memory.allocation_id();
+  }
+  bool IsLiveView(const DeviceMemoryBase& memory) const noexcept { return IsLiveView(owner_, memory); }
+
+  // Gives memory a record and a fresh id: what makes views of it live.
+  // Adopted memory and device views of pinned host memory are refused if a
+  // live record already names the same handle. `label` names the device in
+  // messages ("host:0").
+  StatusOr<DeviceMemoryBase> Register(std::string_view label, void* opaque, std::uint64_t bytes,
+                                      RecordKind kind = RecordKind::kAllocated) {
+    const std::string_view caller = RegisteringCall(kind);
+    AllocationRecord* record = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (kind != RecordKind::kAllocated) {
+        for (const AllocationRecord& live : records_) {
+          if (live.id.load(std::memory_order_acquire) != 0 && live.opaque.load(std::memory_order_relaxed) == opaque) {
+            return MakeError(ErrorCode::kAlreadyExists, "{} on {}: {} is already registered with this executor ({})",
+                             caller, label, opaque, RegisteredBy(live.kind.load(std::memory_order_relaxed)));
+          }
+        }
+      }
+      if (free_records_.empty()) {
+        // Room for every record in the free list, so Retire never throws.
+        free_records_.reserve(records_.size() + 1);
+        record = &records_.emplace_back();
+        record->owner = owner_;
+      } else {
+        record = free_records_.back();
+        free_records_.pop_back();
+      }
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes", caller, label,
+                       bytes);
+    }
+    const std::uint64_t id = NextAllocationId();
+    record->opaque.store(opaque, std::memory_order_relaxed);
+    record->bytes.store(bytes, std::memory_order_relaxed);
+    record->kind.store(kind, std::memory_order_relaxed);
+    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and kind
+    return DeviceMemoryBase(opaque, bytes, 0, id, record);
+  }
+
+  // Unregisters the whole allocation `memory` views, if it is live, whole,
+  // and of the `kind` the caller lets go. The caller frees the memory after.
+  Status Retire(std::string_view caller, std::string_view label, const DeviceMemoryBase& memory, RecordKind kind) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AllocationRecord* record = Find(memory);
+    if (record == nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
+                       caller, label, memory.opaque(), kind == RecordKind::kAdopted ? "adopted by" : "allocated by",
+                       kind == RecordKind::kAdopted ? "forgotten" : "freed");
+    }
+    if (const RecordKind was = record->kind.load(std::memory_order_relaxed); was != kind) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was {}", caller, label, memory.opaque(),
+                       LetGoBy(was));
+    }
+    const std::uint64_t bytes = record->bytes.load(std::memory_order_relaxed);
+    if (memory.offset() != 0 || memory.size() != bytes) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{} on {}: this view is a slice ({} bytes at offset {}) of a {}-byte allocation; pass the "
+                       "whole allocation",
+                       caller, label, memory.size(), memory.offset(), bytes);
+    }
+    // Retired before the driver frees, so that no check passes for memory
+    // on its way out. Cannot throw: the list has room for every record.
+    record->id.store(0, std::memory_order_release);
+    free_records_.push_back(record);
+    return Status();
+  }
+
+  // Retires every adopted record (the executor's destructor) and returns
+  // their memory, for the backend to forget. Their records are not reused.
+  std::vector<DeviceMemoryBase> RetireAllAdopted() {
+    std::vector<DeviceMemoryBase> left;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (AllocationRecord& record : records_) {
+      if (record.id.load(std::memory_order_acquire) == 0) continue;
+      if (record.kind.load(std::memory_order_relaxed) != RecordKind::kAdopted) continue;
+      left.emplace_back(record.opaque.load(std::memory_order_relaxed), record.bytes.load(std::memory_order_relaxed));
+      record.id.store(0, std::memory_order_release);
+    }
+    return left;
+  }
+
+  // The full check of copies, fills and refused launches: `fail(code, why)`
+  // builds the caller's Status, only when `memory` is null, not live memory
+  // of this registry, or runs past its allocation.
+  template <typename MakeStatus>
+  Status CheckLive(const DeviceMemoryBase& memory, MakeStatus&& fail) const {
+    if (memory.IsNull()) [[unlikely]] {
+      return fail(ErrorCode::kInvalidArgument, DescribeNullMemory(memory));
+    }
+    const AllocationRecord* record = Find(memory);
+    if (record == nullptr) [[unlikely]] {
+      return fail(ErrorCode::kFailedPrecondition,
+                  fmt::format("not live memory of this executor ({}: freed, or memory of another executor, which "
+                              "ThenCopyBetween copies from and to)",
+                              memory.opaque()));
+    }
+    if (!FitsAllocation(memory, *record)) [[unlikely]] {
+      return fail(ErrorCode::kOutOfRange,
+                  fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
+                              memory.offset(), record->bytes.load(std::memory_order_relaxed)));
+    }
+    return Status();
+  }
+
+  // How many records exist, and how many of them are free for reuse.
+  std::size_t RecordCount() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return records_.size();
+  }
+  std::size_t FreeRecordCount() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return free_records_.size();
+  }
+
+ private:
+  // The record `memory` names if it is live memory of this registry.
+  AllocationRecord* Find(const DeviceMemoryBase& memory) const noexcept {
+    const AllocationRecord* record = memory.allocation_record();
+    // Unvouched views are compared as they were made, so that the message
+    // names what is wrong with them (their range, in CheckLive).
+    const std::uint64_t id = memory.allocation_id() & ~DeviceMemoryBase::kUnvouchedBit;
+    if (record == nullptr || record->owner != owner_ || id == DeviceMemoryBase::kNoAllocationId ||
+        record->id.load(std::memory_order_acquire) != id ||
+        record->opaque.load(std::memory_order_relaxed) != memory.opaque()) {
+      return nullptr;
+    }
+    // Records are only ever handed out by this registry, as non-const.
+    return const_cast<AllocationRecord*>(record);
+  }
+  // Views made by GetSlice always fit; a hand-built one could hold anything,
+  // so compare without adding (offset + size could wrap).
+  static bool FitsAllocation(const DeviceMemoryBase& memory, const AllocationRecord& record) noexcept {
+    const std::uint64_t bytes = record.bytes.load(std::memory_order_relaxed);
+    return memory.offset() <= bytes && memory.size() <= bytes - memory.offset();
+  }
+
+  const void* owner_;
+  mutable std::mutex mutex_;
+  std::deque<AllocationRecord> records_;
+  std::vector<AllocationRecord*> free_records_;
+};
+
+}  // namespace streamexecutor::detail
