@@ -7,7 +7,9 @@
 // se::opencl::kClFftPlugin) and cuFFT loaded at run time (CUDA,
 // se::cuda::kCuFftPlugin), each its backend's default. A plan holds the
 // library's plan and belongs to one executor; it must outlive the work
-// enqueued with it, as buffers must. docs/fft.md has the conventions.
+// enqueued with it, as buffers must. docs/fft.md has the conventions. This
+// header includes the core, the front end (canned/fft/operations.hpp) and the
+// adapters of the backends this build enabled.
 #pragma once
 
 #include "streamexecutor/streamexecutor.hpp"

@@ -1,5 +1,5 @@
-// What every canned family (BLAS, FFT, RNG, DNN) shares about its adapter
-// trait, <family>_detail::Adapter<B>: the one template that a file
+// What every canned family shares about its adapter trait,
+// <family>_detail::Adapter<B>: the one template that a file
 // canned/<family>/<backend>.hpp specialises to give backend B the family's
 // library. The family's primary template derives from NoAdapter, so that a
 // backend nobody wrote an adapter for (se::host_serial, a backend added later)

@@ -13,7 +13,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/fmt.hpp"
@@ -38,7 +37,12 @@ struct EntryPoint {
 
 template <typename Api, auto Member>
 void BindEntryPoint(Api& api, void* address) {
-  api.*Member = reinterpret_cast<std::remove_reference_t<decltype(api.*Member)>>(address);
+  auto& slot = api.*Member;
+  // The slot's pointer type, named without passing it through a template:
+  // GCC drops (and warns about) a prototype's attributes there, such as
+  // glibc's nonnull on strlen.
+  using Function = decltype(+slot);
+  slot = reinterpret_cast<Function>(address);
 }
 
 // The entry point `name` of `Api`, whose member of that name has the
