@@ -345,7 +345,7 @@ TEST_CASE("streams on several threads share the executor's BLAS state, made once
     REQUIRE(statuses[t].ok());
     RequireClose(Download(results[t].cref()), want);
   }
-  using State = se::blas_detail::Library<B>::State;
+  using State = se::blas_detail::Adapter<B>::State;
   State* state = Executor()->FindExtension<State>();
   REQUIRE(state != nullptr);
   REQUIRE(Executor()->GetOrCreateExtension<State>([]() -> se::StatusOr<std::unique_ptr<State>> {

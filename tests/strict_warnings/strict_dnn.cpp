@@ -54,14 +54,7 @@ int RunDnn() {
 
 int StrictDnnEntry() {
   int result = 0;
-#if defined(STREAMEXECUTOR_WITH_HOST)
-  result += RunDnn<se::host>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  result += RunDnn<se::opencl>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-  result += RunDnn<se::cuda>();
-#endif
+  // Every enabled backend, se::host_serial (no adapter: UNAVAILABLE) included.
+  se::EnabledBackends::ForEach([&result]<typename B>() { result += RunDnn<B>(); });
   return result;
 }

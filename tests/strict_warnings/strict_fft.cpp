@@ -41,14 +41,7 @@ int RunFft() {
 
 int StrictFftEntry() {
   int result = 0;
-#if defined(STREAMEXECUTOR_WITH_HOST)
-  result += RunFft<se::host>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  result += RunFft<se::opencl>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-  result += RunFft<se::cuda>();
-#endif
+  // Every enabled backend, se::host_serial (no adapter: UNAVAILABLE) included.
+  se::EnabledBackends::ForEach([&result]<typename B>() { result += RunFft<B>(); });
   return result;
 }

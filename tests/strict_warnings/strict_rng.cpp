@@ -40,14 +40,10 @@ int RunRng(se::RngPluginId plugin) {
 
 int StrictRngEntry() {
   int result = 0;
-#if defined(STREAMEXECUTOR_WITH_HOST)
-  result += RunRng<se::host>(se::host::kPhiloxPlugin);
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  result += RunRng<se::opencl>(se::opencl::kPhiloxPlugin);
-#endif
+  // Every enabled backend, se::host_serial (no adapter: UNAVAILABLE) included.
+  se::EnabledBackends::ForEach([&result]<typename B>() { result += RunRng<B>(se::kDefaultPlugin); });
 #if defined(STREAMEXECUTOR_WITH_CUDA)
-  result += RunRng<se::cuda>(se::cuda::kPhiloxPlugin) + RunRng<se::cuda>(se::cuda::kCuRandPlugin);
+  result += RunRng<se::cuda>(se::cuda::kCuRandPlugin);  // the vendor generator
 #endif
   return result;
 }

@@ -67,14 +67,7 @@ int ExerciseBackend() {
 
 int StrictWarningsBlasEntry() {
   int result = 0;
-#if defined(STREAMEXECUTOR_WITH_HOST)
-  result += ExerciseBackend<se::host>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_OPENCL)
-  result += ExerciseBackend<se::opencl>();
-#endif
-#if defined(STREAMEXECUTOR_WITH_CUDA)
-  result += ExerciseBackend<se::cuda>();
-#endif
+  // Every enabled backend, se::host_serial (no adapter: UNAVAILABLE) included.
+  se::EnabledBackends::ForEach([&result]<typename B>() { result += ExerciseBackend<B>(); });
   return result;
 }

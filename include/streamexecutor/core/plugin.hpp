@@ -20,7 +20,10 @@
 
 namespace streamexecutor {
 
-enum class PluginKind : unsigned char { kBlas, kFft, kRng, kDnn };
+// kCount is not a kind: it counts them, and sizes every per-kind array, so
+// that a new family is one enumerator (and its name below).
+enum class PluginKind : unsigned char { kBlas, kFft, kRng, kDnn, kCount };
+inline constexpr std::size_t kPluginKindCount = static_cast<std::size_t>(PluginKind::kCount);
 
 constexpr std::string_view PluginKindName(PluginKind kind) {
   switch (kind) {
@@ -28,6 +31,7 @@ constexpr std::string_view PluginKindName(PluginKind kind) {
     case PluginKind::kFft: return "FFT";
     case PluginKind::kRng: return "RNG";
     case PluginKind::kDnn: return "DNN";
+    case PluginKind::kCount: break;
   }
   return "?";
 }
@@ -94,7 +98,7 @@ class PluginConfig {
     return PluginId<Kind>{entry.backend, entry.name};
   }
 
-  std::array<Entry, 4> entries_{};
+  std::array<Entry, kPluginKindCount> entries_{};
 };
 
 namespace detail {
@@ -150,8 +154,8 @@ class PluginSelection {
  private:
   mutable std::mutex mutex_;
   PluginConfig config_;
-  std::array<bool, 4> chosen_{};
-  std::array<bool, 4> used_{};
+  std::array<bool, kPluginKindCount> chosen_{};
+  std::array<bool, kPluginKindCount> used_{};
 };
 
 }  // namespace detail

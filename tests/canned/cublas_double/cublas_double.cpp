@@ -189,9 +189,9 @@ cublasStatus_t Batched(const char* name, cublasHandle_t handle, cublasOperation_
 
 }  // namespace
 
-extern "C" {
+SE_LIBRARY_DOUBLE_EXPORTS(cublas, Recorded())
 
-long se_cublas_double_calls(const char* entry_point) { return Recorded().Calls(entry_point); }
+extern "C" {
 
 bool se_cublas_double_last_call(SeCublasDoubleCall* out) {
   Record& r = Recorded();
@@ -199,10 +199,6 @@ bool se_cublas_double_last_call(SeCublasDoubleCall* out) {
   if (!r.any) return false;
   *out = r.last;
   return true;
-}
-
-void se_cublas_double_fail_next(const char* entry_point, int status) {
-  Recorded().FailNext(entry_point, static_cast<cublasStatus_t>(status));
 }
 
 cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {

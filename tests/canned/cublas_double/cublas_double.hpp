@@ -5,7 +5,7 @@
 // reach these functions with dlsym on the already-loaded library.
 #pragma once
 
-#include <dlfcn.h>
+#include "../../library_double.hpp"
 
 extern "C" {
 
@@ -34,30 +34,22 @@ struct SeCublasDoubleCall {
   void* c_entries[8];
 };
 
-typedef long (*SeCublasDoubleCallsFn)(const char* entry_point);
 typedef bool (*SeCublasDoubleLastCallFn)(SeCublasDoubleCall* out);
-// The next call of `entry_point` returns `status` and records nothing.
-typedef void (*SeCublasDoubleFailNextFn)(const char* entry_point, int status);
 }
 
 namespace se_test {
 
-struct CublasDoubleApi {
-  SeCublasDoubleCallsFn calls = nullptr;
+// calls and fail_next (a failed call records nothing), and the latest call.
+struct CublasDoubleApi : library_double::QueryApi {
   SeCublasDoubleLastCallFn last_call = nullptr;
-  SeCublasDoubleFailNextFn fail_next = nullptr;
 
-  bool loaded() const { return calls != nullptr && last_call != nullptr && fail_next != nullptr; }
+  bool loaded() const { return common_loaded() && last_call != nullptr; }
 
-  // RTLD_NOLOAD: the library the plugin already opened, never a second copy.
   static CublasDoubleApi Find() {
+    const library_double::Query query("libcublas.so.13", "cublas");
     CublasDoubleApi api;
-    void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
-    if (library == nullptr) return api;
-    api.calls = reinterpret_cast<SeCublasDoubleCallsFn>(dlsym(library, "se_cublas_double_calls"));
-    api.last_call = reinterpret_cast<SeCublasDoubleLastCallFn>(dlsym(library, "se_cublas_double_last_call"));
-    api.fail_next = reinterpret_cast<SeCublasDoubleFailNextFn>(dlsym(library, "se_cublas_double_fail_next"));
-    dlclose(library);  // drops only the reference NOLOAD added
+    api.FindCommon(query);
+    query.Find("last_call", api.last_call);
     return api;
   }
 };

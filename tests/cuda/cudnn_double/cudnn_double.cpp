@@ -281,24 +281,10 @@ cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t 
   return Finish(call);
 }
 
-long se_cudnn_double_calls(const char* name) {
-  return TheRecord().Calls(name);
-}
+void se_cudnn_double_last(SeCudnnDoubleCall* out) { TheRecord().Snapshot(TheRecord().last, out); }
 
-void se_cudnn_double_last(SeCudnnDoubleCall* out) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  *out = r.last;
-}
-
-void se_cudnn_double_live(SeCudnnDoubleLive* out) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  *out = r.live;
-}
-
-void se_cudnn_double_fail_next(const char* name, int status) {
-  TheRecord().FailNext(name, static_cast<cudnnStatus_t>(status));
-}
+void se_cudnn_double_live(SeCudnnDoubleLive* out) { TheRecord().Snapshot(TheRecord().live, out); }
 
 }  // extern "C"
+
+SE_LIBRARY_DOUBLE_EXPORTS(cudnn, TheRecord())

@@ -2,9 +2,9 @@
 // dlsym on the libcudnn.so.9 the plugin loaded.
 #pragma once
 
-#include <dlfcn.h>
-
 #include <cstddef>
+
+#include "../../library_double.hpp"
 
 extern "C" {
 
@@ -39,32 +39,24 @@ struct SeCudnnDoubleLive {
   int descriptors;  // of every kind
 };
 
-typedef long (*SeCudnnDoubleCallsFn)(const char* name);
 typedef void (*SeCudnnDoubleLastFn)(SeCudnnDoubleCall* out);
 typedef void (*SeCudnnDoubleLiveFn)(SeCudnnDoubleLive* out);
-typedef void (*SeCudnnDoubleFailNextFn)(const char* name, int status);
 }
 
 namespace se_test {
 
-struct CudnnDoubleApi {
-  SeCudnnDoubleCallsFn calls = nullptr;
+struct CudnnDoubleApi : library_double::QueryApi {
   SeCudnnDoubleLastFn last = nullptr;
   SeCudnnDoubleLiveFn live = nullptr;
-  SeCudnnDoubleFailNextFn fail_next = nullptr;
 
-  bool loaded() const { return calls != nullptr && last != nullptr && live != nullptr && fail_next != nullptr; }
+  bool loaded() const { return common_loaded() && last != nullptr && live != nullptr; }
 
-  // RTLD_NOLOAD: the library the plugin already opened.
   static CudnnDoubleApi Find() {
+    const library_double::Query query("libcudnn.so.9", "cudnn");
     CudnnDoubleApi api;
-    void* library = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
-    if (library == nullptr) return api;
-    api.calls = reinterpret_cast<SeCudnnDoubleCallsFn>(dlsym(library, "se_cudnn_double_calls"));
-    api.last = reinterpret_cast<SeCudnnDoubleLastFn>(dlsym(library, "se_cudnn_double_last"));
-    api.live = reinterpret_cast<SeCudnnDoubleLiveFn>(dlsym(library, "se_cudnn_double_live"));
-    api.fail_next = reinterpret_cast<SeCudnnDoubleFailNextFn>(dlsym(library, "se_cudnn_double_fail_next"));
-    dlclose(library);
+    api.FindCommon(query);
+    query.Find("last", api.last);
+    query.Find("live", api.live);
     return api;
   }
 };

@@ -122,16 +122,8 @@ cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* in, cufftDoubleRe
   return Exec("cufftExecZ2D", plan, in, out, 0);
 }
 
-long se_cufft_double_calls(const char* name) {
-  return TheRecord().Calls(name);
-}
-void se_cufft_double_state(SeCufftDoubleState* out) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  *out = r.state;
-}
-void se_cufft_double_fail_next(const char* name, int result) {
-  TheRecord().FailNext(name, static_cast<cufftResult>(result));
-}
+void se_cufft_double_state(SeCufftDoubleState* out) { TheRecord().Snapshot(TheRecord().state, out); }
 
 }  // extern "C"
+
+SE_LIBRARY_DOUBLE_EXPORTS(cufft, TheRecord())

@@ -2,7 +2,7 @@
 // dlsym on the libcufft.so.12 the plugin loaded.
 #pragma once
 
-#include <dlfcn.h>
+#include "../../library_double.hpp"
 
 extern "C" {
 
@@ -30,28 +30,21 @@ struct SeCufftDoubleState {
   int many_odist;
 };
 
-typedef long (*SeCufftDoubleCallsFn)(const char* name);
 typedef void (*SeCufftDoubleStateFn)(SeCufftDoubleState* out);
-typedef void (*SeCufftDoubleFailNextFn)(const char* name, int result);
 }
 
 namespace se_test {
 
-struct CufftDoubleApi {
-  SeCufftDoubleCallsFn calls = nullptr;
+struct CufftDoubleApi : library_double::QueryApi {
   SeCufftDoubleStateFn state = nullptr;
-  SeCufftDoubleFailNextFn fail_next = nullptr;
 
-  bool loaded() const { return calls != nullptr && state != nullptr && fail_next != nullptr; }
+  bool loaded() const { return common_loaded() && state != nullptr; }
 
   static CufftDoubleApi Find() {
+    const library_double::Query query("libcufft.so.12", "cufft");
     CufftDoubleApi api;
-    void* library = dlopen("libcufft.so.12", RTLD_NOW | RTLD_NOLOAD);
-    if (library == nullptr) return api;
-    api.calls = reinterpret_cast<SeCufftDoubleCallsFn>(dlsym(library, "se_cufft_double_calls"));
-    api.state = reinterpret_cast<SeCufftDoubleStateFn>(dlsym(library, "se_cufft_double_state"));
-    api.fail_next = reinterpret_cast<SeCufftDoubleFailNextFn>(dlsym(library, "se_cufft_double_fail_next"));
-    dlclose(library);
+    api.FindCommon(query);
+    query.Find("state", api.state);
     return api;
   }
 };

@@ -111,18 +111,8 @@ curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double* o
   return Generate("curandGenerateNormalDouble", generator, out, n, 4, mean, stddev, mean);
 }
 
-long se_curand_double_calls(const char* name) {
-  return TheRecord().Calls(name);
-}
-
-void se_curand_double_state(SeCurandDoubleState* out) {
-  Record& r = TheRecord();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  *out = r.state;
-}
-
-void se_curand_double_fail_next(const char* name, int status) {
-  TheRecord().FailNext(name, static_cast<curandStatus_t>(status));
-}
+void se_curand_double_state(SeCurandDoubleState* out) { TheRecord().Snapshot(TheRecord().state, out); }
 
 }  // extern "C"
+
+SE_LIBRARY_DOUBLE_EXPORTS(curand, TheRecord())

@@ -2,9 +2,9 @@
 // dlsym on the libcurand.so.10 the plugin loaded.
 #pragma once
 
-#include <dlfcn.h>
-
 #include <cstddef>
+
+#include "../../library_double.hpp"
 
 extern "C" {
 
@@ -22,29 +22,21 @@ struct SeCurandDoubleState {
   void* last_generate_stream;   // the stream bound when it ran
 };
 
-typedef long (*SeCurandDoubleCallsFn)(const char* name);
 typedef void (*SeCurandDoubleStateFn)(SeCurandDoubleState* out);
-typedef void (*SeCurandDoubleFailNextFn)(const char* name, int status);
 }
 
 namespace se_test {
 
-struct CurandDoubleApi {
-  SeCurandDoubleCallsFn calls = nullptr;
+struct CurandDoubleApi : library_double::QueryApi {
   SeCurandDoubleStateFn state = nullptr;
-  SeCurandDoubleFailNextFn fail_next = nullptr;
 
-  bool loaded() const { return calls != nullptr && state != nullptr && fail_next != nullptr; }
+  bool loaded() const { return common_loaded() && state != nullptr; }
 
-  // RTLD_NOLOAD: the library the plugin already opened.
   static CurandDoubleApi Find() {
+    const library_double::Query query("libcurand.so.10", "curand");
     CurandDoubleApi api;
-    void* library = dlopen("libcurand.so.10", RTLD_NOW | RTLD_NOLOAD);
-    if (library == nullptr) return api;
-    api.calls = reinterpret_cast<SeCurandDoubleCallsFn>(dlsym(library, "se_curand_double_calls"));
-    api.state = reinterpret_cast<SeCurandDoubleStateFn>(dlsym(library, "se_curand_double_state"));
-    api.fail_next = reinterpret_cast<SeCurandDoubleFailNextFn>(dlsym(library, "se_curand_double_fail_next"));
-    dlclose(library);
+    api.FindCommon(query);
+    query.Find("state", api.state);
     return api;
   }
 };

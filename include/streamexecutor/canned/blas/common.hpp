@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "streamexecutor/canned/blas/half.hpp"
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
@@ -105,13 +106,15 @@ struct GemmArgs {
   int ldc;
 };
 
-// Specialized beside each backend's library (canned/blas/host.hpp, ...):
+// The family's adapter trait (canned/detail/adapter.hpp), specialised in
+// canned/blas/<backend>.hpp for each backend with a BLAS library:
 //   struct State;                                   // per executor, an extension
 //   static StatusOr<std::unique_ptr<State>> Make(StreamExecutor<B>&);
 //   static Status Axpy/Dot/Gemv/Gemm(Stream<B>&, State&, const XArgs<T>&);
 //   static Status GemmBatched(Stream<B>&, State&, std::span<const GemmArgs<T>>);
+// Other backends get the primary template: UNAVAILABLE, naming the backend.
 template <typename B>
-struct Library;
+struct Adapter : canned_detail::NoAdapter<PluginKind::kBlas, B> {};
 
 // The name each plugin is known by when the configuration names the default.
 inline std::string_view PluginName(const BlasPluginId& plugin, std::string_view default_name) {

@@ -1,15 +1,13 @@
-// cuBLAS, loaded at run time like the CUDA driver (cuda/driver.hpp): a
-// program built with the CUDA backend and BLAS must start on machines without
-// cuBLAS, so nothing links against it. cublas_v2.h is needed at build time
-// only, for the types and for each entry point's exact signature (the table
-// below is declared with decltype of the header's prototypes, so a mismatch
-// with the toolkit does not compile).
+// cuBLAS, loaded at run time through the canned plugins' one loader
+// (canned/detail/library.hpp): a program built with the CUDA backend and BLAS
+// must start on machines without cuBLAS, so nothing links against it.
+// cublas_v2.h is needed at build time only, for the types and for each entry
+// point's exact signature (the table below is declared with decltype of the
+// header's prototypes, so a mismatch with the toolkit does not compile).
 #pragma once
 
 #include <cublas_v2.h>
-#include <dlfcn.h>
 
-#include <string>
 #include <string_view>
 
 #include "streamexecutor/canned/detail/library.hpp"
@@ -45,8 +43,6 @@ struct CublasApi {
 #undef SE_CUBLAS_DECLARE
   // Newer than some cuBLAS 12 builds: null where the library lacks it.
   decltype(&::cublasGetStatusName) cublasGetStatusName = nullptr;
-  void* library = nullptr;
-  const char* library_name = nullptr;
 
   std::string_view StatusName(cublasStatus_t status) const {
     if (cublasGetStatusName != nullptr) {
@@ -89,50 +85,23 @@ inline constexpr const char* kCublasLibraries[] = {STREAMEXECUTOR_CUBLAS_LIBRARY
 #else
 inline constexpr const char* kCublasLibraries[] = {"libcublas.so.13", "libcublas.so.12"};
 #endif
-inline constexpr std::string_view kCublasPackage = "libcublas-13-0 (or libcublas-12-x) from NVIDIA's CUDA repository";
+inline constexpr canned_detail::RunTimeLibrary kCublasLibrary{
+    "cuda", "cuBLAS", kCublasLibraries, "libcublas-13-0 (or libcublas-12-x) from NVIDIA's CUDA repository"};
 
-struct CublasLoad {
-  CublasApi api;
-  Status status;
-};
+#define SE_CUBLAS_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CublasApi, name),
+inline constexpr canned_detail::EntryPoint<CublasApi> kCublasEntryPoints[] = {
+    SE_CUBLAS_ENTRY_POINTS(SE_CUBLAS_ENTRY) STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(CublasApi, cublasGetStatusName)};
+#undef SE_CUBLAS_ENTRY
 
-inline CublasLoad LoadCublas() {
-  CublasLoad load;
-  CublasApi& api = load.api;
-  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(kCublasLibraries);
-  api.library = opened.handle;
-  api.library_name = opened.name;
-  const std::string& tried = opened.errors;
-  if (api.library == nullptr) {
-    load.status = MakeError(ErrorCode::kUnavailable,
-                            "cuBLAS is not installed: {} (install the package {}, or put the directory holding "
-                            "libcublas.so.13 on LD_LIBRARY_PATH)",
-                            tried, kCublasPackage);
-    return load;
-  }
-#define SE_CUBLAS_RESOLVE(name)                                                                                 \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(api.library, #name));                                   \
-  if (api.name == nullptr) {                                                                                    \
-    load.status = MakeError(ErrorCode::kUnavailable, "{} does not export {}: it is not a usable cuBLAS (install " \
-                            "the package {})", api.library_name, #name, kCublasPackage);                          \
-    return load;                                                                                                \
-  }
-  SE_CUBLAS_ENTRY_POINTS(SE_CUBLAS_RESOLVE)
-#undef SE_CUBLAS_RESOLVE
-  api.cublasGetStatusName =
-      reinterpret_cast<decltype(api.cublasGetStatusName)>(dlsym(api.library, "cublasGetStatusName"));
-  return load;
-}
+using CublasLoad = canned_detail::Loaded<CublasApi>;
 
 // Loaded once per process and never unloaded (handles may be destroyed by
 // static destructors); exported, so one table serves every shared library.
 STREAMEXECUTOR_EXPORT inline const CublasLoad& Cublas() {
-  static const CublasLoad load = LoadCublas();
+  static const CublasLoad load = canned_detail::Load<CublasApi>(kCublasLibrary, kCublasEntryPoints);
   return load;
 }
 
 }  // namespace streamexecutor::blas_detail
 
-#if !defined(STREAMEXECUTOR_KEEP_CUBLAS_ENTRY_POINT_LIST)
 #undef SE_CUBLAS_ENTRY_POINTS
-#endif

@@ -28,7 +28,7 @@
 namespace streamexecutor::blas_detail {
 
 template <>
-struct Library<cuda> {
+struct Adapter<cuda> {
 #if defined(STREAMEXECUTOR_BLAS_WITH_CUBLAS)
   struct State {
     const CublasApi* api = nullptr;

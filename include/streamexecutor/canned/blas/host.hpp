@@ -22,7 +22,7 @@
 namespace streamexecutor::blas_detail {
 
 template <>
-struct Library<host> {
+struct Adapter<host> {
   // OpenBLAS keeps no per-device handle; the state records the plugin chosen,
   // so that the choice is checked once per executor rather than per call.
   struct State {

@@ -70,7 +70,7 @@ Element<T> Scalar(blas::ScalarFor<T> value) {
 #endif
 
 template <>
-struct Library<opencl> {
+struct Adapter<opencl> {
   // CLBlast caches its compiled kernels per context and device itself; the
   // state records the plugin chosen, checked once per executor.
   struct State {

@@ -2,8 +2,9 @@
 // friends call these CannedBlas* functions by argument-dependent lookup. Each
 // checks its arguments the same way on every backend (shapes against buffer
 // sizes, liveness, int limits), then hands plain values to the backend's
-// Library<B> (canned/blas/host.hpp, opencl.hpp, cuda.hpp) with the executor's
-// library state, created on the first BLAS call of that executor.
+// Adapter<B> (canned/blas/host.hpp, opencl.hpp, cuda.hpp) with the executor's
+// library state, created on the first BLAS call of that executor. A backend
+// without an adapter gets UNAVAILABLE there (canned/detail/adapter.hpp).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +21,9 @@ namespace streamexecutor {
 namespace blas_detail {
 
 template <Backend B>
-StatusOr<typename Library<B>::State*> StateOf(StreamExecutor<B>& executor) {
-  using State = typename Library<B>::State;
-  return executor.template GetOrCreateExtension<State>([&] { return Library<B>::Make(executor); });
+StatusOr<typename Adapter<B>::State*> StateOf(StreamExecutor<B>& executor) {
+  using State = typename Adapter<B>::State;
+  return executor.template GetOrCreateExtension<State>([&] { return Adapter<B>::Make(executor); });
 }
 
 // Null, freed or foreign memory first (the core's wording), then the size
@@ -44,14 +45,20 @@ Status NullPointer(const StreamExecutor<B>& executor, std::string_view caller, s
                    what);
 }
 
-// Runs `submit(state)` once the arguments passed, recording any error as the
-// stream's sticky status.
+// Runs `submit.operator()<Adapter<B>>(state)` once the arguments passed,
+// recording any error as the stream's sticky status. `submit` is a template
+// on the adapter, so that its body (the adapter's operation) is compiled only
+// for a backend that has one.
 template <Backend B, typename Submit>
-Stream<B>& Finish(Stream<B>& stream, Status checked, Submit&& submit) {
+Stream<B>& Finish(Stream<B>& stream, std::string_view caller, Status checked, Submit&& submit) {
   if (!checked.ok()) [[unlikely]] return stream.CheckCanned(std::move(checked));
-  StatusOr<typename Library<B>::State*> state = StateOf(*stream.parent());
-  if (!state.ok()) [[unlikely]] return stream.CheckCanned(state.status());
-  return stream.CheckCanned(submit(*state.value()));
+  if constexpr (!canned_detail::Adapted<Adapter<B>>) {
+    return stream.CheckCanned(Adapter<B>::Unavailable(caller, stream.parent()->DeviceLabel()));
+  } else {
+    StatusOr<typename Adapter<B>::State*> state = StateOf(*stream.parent());
+    if (!state.ok()) [[unlikely]] return stream.CheckCanned(state.status());
+    return stream.CheckCanned(submit.template operator()<Adapter<B>>(*state.value()));
+  }
 }
 
 template <std::integral M, std::integral N, std::integral K>
@@ -129,8 +136,8 @@ Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpos
       return stream.CheckCanned(MakeError(checked.code(), "{} (batch entry {})", checked.message(), i));
     }
   }
-  return Finish(stream, Status(), [&](typename Library<B>::State& state) {
-    return Library<B>::GemmBatched(stream, state, std::span<const GemmArgs<T>>(batch));
+  return Finish(stream, caller, Status(), [&]<typename A>(typename A::State& state) {
+    return A::GemmBatched(stream, state, std::span<const GemmArgs<T>>(batch));
   });
 }
 
@@ -158,9 +165,8 @@ Stream<B>& CannedBlasAxpy(Stream<B>& stream, std::integral auto n_in, std::type_
   };
   Status checked = check();
   if (checked.ok() && n == 0) return stream;
-  return blas_detail::Finish(stream, std::move(checked), [&](typename blas_detail::Library<B>::State& state) {
-    return blas_detail::Library<B>::Axpy(
-        stream, state, blas_detail::AxpyArgs<T>{static_cast<int>(n), alpha, x, incx, *y, incy});
+  return blas_detail::Finish(stream, caller, std::move(checked), [&]<typename A>(typename A::State& state) {
+    return A::Axpy(stream, state, blas_detail::AxpyArgs<T>{static_cast<int>(n), alpha, x, incx, *y, incy});
   });
 }
 
@@ -188,9 +194,8 @@ Stream<B>& CannedBlasDot(Stream<B>& stream, std::integral auto n_in, const Devic
   Status checked = check();
   // The empty sum is 0 (as BLAS defines it); not every library accepts n=0.
   if (checked.ok() && n == 0) return stream.ThenMemZero(result, sizeof(T));
-  return blas_detail::Finish(stream, std::move(checked), [&](typename blas_detail::Library<B>::State& state) {
-    return blas_detail::Library<B>::Dot(stream, state,
-                                        blas_detail::DotArgs<T>{static_cast<int>(n), x, incx, y, incy, *result});
+  return blas_detail::Finish(stream, caller, std::move(checked), [&]<typename A>(typename A::State& state) {
+    return A::Dot(stream, state, blas_detail::DotArgs<T>{static_cast<int>(n), x, incx, y, incy, *result});
   });
 }
 
@@ -226,11 +231,10 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integra
   };
   Status checked = check();
   if (checked.ok() && (m == 0 || n == 0)) return stream;  // BLAS's quick return: y is left as it is
-  return blas_detail::Finish(stream, std::move(checked), [&](typename blas_detail::Library<B>::State& state) {
-    return blas_detail::Library<B>::Gemv(
-        stream, state,
-        blas_detail::GemvArgs<T>{trans, static_cast<int>(m), static_cast<int>(n), alpha, a, lda, x, incx, beta, *y,
-                                 incy});
+  return blas_detail::Finish(stream, caller, std::move(checked), [&]<typename A>(typename A::State& state) {
+    return A::Gemv(stream, state,
+                   blas_detail::GemvArgs<T>{trans, static_cast<int>(m), static_cast<int>(n), alpha, a, lda, x, incx,
+                                            beta, *y, incy});
   });
 }
 
@@ -250,8 +254,8 @@ Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Trans
                                      blas_detail::Dimension(n), blas_detail::Dimension(k), a, b, c);
   }
   if (checked.ok() && (args.m == 0 || args.n == 0)) return stream;
-  return blas_detail::Finish(stream, std::move(checked), [&](typename blas_detail::Library<B>::State& state) {
-    return blas_detail::Library<B>::Gemm(stream, state, args);
+  return blas_detail::Finish(stream, caller, std::move(checked), [&]<typename A>(typename A::State& state) {
+    return A::Gemm(stream, state, args);
   });
 }
 

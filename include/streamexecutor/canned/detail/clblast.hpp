@@ -1,4 +1,4 @@
-// What the canned operations built on CLBlast (BLAS, DNN) share: how its
+// What the canned families built on CLBlast share: how its
 // status codes read and which ErrorCode each becomes, and element offsets of
 // views (CLBlast takes a cl_mem and an offset in elements).
 #pragma once

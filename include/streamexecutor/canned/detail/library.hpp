@@ -1,46 +1,107 @@
-// Loading a CUDA library at run time, as the driver is (cuda/driver.hpp):
-// what the cuBLAS, cuFFT, cuRAND and cuDNN plugins share. Each keeps its own
-// entry-point table and its own messages.
+// The one loader of the libraries that canned plugins open at run time, as
+// the CUDA driver is (cuda/driver.hpp): cuBLAS, cuFFT, cuRAND and cuDNN (and
+// the next one: NCCL). A program built with such a plugin must start on
+// machines without the library, so nothing links against it; the plugin
+// describes its library (RunTimeLibrary) and lists its entry points
+// (EntryPoint: a symbol and the member of the plugin's table that receives
+// its address), and Load resolves them once. What fails is an UNAVAILABLE
+// Status naming the library, the missing symbols and the package to install.
 #pragma once
 
 #include <dlfcn.h>
 
 #include <span>
 #include <string>
+#include <string_view>
 
+#include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/fmt.hpp"
 
 namespace streamexecutor::canned_detail {
 
-struct OpenedLibrary {
-  void* handle = nullptr;
-  const char* name = nullptr;  // the soname that loaded
-  std::string errors;          // why each one tried before it did not
+struct RunTimeLibrary {
+  std::string_view backend;              // whose plugin needs it: "cuda"
+  std::string_view name;                 // as messages name it: "cuBLAS"
+  std::span<const char* const> sonames;  // tried in order, newest first
+  std::string_view package;              // what to install
 };
 
-// The first of `names` that dlopen loads. RTLD_LOCAL: the library's symbols
-// must not interpose on anything else in the process.
-inline OpenedLibrary OpenFirstLibrary(std::span<const char* const> names) {
-  OpenedLibrary library;
-  for (const char* name : names) {
-    library.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library.handle != nullptr) {
-      library.name = name;
+// One symbol of the library and where its address goes. An optional one
+// (newer than some versions of the library) is left null where missing.
+template <typename Api>
+struct EntryPoint {
+  const char* symbol;
+  void (*bind)(Api& api, void* address);
+  bool required = true;
+};
+
+template <typename Api, auto Member>
+void BindEntryPoint(Api& api, void* address) {
+  auto& slot = api.*Member;
+  // The slot's pointer type, named without passing it through a template:
+  // GCC drops (and warns about) a prototype's attributes there, such as
+  // glibc's nonnull on strlen.
+  using Function = decltype(+slot);
+  slot = reinterpret_cast<Function>(address);
+}
+
+// The entry point `name` of `Api`, whose member of that name has the
+// prototype's type (decltype(&::name)), so that a table that disagrees with
+// the library's header does not compile.
+#define STREAMEXECUTOR_ENTRY_POINT(Api, name) \
+  ::streamexecutor::canned_detail::EntryPoint<Api> { #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name> }
+#define STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(Api, name)                                                            \
+  ::streamexecutor::canned_detail::EntryPoint<Api> {                                                              \
+    #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name>, false                               \
+  }
+
+template <typename Api>
+struct Loaded {
+  Api api;
+  Status status;                 // UNAVAILABLE when the library or a required symbol is missing
+  const char* soname = nullptr;  // the one that loaded
+};
+
+// Opens the first of `library.sonames` that dlopen loads (RTLD_LOCAL: its
+// symbols must not interpose on anything else in the process) and resolves
+// `entry_points` into Loaded::api. The library stays loaded until exit, as the
+// driver does: handles made from it may be destroyed by static destructors.
+template <typename Api>
+Loaded<Api> Load(const RunTimeLibrary& library, std::span<const EntryPoint<Api>> entry_points) {
+  Loaded<Api> loaded;
+  void* handle = nullptr;
+  std::string tried;
+  for (const char* soname : library.sonames) {
+    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      loaded.soname = soname;
       break;
     }
     const char* why = dlerror();
-    library.errors += fmt::format("{}dlopen(\"{}\"): {}", library.errors.empty() ? "" : "; ", name,
-                                  why != nullptr ? why : "unknown reason");
+    tried += fmt::format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", soname,
+                         why != nullptr ? why : "unknown reason");
   }
-  return library;
-}
-
-// Sets `fn` to the library's `name`; a missing one is appended to `missing`.
-template <typename Fn>
-bool ResolveSymbol(void* library, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-  return fn != nullptr;
+  const std::string_view first = library.sonames.empty() ? std::string_view() : library.sonames[0];
+  if (handle == nullptr) {
+    loaded.status = MakeError(ErrorCode::kUnavailable,
+                              "{}: the {} plugin needs {} ({}), which could not be loaded: {}; install {}, or put the "
+                              "directory holding {} on LD_LIBRARY_PATH",
+                              library.backend, library.name, library.name, first, tried, library.package, first);
+    return loaded;
+  }
+  std::string missing;
+  for (const EntryPoint<Api>& entry : entry_points) {
+    void* const address = dlsym(handle, entry.symbol);
+    entry.bind(loaded.api, address);
+    if (address == nullptr && entry.required) {
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", entry.symbol);
+    }
+  }
+  if (!missing.empty()) {
+    loaded.status = MakeError(ErrorCode::kUnavailable, "{}: the loaded {} ({}) lacks {}; install {}", library.backend,
+                              library.name, loaded.soname, missing, library.package);
+  }
+  return loaded;
 }
 
 }  // namespace streamexecutor::canned_detail

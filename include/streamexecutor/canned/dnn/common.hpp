@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
@@ -234,13 +235,15 @@ struct MatMulArgs {
   std::int64_t k;
 };
 
-// Specialized beside each backend's library (canned/dnn/host.hpp, ...):
+// The family's adapter trait (canned/detail/adapter.hpp), specialised in
+// canned/dnn/<backend>.hpp for each backend with a DNN library:
 //   struct State;                                  // per executor, an extension
 //   static StatusOr<std::unique_ptr<State>> Make(StreamExecutor<B>&);
 //   template <dnn::Element T> static Status Convolve(Stream<B>&, State&, const ConvolveArgs&);
 //   ... Pool (PoolArgs), Activate and Softmax (PointwiseArgs), MatMul (MatMulArgs).
+// Other backends get the primary template: UNAVAILABLE, naming the backend.
 template <typename B>
-struct Library;
+struct Adapter : canned_detail::NoAdapter<PluginKind::kDnn, B> {};
 
 inline Status UnknownPlugin(std::string_view device, const DnnPluginId& plugin, std::string_view available) {
   return MakeError(ErrorCode::kNotFound, "{} has no DNN plugin '{}' (available: {})", device, plugin.name, available);

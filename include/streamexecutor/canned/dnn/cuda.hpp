@@ -28,7 +28,7 @@ namespace streamexecutor::dnn_detail {
 
 #if defined(STREAMEXECUTOR_DNN_WITH_CUDNN)
 template <>
-struct Library<cuda> {
+struct Adapter<cuda> {
   class State {
    public:
     ~State() {
@@ -46,7 +46,7 @@ struct Library<cuda> {
     State& operator=(const State&) = delete;
 
    private:
-    friend struct Library<cuda>;
+    friend struct Adapter<cuda>;
     State(const CuDnnApi& api, cuda::ExecutorState& native) : api_(&api), native_(&native) {}
 
     const CuDnnApi* api_;
@@ -242,7 +242,7 @@ struct Library<cuda> {
 #else
 // Built without cudnn.h: the plugin exists in name only.
 template <>
-struct Library<cuda> {
+struct Adapter<cuda> {
   struct State {};
   static StatusOr<std::unique_ptr<State>> Make(StreamExecutor<cuda>& executor) {
     const DnnPluginId plugin = executor.UsePlugin<PluginKind::kDnn>();

@@ -1,17 +1,16 @@
-// cuDNN, loaded at run time like the driver (cuda/driver.hpp): a program built
-// with the cuDNN plugin still starts where cuDNN is not installed, and there
-// its first DNN call is UNAVAILABLE and names the package. cudnn.h is needed
-// at build time only, for the types. libcudnn.so.9 is cuDNN 9's front library:
-// it forwards the legacy calls used here to libcudnn_ops and libcudnn_cnn.
+// cuDNN, loaded at run time through the canned plugins' one loader
+// (canned/detail/library.hpp): a program built with the cuDNN plugin still
+// starts where cuDNN is not installed, and there its first DNN call is
+// UNAVAILABLE and names the package. cudnn.h is needed at build time only,
+// for the types and each entry point's prototype. libcudnn.so.9 is cuDNN 9's
+// front library: it forwards the legacy calls used here to libcudnn_ops and
+// libcudnn_cnn.
 #pragma once
 
 #include <cudnn.h>
-#include <dlfcn.h>
 
 #include <span>
-#include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/core/status.hpp"
@@ -20,7 +19,8 @@
 namespace streamexecutor::dnn_detail {
 
 inline constexpr const char* kCuDnnLibraries[] = {"libcudnn.so.9", "libcudnn.so"};
-inline constexpr std::string_view kCuDnnPackage = "libcudnn9-cuda-13 (or -cuda-12) from NVIDIA's CUDA repository";
+inline constexpr canned_detail::RunTimeLibrary kCuDnnLibrary{
+    "cuda", "cuDNN", kCuDnnLibraries, "libcudnn9-cuda-13 (or -cuda-12) from NVIDIA's CUDA repository"};
 
 // Every entry point the plugin calls.
 #define SE_CUDNN_ENTRY_POINTS(X)          \
@@ -55,33 +55,18 @@ struct CuDnnApi {
 #undef SE_CUDNN_MEMBER
 };
 
-struct CuDnnLoad {
-  CuDnnApi api;
-  Status status;
-};
+#define SE_CUDNN_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CuDnnApi, name),
+inline constexpr canned_detail::EntryPoint<CuDnnApi> kCuDnnEntryPoints[] = {SE_CUDNN_ENTRY_POINTS(SE_CUDNN_ENTRY)};
+#undef SE_CUDNN_ENTRY
+#undef SE_CUDNN_ENTRY_POINTS
+
+using CuDnnLoad = canned_detail::Loaded<CuDnnApi>;
 
 // `names`: the sonames to try, newest first; tests pass ones that cannot exist.
 inline CuDnnLoad LoadCuDnn(std::span<const char* const> names = kCuDnnLibraries) {
-  CuDnnLoad load;
-  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(names);
-  void* const library = opened.handle;
-  const std::string& errors = opened.errors;
-  if (library == nullptr) {
-    load.status = MakeError(ErrorCode::kUnavailable,
-                            "cuda: the cuDNN plugin needs cuDNN ({}), which could not be loaded: {}; install {}",
-                            names.empty() ? "" : names[0], errors, kCuDnnPackage);
-    return load;
-  }
-  std::string missing;
-#define SE_CUDNN_RESOLVE(name) canned_detail::ResolveSymbol(library, #name, load.api.name, missing);
-  SE_CUDNN_ENTRY_POINTS(SE_CUDNN_RESOLVE)
-#undef SE_CUDNN_RESOLVE
-  if (!missing.empty()) {
-    load.status =
-        MakeError(ErrorCode::kUnavailable, "cuda: the loaded cuDNN lacks {}; install {}", missing, kCuDnnPackage);
-  }
-  // Kept loaded until exit, as the driver is: handles may outlive main.
-  return load;
+  canned_detail::RunTimeLibrary library = kCuDnnLibrary;
+  library.sonames = names;
+  return canned_detail::Load<CuDnnApi>(library, kCuDnnEntryPoints);
 }
 
 // One table per process, however many shared libraries include this header.

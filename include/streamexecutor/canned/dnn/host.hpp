@@ -97,7 +97,7 @@ inline dnnl_memory_desc_t Desc(const dnn::BatchDescriptor& batch) {
 #endif
 
 template <>
-struct Library<host> {
+struct Adapter<host> {
 #if defined(STREAMEXECUTOR_DNN_WITH_ONEDNN)
   // One cached primitive and the memory objects its arguments are bound to.
   struct Prepared {

@@ -57,7 +57,7 @@ inline std::size_t Size(std::int64_t value) { return static_cast<std::size_t>(va
 #endif
 
 template <>
-struct Library<opencl> {
+struct Adapter<opencl> {
   // CLBlast caches its compiled kernels per context and device itself; the
   // state records that this executor's plugin choice was checked.
   struct State {

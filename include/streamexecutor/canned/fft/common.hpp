@@ -13,7 +13,9 @@
 #include <string_view>
 #include <type_traits>
 
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/fmt.hpp"
 #include "streamexecutor/detail/type_name.hpp"
@@ -260,13 +262,27 @@ Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceM
 
 namespace streamexecutor::fft_detail {
 
-// One library's plan, specialized by each plugin header (host.hpp: FFTW3,
-// opencl.hpp: clFFT, cuda.hpp: cuFFT). Each provides kPluginName and
-//   static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<B>*, const PlanSpec&);
-//   Status Enqueue(Stream<B>&, const DeviceMemoryBase& input, const DeviceMemoryBase& output);
-// The primary template, empty, stands for a backend whose library was not
-// found at compile time (fft.hpp then reports UNAVAILABLE).
+// The family's adapter trait (canned/detail/adapter.hpp), specialised in
+// canned/fft/<backend>.hpp for each backend with an FFT library (host.hpp:
+// FFTW3, opencl.hpp: clFFT, cuda.hpp: cuFFT):
+//   static constexpr std::string_view kPluginName;
+//   class Plan {                                   // one library plan
+//     static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<B>*, const PlanSpec&);
+//     Status Enqueue(Stream<B>&, const DeviceMemoryBase& input, const DeviceMemoryBase& output);
+//   };
+// Other backends get the primary template: plan creation is UNAVAILABLE,
+// naming the backend, so its Plan is never made.
 template <typename B>
-class BackendPlan {};
+struct Adapter : canned_detail::NoAdapter<PluginKind::kFft, B> {
+  struct Plan {};
+};
+
+// A backend's library that this program was compiled without: its adapter
+// still exists (the plugin can be named), and plan creation says what to install.
+inline Status NotBuiltIn(std::string_view device, std::string_view library, std::string_view package) {
+  return MakeError(ErrorCode::kUnavailable,
+                   "FFT on {} needs {}, which was not found when this program was compiled (install the {} package)",
+                   device, library, package);
+}
 
 }  // namespace streamexecutor::fft_detail

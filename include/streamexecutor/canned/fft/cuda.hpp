@@ -1,118 +1,28 @@
-// se::cuda::kCuFftPlugin: NVIDIA cuFFT, loaded at run time like the driver
-// (cuda/driver.hpp), so that a program built with it still starts where
-// cuFFT is not installed; there plan creation is UNAVAILABLE and names the
-// package. cufft.h is needed at build time only, for the types. A plan is a
+// se::cuda::kCuFftPlugin: NVIDIA cuFFT, loaded at run time (cufft_loader.hpp),
+// so that a program built with it still starts where cuFFT is not installed;
+// there plan creation is UNAVAILABLE and names the package. A plan is a
 // cuFFT plan (cufftPlan{1,2,3}d; a batched plan cufftPlanMany) made in the
 // executor's primary context; each transform binds
 // the caller's stream (cufftSetStream) for the length of its enqueue.
 #pragma once
 
-#include <cufft.h>
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 #include <string_view>
 
-#include "streamexecutor/canned/detail/library.hpp"
 #include "streamexecutor/canned/fft/common.hpp"
 #include "streamexecutor/cuda.hpp"
-#include "streamexecutor/detail/export.hpp"
+
+#if __has_include(<cufft.h>)
+#include "streamexecutor/canned/fft/cufft_loader.hpp"
+#define STREAMEXECUTOR_FFT_WITH_CUFFT 1
+#endif
 
 namespace streamexecutor::fft_detail {
 
-// CUDA 12 and 13 ship libcufft.so.12 (CUDA 11: .so.10).
-inline constexpr const char* kCuFftLibraries[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so.10", "libcufft.so"};
-inline constexpr std::string_view kCuFftPackage =
-    "libcufft-13-0 from NVIDIA's CUDA repository, or Debian's libcufft11 (non-free)";
-
-struct CuFftApi {
-  decltype(&::cufftPlan1d) cufftPlan1d = nullptr;
-  decltype(&::cufftPlan2d) cufftPlan2d = nullptr;
-  decltype(&::cufftPlan3d) cufftPlan3d = nullptr;
-  decltype(&::cufftPlanMany) cufftPlanMany = nullptr;
-  decltype(&::cufftDestroy) cufftDestroy = nullptr;
-  decltype(&::cufftSetStream) cufftSetStream = nullptr;
-  decltype(&::cufftExecC2C) cufftExecC2C = nullptr;
-  decltype(&::cufftExecR2C) cufftExecR2C = nullptr;
-  decltype(&::cufftExecC2R) cufftExecC2R = nullptr;
-  decltype(&::cufftExecZ2Z) cufftExecZ2Z = nullptr;
-  decltype(&::cufftExecD2Z) cufftExecD2Z = nullptr;
-  decltype(&::cufftExecZ2D) cufftExecZ2D = nullptr;
-};
-
-struct CuFftLoad {
-  CuFftApi api;
-  Status status;
-};
-
-// `names`: the sonames to try; tests pass ones that cannot exist.
-inline CuFftLoad LoadCuFft(std::span<const char* const> names = kCuFftLibraries) {
-  CuFftLoad load;
-  const canned_detail::OpenedLibrary opened = canned_detail::OpenFirstLibrary(names);
-  void* const library = opened.handle;
-  const std::string& errors = opened.errors;
-  if (library == nullptr) {
-    load.status = MakeError(ErrorCode::kUnavailable,
-                            "cuda: the cuFFT plugin needs cuFFT ({}), which could not be loaded: {}; install {}",
-                            names.empty() ? "" : names[0], errors, kCuFftPackage);
-    return load;
-  }
-  CuFftApi& api = load.api;
-  std::string missing;
-  using canned_detail::ResolveSymbol;
-  ResolveSymbol(library, "cufftPlan1d", api.cufftPlan1d, missing);
-  ResolveSymbol(library, "cufftPlan2d", api.cufftPlan2d, missing);
-  ResolveSymbol(library, "cufftPlan3d", api.cufftPlan3d, missing);
-  ResolveSymbol(library, "cufftPlanMany", api.cufftPlanMany, missing);
-  ResolveSymbol(library, "cufftDestroy", api.cufftDestroy, missing);
-  ResolveSymbol(library, "cufftSetStream", api.cufftSetStream, missing);
-  ResolveSymbol(library, "cufftExecC2C", api.cufftExecC2C, missing);
-  ResolveSymbol(library, "cufftExecR2C", api.cufftExecR2C, missing);
-  ResolveSymbol(library, "cufftExecC2R", api.cufftExecC2R, missing);
-  ResolveSymbol(library, "cufftExecZ2Z", api.cufftExecZ2Z, missing);
-  ResolveSymbol(library, "cufftExecD2Z", api.cufftExecD2Z, missing);
-  ResolveSymbol(library, "cufftExecZ2D", api.cufftExecZ2D, missing);
-  if (!missing.empty()) {
-    load.status = MakeError(ErrorCode::kUnavailable, "cuda: the loaded cuFFT lacks {}; install {}", missing,
-                            kCuFftPackage);
-  }
-  return load;  // kept loaded until exit, as the driver is
-}
-
-STREAMEXECUTOR_EXPORT inline const CuFftLoad& CuFft() {
-  static const CuFftLoad load = LoadCuFft();
-  return load;
-}
-
-// The results every cuFFT since CUDA 10 has; others print as their number
-// (the enum gained and lost members across versions, so no switch over it).
-inline std::string_view CuFftResultName(cufftResult result) {
-  if (result == CUFFT_INVALID_PLAN) return "CUFFT_INVALID_PLAN";
-  if (result == CUFFT_ALLOC_FAILED) return "CUFFT_ALLOC_FAILED";
-  if (result == CUFFT_INVALID_TYPE) return "CUFFT_INVALID_TYPE";
-  if (result == CUFFT_INVALID_VALUE) return "CUFFT_INVALID_VALUE";
-  if (result == CUFFT_INTERNAL_ERROR) return "CUFFT_INTERNAL_ERROR";
-  if (result == CUFFT_EXEC_FAILED) return "CUFFT_EXEC_FAILED";
-  if (result == CUFFT_SETUP_FAILED) return "CUFFT_SETUP_FAILED";
-  if (result == CUFFT_INVALID_SIZE) return "CUFFT_INVALID_SIZE";
-  if (result == CUFFT_UNALIGNED_DATA) return "CUFFT_UNALIGNED_DATA";
-  if (result == CUFFT_INVALID_DEVICE) return "CUFFT_INVALID_DEVICE";
-  if (result == CUFFT_NOT_IMPLEMENTED) return "CUFFT_NOT_IMPLEMENTED";
-  if (result == CUFFT_NOT_SUPPORTED) return "CUFFT_NOT_SUPPORTED";
-  return "cufftResult";
-}
-
-inline Status CuFftError(cufftResult result, std::string_view call, std::string_view device) {
-  return MakeError(result == CUFFT_ALLOC_FAILED ? ErrorCode::kResourceExhausted
-                   : result == CUFFT_INVALID_SIZE || result == CUFFT_INVALID_VALUE ? ErrorCode::kInvalidArgument
-                                                                                    : ErrorCode::kInternal,
-                   "{} on {}: {} ({})", call, device, CuFftResultName(result), static_cast<int>(result));
-}
-
+#if defined(STREAMEXECUTOR_FFT_WITH_CUFFT)
 inline cufftType CuFftType(fft::Type type) {
   switch (type) {
     case fft::Type::kC2CForward:
@@ -127,12 +37,9 @@ inline cufftType CuFftType(fft::Type type) {
   return CUFFT_C2C;
 }
 
-template <>
-class BackendPlan<cuda> {
+class CuFftPlan {
  public:
-  static constexpr std::string_view kPluginName = "cufft";
-
-  static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<cuda>* executor, const PlanSpec& spec) {
+  static StatusOr<std::unique_ptr<CuFftPlan>> Make(StreamExecutor<cuda>* executor, const PlanSpec& spec) {
     const CuFftLoad& load = CuFft();
     if (!load.status.ok()) return load.status;
     cuda::ExecutorState& native = executor->native_state();
@@ -164,16 +71,16 @@ class BackendPlan<cuda> {
         return CuFftError(r, "cufftPlan" + std::to_string(spec.rank) + "d", executor->DeviceLabel());
       }
     }
-    return std::unique_ptr<BackendPlan>(new BackendPlan(load.api, executor, spec, handle));
+    return std::unique_ptr<CuFftPlan>(new CuFftPlan(load.api, executor, spec, handle));
   }
 
-  ~BackendPlan() {
+  ~CuFftPlan() {
     cuda::ExecutorState& native = executor_->native_state();
     const cuda_detail::ContextScope scope(*native.api, native.context);
     if (scope.ok()) api_->cufftDestroy(handle_);
   }
-  BackendPlan(const BackendPlan&) = delete;
-  BackendPlan& operator=(const BackendPlan&) = delete;
+  CuFftPlan(const CuFftPlan&) = delete;
+  CuFftPlan& operator=(const CuFftPlan&) = delete;
 
   Status Enqueue(Stream<cuda>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
     const std::string& device = executor_->DeviceLabel();
@@ -224,7 +131,7 @@ class BackendPlan<cuda> {
   }
 
  private:
-  BackendPlan(const CuFftApi& api, StreamExecutor<cuda>* executor, const PlanSpec& spec, cufftHandle handle)
+  CuFftPlan(const CuFftApi& api, StreamExecutor<cuda>* executor, const PlanSpec& spec, cufftHandle handle)
       : api_(&api), executor_(executor), spec_(spec), handle_(handle) {}
 
   const CuFftApi* api_;
@@ -233,5 +140,28 @@ class BackendPlan<cuda> {
   cufftHandle handle_;
   std::mutex mutex_;
 };
+
+template <>
+struct Adapter<cuda> {
+  static constexpr std::string_view kPluginName = "cufft";
+  using Plan = CuFftPlan;
+};
+#else
+// Built without cufft.h: the plugin exists in name only.
+template <>
+struct Adapter<cuda> {
+  static constexpr std::string_view kPluginName = "cufft";
+  // Make refuses every plan, so Enqueue is never reached; it exists so that
+  // ThenFft compiles in a build without cuFFT's header.
+  struct Plan {
+    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<cuda>* executor, const PlanSpec&) {
+      return NotBuiltIn(executor->DeviceLabel(), "cuFFT's header (cufft.h)", "libcufft-dev-13-0");
+    }
+    Status Enqueue(Stream<cuda>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
+      return NotBuiltIn("cuda", "cuFFT's header (cufft.h)", "libcufft-dev-13-0");
+    }
+  };
+};
+#endif
 
 }  // namespace streamexecutor::fft_detail

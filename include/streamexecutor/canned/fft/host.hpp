@@ -5,17 +5,23 @@
 // execute"), and run in the stream's order as a host callback on its worker.
 #pragma once
 
-#include <fftw3.h>
-
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <utility>
 
 #include "streamexecutor/canned/fft/common.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/host.hpp"
 
+#if __has_include(<fftw3.h>)
+#include <fftw3.h>
+#define STREAMEXECUTOR_FFT_WITH_FFTW3 1
+#endif
+
 namespace streamexecutor::fft_detail {
+
+#if defined(STREAMEXECUTOR_FFT_WITH_FFTW3)
 
 // FFTW's planner is not thread-safe (its execute functions are): one lock
 // for every plan made or destroyed in the process.
@@ -32,13 +38,10 @@ struct FftwPlans {
   Plan in_place = nullptr;
 };
 
-template <>
-class BackendPlan<host> {
+class FftwPlan {
  public:
-  static constexpr std::string_view kPluginName = "fftw3";
-
-  static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<host>* executor, const PlanSpec& spec) {
-    auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(spec));
+  static StatusOr<std::unique_ptr<FftwPlan>> Make(StreamExecutor<host>* executor, const PlanSpec& spec) {
+    auto plan = std::unique_ptr<FftwPlan>(new FftwPlan(spec));
     // FFTW's advanced interface (fftw_plan_many_dft and friends) for every
     // plan: a plain plan is a batch of one with a dense layout. CheckShape and
     // CheckSide kept every number below 2^31.
@@ -115,10 +118,10 @@ class BackendPlan<host> {
       return MakeError(ErrorCode::kInternal, "CreateFftPlan on {}: FFTW could not plan {}", executor->DeviceLabel(),
                        spec.Describe());
     }
-    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
+    return StatusOr<std::unique_ptr<FftwPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
   }
 
-  ~BackendPlan() {
+  ~FftwPlan() {
     std::lock_guard<std::mutex> lock(FftwPlannerMutex());
     for (fftw_plan p : {double_.out_of_place, double_.in_place}) {
       if (p != nullptr) fftw_destroy_plan(p);
@@ -127,8 +130,8 @@ class BackendPlan<host> {
       if (p != nullptr) fftwf_destroy_plan(p);
     }
   }
-  BackendPlan(const BackendPlan&) = delete;
-  BackendPlan& operator=(const BackendPlan&) = delete;
+  FftwPlan(const FftwPlan&) = delete;
+  FftwPlan& operator=(const FftwPlan&) = delete;
 
   Status Enqueue(Stream<host>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
     void* in = host::Address(input);
@@ -138,7 +141,7 @@ class BackendPlan<host> {
   }
 
  private:
-  explicit BackendPlan(const PlanSpec& spec) : spec_(spec) {}
+  explicit FftwPlan(const PlanSpec& spec) : spec_(spec) {}
 
   static std::size_t Bytes(const PlanSpec& spec, bool complex) {
     const std::size_t real = fft::IsDouble(spec.type) ? sizeof(double) : sizeof(float);
@@ -172,5 +175,28 @@ class BackendPlan<host> {
   FftwPlans<fftw_plan> double_;
   FftwPlans<fftwf_plan> float_;
 };
+
+template <>
+struct Adapter<host> {
+  static constexpr std::string_view kPluginName = "fftw3";
+  using Plan = FftwPlan;
+};
+#else
+// Built without fftw3.h: the plugin exists in name only.
+template <>
+struct Adapter<host> {
+  static constexpr std::string_view kPluginName = "fftw3";
+  // Make refuses every plan, so Enqueue is never reached; it exists so that
+  // ThenFft compiles in a build without FFTW3.
+  struct Plan {
+    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<host>* executor, const PlanSpec&) {
+      return NotBuiltIn(executor->DeviceLabel(), "FFTW3", "libfftw3-dev");
+    }
+    Status Enqueue(Stream<host>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
+      return NotBuiltIn("host", "FFTW3", "libfftw3-dev");
+    }
+  };
+};
+#endif
 
 }  // namespace streamexecutor::fft_detail

@@ -6,8 +6,6 @@
 // is set to 1 so that every plugin is unnormalized.
 #pragma once
 
-#include <clFFT.h>
-
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -20,7 +18,14 @@
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/opencl.hpp"
 
+#if __has_include(<clFFT.h>)
+#include <clFFT.h>
+#define STREAMEXECUTOR_FFT_WITH_CLFFT 1
+#endif
+
 namespace streamexecutor::fft_detail {
+
+#if defined(STREAMEXECUTOR_FFT_WITH_CLFFT)
 
 inline Status ClFftError(clfftStatus status, std::string_view call, std::string_view device) {
   return MakeError(status == CLFFT_OUT_OF_HOST_MEMORY || status == CLFFT_OUT_OF_RESOURCES
@@ -60,27 +65,24 @@ STREAMEXECUTOR_EXPORT inline const clfftStatus& ClFftSetup() {
   return status;
 }
 
-template <>
-class BackendPlan<opencl> {
+class ClFftPlan {
  public:
-  static constexpr std::string_view kPluginName = "clfft";
-
-  static StatusOr<std::unique_ptr<BackendPlan>> Make(StreamExecutor<opencl>* executor, const PlanSpec& spec) {
+  static StatusOr<std::unique_ptr<ClFftPlan>> Make(StreamExecutor<opencl>* executor, const PlanSpec& spec) {
     const std::string& device = executor->DeviceLabel();
     if (ClFftSetup() != CLFFT_SUCCESS) return ClFftError(ClFftSetup(), "clfftSetup", device);
-    auto plan = std::unique_ptr<BackendPlan>(new BackendPlan(executor, spec));
+    auto plan = std::unique_ptr<ClFftPlan>(new ClFftPlan(executor, spec));
     STREAMEXECUTOR_RETURN_IF_ERROR(plan->MakeHandle(false, plan->out_of_place_));
     plan->has_out_of_place_ = true;
-    return StatusOr<std::unique_ptr<BackendPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
+    return StatusOr<std::unique_ptr<ClFftPlan>>(std::move(plan));  // spelled out: nvcc does not move implicitly here
   }
 
-  ~BackendPlan() {
+  ~ClFftPlan() {
     if (ClFftExiting().load(std::memory_order_relaxed)) return;  // see ClFftExiting
     if (has_out_of_place_) clfftDestroyPlan(&out_of_place_);
     if (has_in_place_) clfftDestroyPlan(&in_place_);
   }
-  BackendPlan(const BackendPlan&) = delete;
-  BackendPlan& operator=(const BackendPlan&) = delete;
+  ClFftPlan(const ClFftPlan&) = delete;
+  ClFftPlan& operator=(const ClFftPlan&) = delete;
 
   Status Enqueue(Stream<opencl>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
     const std::string& device = executor_->DeviceLabel();
@@ -124,7 +126,7 @@ class BackendPlan<opencl> {
   }
 
  private:
-  BackendPlan(StreamExecutor<opencl>* executor, const PlanSpec& spec) : executor_(executor), spec_(spec) {}
+  ClFftPlan(StreamExecutor<opencl>* executor, const PlanSpec& spec) : executor_(executor), spec_(spec) {}
 
   Status MakeHandle(bool in_place, clfftPlanHandle& handle) {
     const std::string& device = executor_->DeviceLabel();
@@ -193,5 +195,28 @@ class BackendPlan<opencl> {
   bool has_out_of_place_ = false;
   bool has_in_place_ = false;
 };
+
+template <>
+struct Adapter<opencl> {
+  static constexpr std::string_view kPluginName = "clfft";
+  using Plan = ClFftPlan;
+};
+#else
+// Built without clFFT.h: the plugin exists in name only.
+template <>
+struct Adapter<opencl> {
+  static constexpr std::string_view kPluginName = "clfft";
+  // Make refuses every plan, so Enqueue is never reached; it exists so that
+  // ThenFft compiles in a build without clFFT.
+  struct Plan {
+    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<opencl>* executor, const PlanSpec&) {
+      return NotBuiltIn(executor->DeviceLabel(), "clFFT", "libclfft-dev");
+    }
+    Status Enqueue(Stream<opencl>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
+      return NotBuiltIn("opencl", "clFFT", "libclfft-dev");
+    }
+  };
+};
+#endif
 
 }  // namespace streamexecutor::fft_detail

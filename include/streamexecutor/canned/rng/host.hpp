@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "streamexecutor/canned/rng/common.hpp"
 #include "streamexecutor/canned/rng/kernels.hpp"
 #include "streamexecutor/canned/rng/philox.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
@@ -38,17 +39,20 @@ inline void HostGaussianF64(const host::KernelContext& ctx, std::uint64_t key, s
   if (index < (count + 1) / 2) GaussianBlock(key, stream, first_block, index, count, mean, stddev, out);
 }
 
-inline StatusOr<MultiKernelLoaderSpec> PhiloxSpec(std::type_identity<host>, PhiloxKernel which) {
-  const std::string_view name = kPhiloxKernelNames[static_cast<std::size_t>(which)];
-  const bool gaussian = which == PhiloxKernel::kGaussianF32 || which == PhiloxKernel::kGaussianF64;
-  MultiKernelLoaderSpec spec(gaussian ? 7 : 5);
-  switch (which) {
-    case PhiloxKernel::kUniformF32: spec.AddHostKernel<&HostUniformF32>(name); break;
-    case PhiloxKernel::kUniformF64: spec.AddHostKernel<&HostUniformF64>(name); break;
-    case PhiloxKernel::kGaussianF32: spec.AddHostKernel<&HostGaussianF32>(name); break;
-    case PhiloxKernel::kGaussianF64: spec.AddHostKernel<&HostGaussianF64>(name); break;
+template <>
+struct Adapter<host> {
+  static StatusOr<MultiKernelLoaderSpec> PhiloxSpec(PhiloxKernel which) {
+    const std::string_view name = kPhiloxKernelNames[static_cast<std::size_t>(which)];
+    const bool gaussian = which == PhiloxKernel::kGaussianF32 || which == PhiloxKernel::kGaussianF64;
+    MultiKernelLoaderSpec spec(gaussian ? 7 : 5);
+    switch (which) {
+      case PhiloxKernel::kUniformF32: spec.AddHostKernel<&HostUniformF32>(name); break;
+      case PhiloxKernel::kUniformF64: spec.AddHostKernel<&HostUniformF64>(name); break;
+      case PhiloxKernel::kGaussianF32: spec.AddHostKernel<&HostGaussianF32>(name); break;
+      case PhiloxKernel::kGaussianF64: spec.AddHostKernel<&HostGaussianF64>(name); break;
+    }
+    return spec;
   }
-  return spec;
-}
+};
 
 }  // namespace streamexecutor::rng_detail

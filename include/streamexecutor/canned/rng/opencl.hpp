@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "streamexecutor/canned/rng/common.hpp"
 #include "streamexecutor/canned/rng/kernels.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/opencl.hpp"
@@ -111,12 +112,15 @@ inline std::string PhiloxOpenCLOptions() {
   return std::string("-cl-fp32-correctly-rounded-divide-sqrt -I") + STREAMEXECUTOR_RANDOM123_INCLUDE_DIR;
 }
 
-inline StatusOr<MultiKernelLoaderSpec> PhiloxSpec(std::type_identity<opencl>, PhiloxKernel which) {
-  const bool gaussian = which == PhiloxKernel::kGaussianF32 || which == PhiloxKernel::kGaussianF64;
-  MultiKernelLoaderSpec spec(gaussian ? 7 : 5);
-  spec.AddOpenCLTextInMemory(kPhiloxOpenCLSource, kPhiloxKernelNames[static_cast<std::size_t>(which)],
-                             PhiloxOpenCLOptions());
-  return spec;
-}
+template <>
+struct Adapter<opencl> {
+  static StatusOr<MultiKernelLoaderSpec> PhiloxSpec(PhiloxKernel which) {
+    const bool gaussian = which == PhiloxKernel::kGaussianF32 || which == PhiloxKernel::kGaussianF64;
+    MultiKernelLoaderSpec spec(gaussian ? 7 : 5);
+    spec.AddOpenCLTextInMemory(kPhiloxOpenCLSource, kPhiloxKernelNames[static_cast<std::size_t>(which)],
+                               PhiloxOpenCLOptions());
+    return spec;
+  }
+};
 
 }  // namespace streamexecutor::rng_detail
