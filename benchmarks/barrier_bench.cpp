@@ -149,8 +149,11 @@ void reduce_block(const se::host::BlockContext& ctx, const float* in, float* out
 
 struct ReduceData {
   explicit ReduceData(std::uint32_t blocks)
-      : blocks(blocks), host_in(std::size_t{blocks} * kReduceThreads, 1.0f), host_out(blocks),
-        in(Executor()->AllocateOwnedArray<float>(host_in.size())), out(Executor()->AllocateOwnedArray<float>(blocks)) {
+      : blocks(blocks),
+        host_in(std::size_t{blocks} * kReduceThreads, 1.0f),
+        host_out(blocks),
+        in(Executor()->AllocateOwnedArray<float>(host_in.size())),
+        out(Executor()->AllocateOwnedArray<float>(blocks)) {
     if (!Executor()->SynchronousMemcpyH2D<float>(host_in, in.ptr()).ok()) bench::Die("reduce upload");
   }
   void Check(const float* result) const {
@@ -253,7 +256,8 @@ inline void MatmulTileLoops(const float* a, const float* b, float* c, std::uint3
     }
     for (std::uint64_t ty = 0; ty < kTile; ++ty) {
       for (std::uint64_t tx = 0; tx < kTile; ++tx) {
-        for (std::uint64_t i = 0; i < kTile; ++i) sum[ty * kTile + tx] += tile_a[ty * kTile + i] * tile_b[i * kTile + tx];
+        for (std::uint64_t i = 0; i < kTile; ++i)
+          sum[ty * kTile + tx] += tile_a[ty * kTile + i] * tile_b[i * kTile + tx];
       }
     }
   }
@@ -269,8 +273,13 @@ void matmul_block(const se::host::BlockContext& ctx, const float* a, const float
 
 struct MatmulData {
   explicit MatmulData(std::uint32_t size)
-      : n(size), ha(std::size_t{n} * n), hb(ha.size()), hc(ha.size()), expected(ha.size(), 0.0f),
-        a(Executor()->AllocateOwnedArray<float>(ha.size())), b(Executor()->AllocateOwnedArray<float>(ha.size())),
+      : n(size),
+        ha(std::size_t{n} * n),
+        hb(ha.size()),
+        hc(ha.size()),
+        expected(ha.size(), 0.0f),
+        a(Executor()->AllocateOwnedArray<float>(ha.size())),
+        b(Executor()->AllocateOwnedArray<float>(ha.size())),
         c(Executor()->AllocateOwnedArray<float>(ha.size())) {
     for (std::size_t i = 0; i < ha.size(); ++i) {
       ha[i] = static_cast<float>(i % 7) - 3.0f;
@@ -326,7 +335,7 @@ void MatmulOpenMPBarrier(benchmark::State& state, std::uint32_t n) {
   for (auto _ : state) {
     for (std::uint32_t by = 0; by < n / kTile; ++by) {
       for (std::uint32_t bx = 0; bx < n / kTile; ++bx) {
-#pragma omp parallel num_threads(kTile * kTile)
+#pragma omp parallel num_threads(kTile* kTile)
         {
           const auto t = static_cast<std::uint32_t>(omp_get_thread_num());
           const std::uint32_t tx = t % kTile, ty = t / kTile;
@@ -372,8 +381,8 @@ int main(int argc, char** argv) {
     const std::string name = std::to_string(threads);
     benchmark::RegisterBenchmark(Name("barrier", name, "ours").c_str(), BarrierOurs, threads, 1000u)->UseRealTime();
     // K = 20: each of these barriers takes the OS about a millisecond.
-    benchmark::RegisterBenchmark(Name("barrier", name, "omp_barrier").c_str(), BarrierOpenMP,
-                                 static_cast<int>(threads), 20u)
+    benchmark::RegisterBenchmark(Name("barrier", name, "omp_barrier").c_str(), BarrierOpenMP, static_cast<int>(threads),
+                                 20u)
         ->UseRealTime();
     benchmark::RegisterBenchmark(Name("barrier", name, "omp_cores").c_str(), BarrierOpenMP, Cores(), 1000u)
         ->UseRealTime();
@@ -383,8 +392,7 @@ int main(int argc, char** argv) {
   const std::string many = "1024x256", few = "16x256";
   benchmark::RegisterBenchmark(Name("block_reduction", many, "ours").c_str(), ReduceOurs<&reduce_ours>, kBlocks)
       ->UseRealTime();
-  benchmark::RegisterBenchmark(Name("block_reduction", many, "ours_block").c_str(), ReduceOurs<&reduce_block>,
-                               kBlocks)
+  benchmark::RegisterBenchmark(Name("block_reduction", many, "ours_block").c_str(), ReduceOurs<&reduce_block>, kBlocks)
       ->UseRealTime();
   benchmark::RegisterBenchmark(Name("block_reduction", many, "omp_loops").c_str(), ReduceOpenMPLoops, kBlocks)
       ->UseRealTime();

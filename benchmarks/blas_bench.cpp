@@ -56,8 +56,8 @@ void Measure(benchmark::State& state, const std::string& pair, const std::string
     best = std::min(best, seconds);
   }
   const double flops = 2.0 * n * static_cast<double>(n) * n;
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   double& recorded = Best()[{pair, n}].try_emplace(side, 1e30).first->second;
   recorded = std::min(recorded, best);
 }
@@ -166,8 +166,7 @@ struct OpenBlasDirect {
 
   explicit OpenBlasDirect(int size) : n(size), a(Matrix(n, 1)), b(Matrix(n, 2)), c(a.size()) {}
   void operator()() {
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
-                n);
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
   }
 };
 #endif

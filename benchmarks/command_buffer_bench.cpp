@@ -31,7 +31,8 @@ using EmptyKernel = se::TypedKernel<se::DeviceMemory<int>*>;
 
 template <typename B>
 struct Fixture {
-  explicit Fixture(se::StreamExecutor<B>* e) : executor(e), kernel(e), memory(e->template AllocateOwnedArray<int>(1)), stream(e), buffer(e) {
+  explicit Fixture(se::StreamExecutor<B>* e)
+      : executor(e), kernel(e), memory(e->template AllocateOwnedArray<int>(1)), stream(e), buffer(e) {
     se::MultiKernelLoaderSpec spec(1);
     spec.AddHostKernel<&empty_host>("empty");
     spec.AddOpenCLTextInMemory(kEmptyOpenCL, "empty");
@@ -57,7 +58,8 @@ void Register(const std::string& backend, Fixture<B>& f) {
   })->UseRealTime();
   benchmark::RegisterBenchmark(Name("submit_100", backend, "launches").c_str(), [&f](benchmark::State& state) {
     for (auto _ : state) {
-      for (int i = 0; i < kLaunches; ++i) f.stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), f.kernel, f.memory.ptr());
+      for (int i = 0; i < kLaunches; ++i)
+        f.stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), f.kernel, f.memory.ptr());
       if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
     }
   })->UseRealTime();
@@ -72,7 +74,8 @@ void Register(const std::string& backend, Fixture<B>& f) {
   benchmark::RegisterBenchmark(Name("enqueue_100", backend, "launches").c_str(), [&f](benchmark::State& state) {
     for (auto _ : state) {
       const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < kLaunches; ++i) f.stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), f.kernel, f.memory.ptr());
+      for (int i = 0; i < kLaunches; ++i)
+        f.stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), f.kernel, f.memory.ptr());
       state.SetIterationTime(bench::Seconds(start));
       if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
     }

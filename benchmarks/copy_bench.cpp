@@ -69,12 +69,16 @@ struct OursCopies {
   void Copy(Mode mode, Dir dir, std::size_t bytes) {
     HostBuffers& h = Host();
     if (mode == Mode::kSync) {
-      if (dir == Dir::kH2D) Ok(executor->SynchronousMemcpyH2D(h.src.get(), bytes, device.ptr()));
-      else Ok(executor->SynchronousMemcpyD2H(device.cref(), bytes, h.dst.get()));
+      if (dir == Dir::kH2D)
+        Ok(executor->SynchronousMemcpyH2D(h.src.get(), bytes, device.ptr()));
+      else
+        Ok(executor->SynchronousMemcpyD2H(device.cref(), bytes, h.dst.get()));
       return;
     }
-    if (dir == Dir::kH2D) stream.ThenMemcpy(device.ptr(), h.src.get(), bytes);
-    else stream.ThenMemcpy(h.dst.get(), device.cref(), bytes);
+    if (dir == Dir::kH2D)
+      stream.ThenMemcpy(device.ptr(), h.src.get(), bytes);
+    else
+      stream.ThenMemcpy(h.dst.get(), device.cref(), bytes);
     Ok(stream.BlockHostUntilDone());
   }
 };
@@ -82,12 +86,11 @@ struct OursCopies {
 template <typename Side>
 void Register(const std::string& pair, const std::string& side_name, Side& side, Mode mode, Dir dir) {
   for (std::size_t bytes : kSizes) {
-    benchmark::RegisterBenchmark(Name(pair, SizeName(bytes), side_name).c_str(),
-                                 [&side, mode, dir, bytes](benchmark::State& state) {
-                                   for (auto _ : state) side.Copy(mode, dir, bytes);
-                                   state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(bytes));
-                                 })
-        ->UseRealTime();
+    benchmark::RegisterBenchmark(Name(pair, SizeName(bytes), side_name).c_str(), [&side, mode, dir,
+                                                                                  bytes](benchmark::State& state) {
+      for (auto _ : state) side.Copy(mode, dir, bytes);
+      state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(bytes));
+    })->UseRealTime();
   }
 }
 
@@ -98,8 +101,10 @@ struct Memcpy {
   std::byte* device;
   void Copy(Mode, Dir dir, std::size_t bytes) {
     HostBuffers& h = Host();
-    if (dir == Dir::kH2D) std::memcpy(device, h.src.get(), bytes);
-    else std::memcpy(h.dst.get(), device, bytes);
+    if (dir == Dir::kH2D)
+      std::memcpy(device, h.src.get(), bytes);
+    else
+      std::memcpy(h.dst.get(), device, bytes);
     benchmark::ClobberMemory();
   }
 };

@@ -102,7 +102,8 @@ struct CudaRaw {
       void* params[] = {&a, &b, &c, &d, &e, &f, &g, &h};
       r = launch(k8, 1, 1, 1, kLaunchThreads, 1, 1, 0, stream, params, nullptr);
     }
-    if (r != CUDA_SUCCESS) [[unlikely]] Die("cuLaunchKernel");
+    if (r != CUDA_SUCCESS) [[unlikely]]
+      Die("cuLaunchKernel");
   }
   void Finish() { Check(synchronize(stream), "cuStreamSynchronize"); }
 

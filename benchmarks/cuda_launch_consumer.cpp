@@ -26,7 +26,8 @@ void ConsumerLaunch(se::Stream<se::cuda>& stream, const Kernel8& kernel, Mem* a,
 namespace {
 void RawLaunch(CudaRaw& raw, CUfunction kernel, void** params) {
   const CUresult r = raw.launch(kernel, 1, 1, 1, kLaunchThreads, 1, 1, 0, raw.stream, params, nullptr);
-  if (r != CUDA_SUCCESS) [[unlikely]] Die("cuLaunchKernel");
+  if (r != CUDA_SUCCESS) [[unlikely]]
+    Die("cuLaunchKernel");
 }
 }  // namespace
 

@@ -24,8 +24,7 @@ void CountAll(bench::CudaOurs& ours, bench::CudaConsumer& consumer, bench::CudaR
   const long before = GlobalNewCalls();
   bench::CountLaunches<N>(ours, "ours", launches);
   // The warm-up launches are inside this window too: none may allocate.
-  std::printf("allocations ours-%d: %ld in %d launches\n", N, GlobalNewCalls() - before,
-              launches + bench::kCountBatch);
+  std::printf("allocations ours-%d: %ld in %d launches\n", N, GlobalNewCalls() - before, launches + bench::kCountBatch);
   bench::CountLaunches<N>(consumer, "consumer", launches);
   bench::CountLaunches<N>(raw_consumer, "raw_consumer", launches);
 }

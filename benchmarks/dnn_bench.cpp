@@ -87,14 +87,13 @@ void RegisterOneDnn(const Shape& shape) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     const dnnl::memory::desc src({in.count(), in.feature_map_count(), in.height(), in.width()}, f32, tag::nchw);
-    const dnnl::memory::desc weights({f.output_feature_map_count(), f.input_feature_map_count(),
-                                      f.input_filter_height(), f.input_filter_width()},
-                                     f32, tag::oihw);
+    const dnnl::memory::desc weights(
+        {f.output_feature_map_count(), f.input_feature_map_count(), f.input_filter_height(), f.input_filter_width()},
+        f32, tag::oihw);
     const dnnl::memory::desc dst({out.count(), out.feature_map_count(), out.height(), out.width()}, f32, tag::nchw);
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                               dnnl::algorithm::convolution_direct, src, weights, dst,
-                                               {shape.stride, shape.stride}, {shape.padding, shape.padding},
-                                               {shape.padding, shape.padding});
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, weights, dst, {shape.stride, shape.stride},
+                                               {shape.padding, shape.padding}, {shape.padding, shape.padding});
     const dnnl::convolution_forward primitive(dnnl::convolution_forward::primitive_desc(desc, engine));
     std::vector<float> x(std::size_t(in.ElementCount())), w(std::size_t(f.ElementCount())),
         y(std::size_t(out.ElementCount()));

@@ -195,18 +195,16 @@ template <typename Side>
 void Register(const std::string& pair, const std::string& side) {
   for (int log2 : kLog2Sizes) {
     const std::size_t n = std::size_t{1} << log2;
-    benchmark::RegisterBenchmark(Name(pair, "2^" + std::to_string(log2), side).c_str(),
-                                 [n](benchmark::State& state) {
-                                   std::vector<std::unique_ptr<Side>>& made = Made<Side>();
-                                   Side* it = nullptr;
-                                   for (auto& m : made) {
-                                     if (m->n == n) it = m.get();
-                                   }
-                                   if (it == nullptr) it = made.emplace_back(std::make_unique<Side>(n)).get();
-                                   for (auto _ : state) it->Run();
-                                   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
-                                 })
-        ->UseRealTime();
+    benchmark::RegisterBenchmark(Name(pair, "2^" + std::to_string(log2), side).c_str(), [n](benchmark::State& state) {
+      std::vector<std::unique_ptr<Side>>& made = Made<Side>();
+      Side* it = nullptr;
+      for (auto& m : made) {
+        if (m->n == n) it = m.get();
+      }
+      if (it == nullptr) it = made.emplace_back(std::make_unique<Side>(n)).get();
+      for (auto _ : state) it->Run();
+      state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+    })->UseRealTime();
   }
 }
 
@@ -215,20 +213,17 @@ const std::vector<Batch> kBatches = {{256, 1024, 256}, {256, 1024, 256 + 8}, {40
 template <typename Side>
 void RegisterBatched(const std::string& pair, const std::string& side) {
   for (const Batch& b : kBatches) {
-    const std::string what =
-        std::to_string(b.n) + "x" + std::to_string(b.count) + (b.distance == b.n ? "" : "pad");
-    benchmark::RegisterBenchmark(Name(pair, what, side).c_str(),
-                                 [b](benchmark::State& state) {
-                                   std::vector<std::unique_ptr<Side>>& made = Made<Side>();
-                                   Side* it = nullptr;
-                                   for (auto& m : made) {
-                                     if (m->batch.n == b.n && m->batch.distance == b.distance) it = m.get();
-                                   }
-                                   if (it == nullptr) it = made.emplace_back(std::make_unique<Side>(b)).get();
-                                   for (auto _ : state) it->Run();
-                                   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * b.n * b.count));
-                                 })
-        ->UseRealTime();
+    const std::string what = std::to_string(b.n) + "x" + std::to_string(b.count) + (b.distance == b.n ? "" : "pad");
+    benchmark::RegisterBenchmark(Name(pair, what, side).c_str(), [b](benchmark::State& state) {
+      std::vector<std::unique_ptr<Side>>& made = Made<Side>();
+      Side* it = nullptr;
+      for (auto& m : made) {
+        if (m->batch.n == b.n && m->batch.distance == b.distance) it = m.get();
+      }
+      if (it == nullptr) it = made.emplace_back(std::make_unique<Side>(b)).get();
+      for (auto _ : state) it->Run();
+      state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * b.n * b.count));
+    })->UseRealTime();
   }
 }
 

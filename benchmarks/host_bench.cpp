@@ -177,9 +177,10 @@ void ForkJoinTbb(benchmark::State& state) {
   const std::size_t n = Workers();
   for (auto _ : state) {
     // One task per worker, as the host launch has one block per worker.
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1),
-                      [](const tbb::blocked_range<std::size_t>& r) { benchmark::DoNotOptimize(r.begin()); },
-                      tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, n, 1),
+        [](const tbb::blocked_range<std::size_t>& r) { benchmark::DoNotOptimize(r.begin()); },
+        tbb::simple_partitioner());
   }
 }
 
@@ -305,8 +306,10 @@ SaxpyData& Data() {
 void SaxpyOurs(benchmark::State& state, bool event_wait, bool per_block) {
   auto* executor = Executor();
   se::MultiKernelLoaderSpec spec(4);
-  if (per_block) spec.AddHostKernel<&SaxpyBlock>("saxpy");
-  else spec.AddHostKernel<&Saxpy>("saxpy");
+  if (per_block)
+    spec.AddHostKernel<&SaxpyBlock>("saxpy");
+  else
+    spec.AddHostKernel<&Saxpy>("saxpy");
   SaxpyKernelType kernel(executor);
   if (!executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel(saxpy)");
   se::Stream stream(executor);
@@ -380,8 +383,7 @@ int main(int argc, char** argv) {
 
   benchmark::RegisterBenchmark(Name("saxpy", "2^24", "ours").c_str(), SaxpyOurs, false, false)->UseRealTime();
   benchmark::RegisterBenchmark(Name("saxpy", "2^24", "ours_block").c_str(), SaxpyOurs, false, true)->UseRealTime();
-  benchmark::RegisterBenchmark(Name("saxpy", "2^24", "ours_event_wait").c_str(), SaxpyOurs, true, false)
-      ->UseRealTime();
+  benchmark::RegisterBenchmark(Name("saxpy", "2^24", "ours_event_wait").c_str(), SaxpyOurs, true, false)->UseRealTime();
 #if defined(SE_BENCH_HAVE_TBB)
   benchmark::RegisterBenchmark(Name("saxpy", "2^24", "tbb").c_str(), SaxpyTbb)->UseRealTime();
 #endif

@@ -41,24 +41,24 @@ void EnqueueFinish(benchmark::State& state, Side& side) {
 template <int N>
 void Register(bench::Ours& ours, bench::Raw& raw, bench::Raw& raw_profiling) {
   const std::string what = "args:" + std::to_string(N);
-  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "ours").c_str(),
-                               [&](benchmark::State& s) { Enqueue<bench::Ours, N>(s, ours); })
-      ->UseManualTime();
-  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "raw").c_str(),
-                               [&](benchmark::State& s) { Enqueue<bench::Raw, N>(s, raw); })
-      ->UseManualTime();
-  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "raw_profiling").c_str(),
-                               [&](benchmark::State& s) { Enqueue<bench::Raw, N>(s, raw_profiling); })
-      ->UseManualTime();
-  benchmark::RegisterBenchmark(Name("launch_finish", what, "ours").c_str(),
-                               [&](benchmark::State& s) { EnqueueFinish<bench::Ours, N>(s, ours); })
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(Name("launch_finish", what, "raw").c_str(),
-                               [&](benchmark::State& s) { EnqueueFinish<bench::Raw, N>(s, raw); })
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(Name("launch_finish", what, "raw_profiling").c_str(),
-                               [&](benchmark::State& s) { EnqueueFinish<bench::Raw, N>(s, raw_profiling); })
-      ->UseRealTime();
+  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "ours").c_str(), [&](benchmark::State& s) {
+    Enqueue<bench::Ours, N>(s, ours);
+  })->UseManualTime();
+  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "raw").c_str(), [&](benchmark::State& s) {
+    Enqueue<bench::Raw, N>(s, raw);
+  })->UseManualTime();
+  benchmark::RegisterBenchmark(Name("launch_enqueue", what, "raw_profiling").c_str(), [&](benchmark::State& s) {
+    Enqueue<bench::Raw, N>(s, raw_profiling);
+  })->UseManualTime();
+  benchmark::RegisterBenchmark(Name("launch_finish", what, "ours").c_str(), [&](benchmark::State& s) {
+    EnqueueFinish<bench::Ours, N>(s, ours);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("launch_finish", what, "raw").c_str(), [&](benchmark::State& s) {
+    EnqueueFinish<bench::Raw, N>(s, raw);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("launch_finish", what, "raw_profiling").c_str(), [&](benchmark::State& s) {
+    EnqueueFinish<bench::Raw, N>(s, raw_profiling);
+  })->UseRealTime();
 }
 
 }  // namespace

@@ -24,8 +24,13 @@ struct Raw {
 
   explicit Raw(bool profiling = false)
       : cl(kLaunchKernels, profiling),
-        a(cl.Buffer(64)), b(cl.Buffer(64)), c(cl.Buffer(64)), d(cl.Buffer(64)),
-        k1(cl.Kernel("args1")), k3(cl.Kernel("args3")), k8(cl.Kernel("args8")) {
+        a(cl.Buffer(64)),
+        b(cl.Buffer(64)),
+        c(cl.Buffer(64)),
+        d(cl.Buffer(64)),
+        k1(cl.Kernel("args1")),
+        k3(cl.Kernel("args3")),
+        k8(cl.Kernel("args8")) {
     const float zero = 0;
     for (cl_mem m : {a, b, c, d}) {
       Check(clEnqueueFillBuffer(cl.queue, m, &zero, sizeof(zero), 0, 64, 0, nullptr, nullptr), "clEnqueueFillBuffer");

@@ -42,14 +42,21 @@ int main(int argc, char** argv) {
   bench::Ours ours;
   bench::Raw raw;
   const se::ThreadDim threads(bench::kLaunchThreads);
-  se::PreparedLaunch prepared(ours.k8, threads, se::BlockDim(1), ours.a.ptr(), ours.b.ptr(), ours.c.ptr(),
-                              ours.d.ptr(), ours.e, ours.f, ours.g, ours.h);
+  se::PreparedLaunch prepared(ours.k8, threads, se::BlockDim(1), ours.a.ptr(), ours.b.ptr(), ours.c.ptr(), ours.d.ptr(),
+                              ours.e, ours.f, ours.g, ours.h);
   se::UntypedKernel untyped(ours.executor);
   se::MultiKernelLoaderSpec spec(8);
   bench::AddOpenCLLaunchCode(spec, "args8");
   if (se::Status s = ours.executor->GetUntypedKernel(spec, &untyped); !s.ok()) bench::Die(s.ToString());
   se::KernelArgsArray<8> args;
-  args.Add(ours.a.ptr()).Add(ours.b.ptr()).Add(ours.c.ptr()).Add(ours.d.ptr()).Add(ours.e).Add(ours.f).Add(ours.g).Add(ours.h);
+  args.Add(ours.a.ptr())
+      .Add(ours.b.ptr())
+      .Add(ours.c.ptr())
+      .Add(ours.d.ptr())
+      .Add(ours.e)
+      .Add(ours.f)
+      .Add(ours.g)
+      .Add(ours.h);
   float value = 0.5f;
 
   auto ours_finish = [&] { ours.Finish(); };
@@ -59,13 +66,17 @@ int main(int argc, char** argv) {
   Register("prepared_set1", [&] { ours.stream.ThenLaunch(prepared.Set<4>(value)); }, ours_finish);
   Register("untyped", [&] { ours.stream.ThenLaunch(threads, se::BlockDim(1), untyped, args); }, ours_finish);
   Register("raw", [&] { raw.Launch<8>(); }, raw_finish);
-  Register("raw_set1", [&] {
-    if (clSetKernelArg(raw.k8, 4, sizeof(value), &value) != CL_SUCCESS) bench::Die("clSetKernelArg");
-    const std::size_t global = bench::kLaunchThreads, local = bench::kLaunchThreads;
-    if (clEnqueueNDRangeKernel(raw.cl.queue, raw.k8, 1, nullptr, &global, &local, 0, nullptr, nullptr) != CL_SUCCESS) {
-      bench::Die("clEnqueueNDRangeKernel");
-    }
-  }, raw_finish);
+  Register(
+      "raw_set1",
+      [&] {
+        if (clSetKernelArg(raw.k8, 4, sizeof(value), &value) != CL_SUCCESS) bench::Die("clSetKernelArg");
+        const std::size_t global = bench::kLaunchThreads, local = bench::kLaunchThreads;
+        if (clEnqueueNDRangeKernel(raw.cl.queue, raw.k8, 1, nullptr, &global, &local, 0, nullptr, nullptr) !=
+            CL_SUCCESS) {
+          bench::Die("clEnqueueNDRangeKernel");
+        }
+      },
+      raw_finish);
   benchmark::RunSpecifiedBenchmarks();
   if (!ours.stream.ok()) bench::Die(ours.stream.status().ToString());
   benchmark::Shutdown();

@@ -12,9 +12,9 @@
 //       the OpenCL plugin against the same OpenCL C kernel enqueued by hand on
 //       a raw context (clEnqueueNDRangeKernel + clFinish): the plugin's cost
 // N is the number of floats. Throughput ratio: their time / our time.
-#include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>
 #include <Random123/u01fixedpt.h>
+#include <Random123/boxmuller.hpp>
 
 #include <streamexecutor/rng.hpp>
 #include <streamexecutor/streamexecutor.hpp>
@@ -104,12 +104,10 @@ Direct& TheDirect() {
 template <typename Fn>
 void Register(const std::string& pair, const std::string& side, Fn fn) {
   for (std::size_t n : kCounts) {
-    benchmark::RegisterBenchmark(Name(pair, std::to_string(n), side).c_str(),
-                                 [fn, n](benchmark::State& state) {
-                                   for (auto _ : state) fn(n);
-                                   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
-                                 })
-        ->UseRealTime();
+    benchmark::RegisterBenchmark(Name(pair, std::to_string(n), side).c_str(), [fn, n](benchmark::State& state) {
+      for (auto _ : state) fn(n);
+      state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+    })->UseRealTime();
   }
 }
 

@@ -12,7 +12,7 @@ namespace se = streamexecutor;
 
 // A PTX string defining a CUDA kernel: adds a fixed value to its input and
 // stores the sum through its output pointer.
-static constexpr const char *KERNEL_PTX = R"(
+static constexpr const char* KERNEL_PTX = R"(
     .version 3.1
     .target sm_20
     .address_size 64
@@ -31,7 +31,7 @@ static constexpr const char *KERNEL_PTX = R"(
     )";
 
 // The same kernel in OpenCL C.
-static constexpr const char *KERNEL_OPENCL = R"(
+static constexpr const char* KERNEL_OPENCL = R"(
     __kernel void add_mystery_value(float float_literal, __global float *result_loc) {
       *result_loc = float_literal + 123.0f;
     }
@@ -39,7 +39,7 @@ static constexpr const char *KERNEL_OPENCL = R"(
 
 // The same kernel for the host backend: a CUDA-style body that receives its
 // thread coordinates first, then the kernel's parameters.
-static void add_mystery_value_host(const se::host::KernelContext &, float float_literal, float *result_loc) {
+static void add_mystery_value_host(const se::host::KernelContext&, float float_literal, float* result_loc) {
   *result_loc = float_literal + 123.0f;
 }
 
@@ -47,13 +47,13 @@ static void add_mystery_value_host(const se::host::KernelContext &, float float_
 static constexpr int KERNEL_ARITY = 2;
 
 // The name of the kernel.
-static constexpr const char *KERNEL_NAME = "add_mystery_value";
+static constexpr const char* KERNEL_NAME = "add_mystery_value";
 
 // The value added to the input in the kernel.
 static constexpr float MYSTERY_VALUE = 123.0f;
 
 template <se::Backend B>
-int Run(se::Platform<B> *platform) {
+int Run(se::Platform<B>* platform) {
   // Get a StreamExecutor for the chosen Platform. Multiple devices are
   // supported, we indicate here that we want to run on device 0.
   const int device_ordinal = 0;
@@ -62,7 +62,7 @@ int Run(se::Platform<B> *platform) {
     std::fprintf(stderr, "add_mystery_value: %s\n", executor_or.status().ToString().c_str());
     return 2;
   }
-  se::StreamExecutor<B> *executor = executor_or.ValueOrDie();
+  se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
   // Create a MultiKernelLoaderSpec, which knows where to find the code for our
   // kernel on each platform.
@@ -72,7 +72,7 @@ int Run(se::Platform<B> *platform) {
   kernel_loader_spec.AddHostKernel<&add_mystery_value_host>(KERNEL_NAME);
 
   // A kernel that takes a float and a pointer to a float in device memory.
-  using KernelType = se::TypedKernel<float, se::DeviceMemory<float> *>;
+  using KernelType = se::TypedKernel<float, se::DeviceMemory<float>*>;
   KernelType kernel(executor);
 
   // Load the kernel code onto the device and bind the kernel object to it.
@@ -105,18 +105,18 @@ int Run(se::Platform<B> *platform) {
     return 5;
   }
 
-  std::printf("%s: %.1f + %.1f = %.1f\n", std::string(platform->Name()).c_str(), kernel_input_argument,
-              MYSTERY_VALUE, host_result);
+  std::printf("%s: %.1f + %.1f = %.1f\n", std::string(platform->Name()).c_str(), kernel_input_argument, MYSTERY_VALUE,
+              host_result);
   // Verify that the correct result was computed.
   return (kernel_input_argument + MYSTERY_VALUE) == host_result ? 0 : 1;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   const std::string_view platform_name = argc > 1 ? argv[1] : "host";
   auto platform = se::MultiPlatformManager::PlatformWithName(platform_name);
   if (!platform.ok()) {
     std::fprintf(stderr, "add_mystery_value: %s\n", platform.status().ToString().c_str());
     return 2;
   }
-  return std::visit([](auto *chosen) { return Run(chosen); }, platform.ValueOrDie());
+  return std::visit([](auto* chosen) { return Run(chosen); }, platform.ValueOrDie());
 }

@@ -17,7 +17,7 @@
 
 namespace se = streamexecutor;
 
-static void block_sum_host(const se::host::CooperativeContext &ctx, const float *in, float *partial, std::uint32_t n,
+static void block_sum_host(const se::host::CooperativeContext& ctx, const float* in, float* partial, std::uint32_t n,
                            std::span<float> sh) {
   const std::uint64_t t = ctx.threadIdx.x;
   const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + t;
@@ -30,7 +30,7 @@ static void block_sum_host(const se::host::CooperativeContext &ctx, const float 
   if (t == 0) partial[ctx.blockIdx.x] = sh[0];
 }
 
-static constexpr const char *BLOCK_SUM_OPENCL = R"(
+static constexpr const char* BLOCK_SUM_OPENCL = R"(
 __kernel void block_sum(__global const float *in, __global float *partial, uint n, __local float *sh) {
   const size_t t = get_local_id(0);
   const size_t i = get_global_id(0);
@@ -44,17 +44,17 @@ __kernel void block_sum(__global const float *in, __global float *partial, uint 
 }
 )";
 
-using BlockSumKernel = se::TypedKernel<se::DeviceMemory<float> *, se::DeviceMemory<float> *, std::uint32_t,
-                                       se::SharedDeviceMemory<float>>;
+using BlockSumKernel =
+    se::TypedKernel<se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t, se::SharedDeviceMemory<float>>;
 
 template <se::Backend B>
-int Run(se::Platform<B> *platform) {
+int Run(se::Platform<B>* platform) {
   auto executor_or = platform->ExecutorForDevice(0);
   if (!executor_or.ok()) {
     std::fprintf(stderr, "block_reduction: %s\n", executor_or.status().ToString().c_str());
     return 2;
   }
-  se::StreamExecutor<B> *executor = executor_or.ValueOrDie();
+  se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
   se::MultiKernelLoaderSpec spec(4);
   spec.AddHostKernel<&block_sum_host>("block_sum");
@@ -100,17 +100,18 @@ int Run(se::Platform<B> *platform) {
     wrong_blocks += partial[b] != block_expected;
     total += partial[b];
   }
-  std::printf("%s: block reduction of %u floats in %u blocks of %u threads: sum %.1f (expected %.1f), %u wrong blocks\n",
-              std::string(platform->Name()).c_str(), kCount, kBlocks, kThreads, total, expected, wrong_blocks);
+  std::printf(
+      "%s: block reduction of %u floats in %u blocks of %u threads: sum %.1f (expected %.1f), %u wrong blocks\n",
+      std::string(platform->Name()).c_str(), kCount, kBlocks, kThreads, total, expected, wrong_blocks);
   return wrong_blocks == 0 && total == expected ? 0 : 1;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   const std::string_view platform_name = argc > 1 ? argv[1] : "host";
   auto platform = se::MultiPlatformManager::PlatformWithName(platform_name);
   if (!platform.ok()) {
     std::fprintf(stderr, "block_reduction: %s\n", platform.status().ToString().c_str());
     return 2;
   }
-  return std::visit([](auto *chosen) { return Run(chosen); }, platform.ValueOrDie());
+  return std::visit([](auto* chosen) { return Run(chosen); }, platform.ValueOrDie());
 }

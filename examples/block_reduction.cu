@@ -3,7 +3,7 @@
 // The same logic as the host and OpenCL kernels in block_reduction.cpp.
 #include <cstdint>
 
-extern "C" __global__ void block_sum(const float *in, float *partial, std::uint32_t n) {
+extern "C" __global__ void block_sum(const float* in, float* partial, std::uint32_t n) {
   extern __shared__ float sh[];
   const unsigned t = threadIdx.x;
   const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + t;

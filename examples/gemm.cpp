@@ -40,8 +40,8 @@ int Run(se::Platform<B>* platform) {
   se::Status done = stream.Init()
                         .template ThenMemcpyH2D<float>(a, device_a.ptr())
                         .template ThenMemcpyH2D<float>(b, device_b.ptr())
-                        .ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, M, N, K,
-                                      1.0f, device_a.cref(), M, device_b.cref(), N, 0.0f, device_c.ptr(), M)
+                        .ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, M, N, K, 1.0f,
+                                      device_a.cref(), M, device_b.cref(), N, 0.0f, device_c.ptr(), M)
                         .template ThenMemcpyD2H<float>(device_c.cref(), c)
                         .BlockHostUntilDone();
   if (!done.ok()) {

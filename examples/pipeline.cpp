@@ -15,12 +15,12 @@
 
 namespace se = streamexecutor;
 
-static void produce_host(const se::host::KernelContext &ctx, float *out, std::uint32_t first, std::uint32_t n) {
+static void produce_host(const se::host::KernelContext& ctx, float* out, std::uint32_t first, std::uint32_t n) {
   const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
   if (i < n) out[i] = static_cast<float>(first + i) * 0.001f;
 }
 
-static constexpr const char *STAGES_OPENCL = R"(
+static constexpr const char* STAGES_OPENCL = R"(
 __kernel void square(__global float *x, uint n) {
   size_t i = get_global_id(0);
   if (i < n) x[i] = x[i] * x[i];
@@ -31,25 +31,25 @@ __kernel void add_one(__global float *x, uint n) {
 }
 )";
 
-using ProduceKernel = se::TypedKernel<se::DeviceMemory<float> *, std::uint32_t, std::uint32_t>;
-using StageKernel = se::TypedKernel<se::DeviceMemory<float> *, std::uint32_t>;
+using ProduceKernel = se::TypedKernel<se::DeviceMemory<float>*, std::uint32_t, std::uint32_t>;
+using StageKernel = se::TypedKernel<se::DeviceMemory<float>*, std::uint32_t>;
 
 constexpr std::uint32_t kBatch = 1 << 18;  // 1 MiB of floats
 constexpr int kBatches = 8;
 constexpr int kSlots = 2;  // buffers per stage: batch b uses slot b % 2
 
-static int Fail(const char *what, const se::Status &status) {
+static int Fail(const char* what, const se::Status& status) {
   std::fprintf(stderr, "pipeline: %s: %s\n", what, status.ToString().c_str());
   return 1;
 }
 
 int main() {
-  auto *host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-  auto &opencl = se::Platform<se::opencl>::Get();
+  auto* host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  auto& opencl = se::Platform<se::opencl>::Get();
   if (opencl.VisibleDeviceCount() == 0) return Fail("no OpenCL device", opencl.InitStatus());
   const bool two_devices = opencl.VisibleDeviceCount() >= 2;
-  auto *dev0 = opencl.ExecutorForDevice(0).ValueOrDie();
-  auto *dev1 = opencl.ExecutorForDevice(two_devices ? 1 : 0).ValueOrDie();
+  auto* dev0 = opencl.ExecutorForDevice(0).ValueOrDie();
+  auto* dev1 = opencl.ExecutorForDevice(two_devices ? 1 : 0).ValueOrDie();
   std::printf("pipeline: host -> %s -> %s -> host%s\n", dev0->DeviceLabel().c_str(), dev1->DeviceLabel().c_str(),
               two_devices ? "" : " (one OpenCL device: both stages on it)");
 
@@ -93,7 +93,7 @@ int main() {
     auto to_dev1 = se::ThenCopyBetween(&square_stream, mid[s].cref(), &add_stream, out[s].ptr());
     add_stream.ThenLaunch(threads, blocks, add_one, out[s].ptr(), kBatch);
     auto to_host = se::ThenCopyBetween(&add_stream, out[s].cref(), &sum_stream, back[s].ptr());
-    const float *result = static_cast<const float *>(back[s].cref().opaque());  // host memory
+    const float* result = static_cast<const float*>(back[s].cref().opaque());  // host memory
     sum_stream.ThenDoHostCallback([&sums, b, result] {
       double sum = 0;
       for (std::uint32_t i = 0; i < kBatch; ++i) sum += result[i];
@@ -103,12 +103,11 @@ int main() {
       return Fail("copy", !to_dev0.ok() ? to_dev0.status() : !to_dev1.ok() ? to_dev1.status() : to_host.status());
     }
     if (b == 0) {
-      std::printf("routes: host -> dev0 %s, dev0 -> dev1 %s, dev1 -> host %s\n",
-                  se::ToString(to_dev0.value()).data(), se::ToString(to_dev1.value()).data(),
-                  se::ToString(to_host.value()).data());
+      std::printf("routes: host -> dev0 %s, dev0 -> dev1 %s, dev1 -> host %s\n", se::ToString(to_dev0.value()).data(),
+                  se::ToString(to_dev1.value()).data(), se::ToString(to_host.value()).data());
     }
   }
-  for (auto *stream : {&produce_stream, &sum_stream}) {
+  for (auto* stream : {&produce_stream, &sum_stream}) {
     if (se::Status st = stream->BlockHostUntilDone(); !st.ok()) return Fail("host stage", st);
   }
   if (se::Status st = square_stream.BlockHostUntilDone(); !st.ok()) return Fail("square stage", st);

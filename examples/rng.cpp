@@ -27,7 +27,7 @@ constexpr se::RngPluginId kRngPlugin<se::cuda> = se::cuda::kCuRandPlugin;
 #endif
 
 template <se::Backend B>
-int Run(se::Platform<B> *platform) {
+int Run(se::Platform<B>* platform) {
   se::PluginConfig plugin_config;
   plugin_config.SetRng(kRngPlugin<B>);
 
@@ -37,10 +37,9 @@ int Run(se::Platform<B> *platform) {
     std::fprintf(stderr, "rng: %s\n", executor_or.status().ToString().c_str());
     return 2;
   }
-  se::StreamExecutor<B> *executor = executor_or.ValueOrDie();
+  se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
-  const std::uint8_t seed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7,
-                               0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
+  const std::uint8_t seed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
   constexpr std::uint64_t random_element_count = 1024;
 
   using HostArray = std::array<float, random_element_count>;
@@ -48,8 +47,7 @@ int Run(se::Platform<B> *platform) {
   HostArray host_memory;
   const size_t data_size = host_memory.size() * sizeof(HostArray::value_type);
 
-  se::ScopedDeviceMemory<float> device_memory =
-      executor->template AllocateOwnedArray<float>(random_element_count);
+  se::ScopedDeviceMemory<float> device_memory = executor->template AllocateOwnedArray<float>(random_element_count);
 
   se::Stream stream(executor);
   se::Status done = stream.Init()
@@ -79,12 +77,12 @@ int Run(se::Platform<B> *platform) {
   return 0;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   const std::string_view platform_name = argc > 1 ? argv[1] : "host";
   auto platform = se::MultiPlatformManager::PlatformWithName(platform_name);
   if (!platform.ok()) {
     std::fprintf(stderr, "rng: %s\n", platform.status().ToString().c_str());
     return 2;
   }
-  return std::visit([](auto *chosen) { return Run(chosen); }, platform.ValueOrDie());
+  return std::visit([](auto* chosen) { return Run(chosen); }, platform.ValueOrDie());
 }

@@ -16,28 +16,28 @@
 
 namespace se = streamexecutor;
 
-static void saxpy_host(const se::host::KernelContext &ctx, float a, const float *x, float *y, std::uint32_t n) {
+static void saxpy_host(const se::host::KernelContext& ctx, float a, const float* x, float* y, std::uint32_t n) {
   const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }
 
-static constexpr const char *SAXPY_OPENCL = R"(
+static constexpr const char* SAXPY_OPENCL = R"(
 __kernel void saxpy(float a, __global const float *x, __global float *y, uint n) {
   size_t i = get_global_id(0);
   if (i < n) y[i] = a * x[i] + y[i];
 }
 )";
 
-using SaxpyKernel = se::TypedKernel<float, se::DeviceMemory<float> *, se::DeviceMemory<float> *, std::uint32_t>;
+using SaxpyKernel = se::TypedKernel<float, se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t>;
 
 template <se::Backend B>
-int Run(se::Platform<B> *platform) {
+int Run(se::Platform<B>* platform) {
   auto executor_or = platform->ExecutorForDevice(0);
   if (!executor_or.ok()) {
     std::fprintf(stderr, "saxpy: %s\n", executor_or.status().ToString().c_str());
     return 2;
   }
-  se::StreamExecutor<B> *executor = executor_or.ValueOrDie();
+  se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
   se::MultiKernelLoaderSpec spec(4);
   spec.AddHostKernel<&saxpy_host>("saxpy");
@@ -68,8 +68,8 @@ int Run(se::Platform<B> *platform) {
     const std::uint32_t first = p * kPart;
     se::DeviceMemory<float> part_x = dx.cref().GetSlice(first, kPart);
     se::DeviceMemory<float> part_y = dy.cref().GetSlice(first, kPart);
-    auto &stream = *streams.emplace_back(std::make_unique<se::Stream<B>>(executor));
-    auto &event = *done.emplace_back(std::make_unique<se::Event<B>>(executor));
+    auto& stream = *streams.emplace_back(std::make_unique<se::Stream<B>>(executor));
+    auto& event = *done.emplace_back(std::make_unique<se::Event<B>>(executor));
     event.Init();
     stream.Init()
         .ThenMemcpyH2D(std::span(x).subspan(first, kPart), &part_x)
@@ -84,13 +84,13 @@ int Run(se::Platform<B> *platform) {
   se::Timer timer(executor);
   se::Stream gather(executor);
   gather.InitWithTimer(&timer).ThenStartTimer(&timer);
-  for (auto &event : done) gather.ThenWaitFor(event.get());
+  for (auto& event : done) gather.ThenWaitFor(event.get());
   gather.ThenStopTimer(&timer).ThenDoHostCallback([&] {
     wrong = 0;
     for (std::uint32_t i = 0; i < kCount; ++i) wrong += result[i] != kA * x[i] + 1.0f;
   });
   se::Status status = gather.BlockHostUntilDone();
-  for (auto &stream : streams) {
+  for (auto& stream : streams) {
     if (se::Status s = stream->BlockHostUntilDone(); !s.ok() && status.ok()) status = s;
   }
   if (!status.ok()) {
@@ -103,12 +103,12 @@ int Run(se::Platform<B> *platform) {
   return wrong == 0 ? 0 : 1;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   const std::string_view platform_name = argc > 1 ? argv[1] : "host";
   auto platform = se::MultiPlatformManager::PlatformWithName(platform_name);
   if (!platform.ok()) {
     std::fprintf(stderr, "saxpy: %s\n", platform.status().ToString().c_str());
     return 2;
   }
-  return std::visit([](auto *chosen) { return Run(chosen); }, platform.ValueOrDie());
+  return std::visit([](auto* chosen) { return Run(chosen); }, platform.ValueOrDie());
 }

@@ -3,7 +3,7 @@
 // extern "C" so that the PTX entry is named "saxpy", as in the spec.
 #include <cstdint>
 
-extern "C" __global__ void saxpy(float a, const float *x, float *y, std::uint32_t n) {
+extern "C" __global__ void saxpy(float a, const float* x, float* y, std::uint32_t n) {
   const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }

@@ -18,19 +18,19 @@
 
 namespace se = streamexecutor;
 
-static void saxpy_host(const se::host::KernelContext &ctx, float a, const float *x, float *y, std::uint32_t n) {
+static void saxpy_host(const se::host::KernelContext& ctx, float a, const float* x, float* y, std::uint32_t n) {
   const std::uint64_t i = ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }
 
 template <se::Backend B>
-int Run(se::Platform<B> *platform) {
+int Run(se::Platform<B>* platform) {
   auto executor_or = platform->ExecutorForDevice(0);
   if (!executor_or.ok()) {
     std::fprintf(stderr, "saxpy_generated: %s\n", executor_or.status().ToString().c_str());
     return 2;
   }
-  se::StreamExecutor<B> *executor = executor_or.ValueOrDie();
+  se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
   // OpenCL source and CUDA code come from the generated spec; the host kernel is added to it.
   se::MultiKernelLoaderSpec spec = gpucc::spec::saxpy();
@@ -48,13 +48,13 @@ int Run(se::Platform<B> *platform) {
   auto dx = executor->template AllocateOwnedArray<float>(kCount);
   auto dy = executor->template AllocateOwnedArray<float>(kCount);
   se::Stream stream(executor);
-  se::Status status = stream.Init()
-                          .ThenMemcpyH2D(std::span<const float>(x), dx.ptr())
-                          .ThenMemcpyH2D(std::span<const float>(y), dy.ptr())
-                          .ThenLaunch(se::ThreadDim(256), se::BlockDim(kCount / 256), kernel, kA, dx.ptr(), dy.ptr(),
-                                      kCount)
-                          .ThenMemcpyD2H(dy.cref(), std::span<float>(y))
-                          .BlockHostUntilDone();
+  se::Status status =
+      stream.Init()
+          .ThenMemcpyH2D(std::span<const float>(x), dx.ptr())
+          .ThenMemcpyH2D(std::span<const float>(y), dy.ptr())
+          .ThenLaunch(se::ThreadDim(256), se::BlockDim(kCount / 256), kernel, kA, dx.ptr(), dy.ptr(), kCount)
+          .ThenMemcpyD2H(dy.cref(), std::span<float>(y))
+          .BlockHostUntilDone();
   if (!status.ok()) {
     std::fprintf(stderr, "saxpy_generated: %s\n", status.ToString().c_str());
     return 4;
@@ -65,12 +65,12 @@ int Run(se::Platform<B> *platform) {
   return wrong == 0 ? 0 : 1;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   const std::string_view platform_name = argc > 1 ? argv[1] : "host";
   auto platform = se::MultiPlatformManager::PlatformWithName(platform_name);
   if (!platform.ok()) {
     std::fprintf(stderr, "saxpy_generated: %s\n", platform.status().ToString().c_str());
     return 2;
   }
-  return std::visit([](auto *chosen) { return Run(chosen); }, platform.ValueOrDie());
+  return std::visit([](auto* chosen) { return Run(chosen); }, platform.ValueOrDie());
 }

@@ -61,10 +61,10 @@ struct CallLog {
 
 // The double's side: defines se_<name>_double_calls(entry_point) and
 // se_<name>_double_fail_next(entry_point, status) over `log`, a CallLog.
-#define SE_LIBRARY_DOUBLE_EXPORTS(name, log)                                                     \
+#define SE_LIBRARY_DOUBLE_EXPORTS(name, log)                                                             \
   extern "C" long se_##name##_double_calls(const char* entry_point) { return (log).Calls(entry_point); } \
-  extern "C" void se_##name##_double_fail_next(const char* entry_point, int status) {              \
-    (log).FailNext(entry_point, static_cast<decltype((log).fail_next)::mapped_type>(status));       \
+  extern "C" void se_##name##_double_fail_next(const char* entry_point, int status) {                    \
+    (log).FailNext(entry_point, static_cast<decltype((log).fail_next)::mapped_type>(status));            \
   }
 
 // The test's side: the double `soname` that the plugin under test already

@@ -12,8 +12,7 @@ int main() {
   CUdeviceptr x;
   if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
       cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS || cuCtxSetCurrent(context) != CUDA_SUCCESS ||
-      cuModuleLoadData(&module, kPtx) != CUDA_SUCCESS ||
-      cuModuleGetFunction(&scale, module, "scale") != CUDA_SUCCESS ||
+      cuModuleLoadData(&module, kPtx) != CUDA_SUCCESS || cuModuleGetFunction(&scale, module, "scale") != CUDA_SUCCESS ||
       cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
       cuMemAlloc(&x, 64 * sizeof(float)) != CUDA_SUCCESS) {
     return 1;

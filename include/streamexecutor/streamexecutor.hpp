@@ -22,7 +22,7 @@
 // and the macro with which a build enables it, in the order the
 // MultiPlatformManager lists them. Adding a backend adds one line here and
 // one include below (docs/architecture.md, "Adding a backend").
-#define STREAMEXECUTOR_REGISTERED_BACKENDS(X, F)    \
+#define STREAMEXECUTOR_REGISTERED_BACKENDS(X, F)     \
   X(F, host, STREAMEXECUTOR_WITH_HOST)               \
   X(F, host_serial, STREAMEXECUTOR_WITH_HOST_SERIAL) \
   X(F, opencl, STREAMEXECUTOR_WITH_OPENCL)           \

@@ -11,8 +11,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -204,8 +204,9 @@ TEST_CASE("a half gemm reaches cublasHgemm with half scalars, addresses and stre
   CHECK(call.stream == Stream(stream));
 
   // A float scalar that half cannot hold is rounded to the nearest half.
-  REQUIRE(stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 0.1f, a.cref(), 4, b.cref(),
-                              4, 1e-8f, c.ptr(), 4)
+  REQUIRE(stream
+              .ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 0.1f, a.cref(), 4, b.cref(), 4,
+                            1e-8f, c.ptr(), 4)
               .BlockHostUntilDone()
               .ok());
   call = Last();
@@ -297,8 +298,8 @@ TEST_CASE("any other batch is one cublas<t>gemmBatched, its pointer arrays in a 
   }
   const auto batched = [&](se::Stream<se::cuda>& stream, int count) {
     return stream
-        .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.5f, pa, 4, pb, 4, 0.5f, pc,
-                             4, count)
+        .ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.5f, pa, 4, pb, 4, 0.5f, pc, 4,
+                             count)
         .BlockHostUntilDone();
   };
   const auto check_arrays = [&](const SeCublasDoubleCall& call, int count) {
@@ -380,8 +381,8 @@ TEST_CASE("any other batch is one cublas<t>gemmBatched, its pointer arrays in a 
   // A failed stream makes no copy, no event and no cuBLAS call.
   const long failed_copies = DriverCalls("cuMemcpyHtoDAsync"), failed_gemms = Cublas().calls("cublasSgemmBatched");
   se::Stream failed(Executor());
-  failed.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 64, 64, 64, 1.0f, memory[0].cref(),
-                             64, memory[0].cref(), 64, 0.0f, memory[0].ptr(), 64);
+  failed.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 64, 64, 64, 1.0f, memory[0].cref(), 64,
+                             memory[0].cref(), 64, 0.0f, memory[0].ptr(), 64);
   REQUIRE(failed.status().code() == se::ErrorCode::kOutOfRange);
   CHECK(!batched(failed, 6).ok());
   CHECK(DriverCalls("cuMemcpyHtoDAsync") == failed_copies);
@@ -424,8 +425,8 @@ TEST_CASE("a failed batched call names its cuBLAS entry point", "[blas]") {
   Cublas().fail_next("cublasSgemmBatched", CUBLAS_STATUS_EXECUTION_FAILED);
   const long records = DriverCalls("cuEventRecord");
   se::Stream stream(Executor());
-  stream.Init().ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, pa, 4, pa, 4,
-                                    0.0f, pc, 4, 2);
+  stream.Init().ThenBlasGemmBatched(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, pa, 4, pa, 4, 0.0f,
+                                    pc, 4, 2);
   const se::Status status = stream.BlockHostUntilDone();
   REQUIRE(status.code() == se::ErrorCode::kInternal);
   CHECK(Mentions(status, "cublasSgemmBatched failed with CUBLAS_STATUS_EXECUTION_FAILED"));

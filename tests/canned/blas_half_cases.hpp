@@ -76,9 +76,8 @@ void RequireHalfClose(const std::vector<Half>& got, const std::vector<double>& w
   REQUIRE(got.size() == want.size());
   const bool in_half = std::is_same_v<B, se::opencl>;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const double tolerance = std::ldexp(std::abs(want[i]), -10) + std::ldexp(bound[i], in_half ? -11 : -20) *
-                                                                      (in_half ? k + 2 : 1) +
-                             std::ldexp(1.0, -24);
+    const double tolerance = std::ldexp(std::abs(want[i]), -10) +
+                             std::ldexp(bound[i], in_half ? -11 : -20) * (in_half ? k + 2 : 1) + std::ldexp(1.0, -24);
     INFO("element " << i << ": got " << static_cast<float>(got[i]) << ", want " << want[i] << " +- " << tolerance);
     REQUIRE(std::abs(static_cast<double>(static_cast<float>(got[i])) - want[i]) <= tolerance);
   }
@@ -100,9 +99,9 @@ TEST_CASE("Half converts every half to float and back exactly", "[blas][half]") 
     INFO("bits " << bits);
     REQUIRE(Half(f).bits() == bits);
   }
-  CHECK(static_cast<float>(Half::FromBits(0x0001)) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(static_cast<float>(Half::FromBits(0x0001)) == std::ldexp(1.0f, -24));     // smallest subnormal
   CHECK(static_cast<float>(Half::FromBits(0x03FF)) == std::ldexp(1023.0f, -24));  // largest subnormal
-  CHECK(static_cast<float>(Half::FromBits(0x0400)) == std::ldexp(1.0f, -14));  // smallest normal
+  CHECK(static_cast<float>(Half::FromBits(0x0400)) == std::ldexp(1.0f, -14));     // smallest normal
   CHECK(static_cast<float>(Half::FromBits(0x7BFF)) == 65504.0f);
   CHECK(static_cast<float>(Half::FromBits(0x7C00)) == std::numeric_limits<float>::infinity());
   CHECK(static_cast<float>(Half::FromBits(0xFC00)) == -std::numeric_limits<float>::infinity());
@@ -142,7 +141,7 @@ TEST_CASE("Half rounds float to nearest, ties to even, over every gap between ha
   CHECK(Half(std::ldexp(5.0f, -25)).bits() == 0x0002);  // 2.5 x 2^-24: tie, to even 2
   CHECK(Half(std::ldexp(1.0f, -30)).bits() == 0x0000);
   CHECK(Half(-std::ldexp(1.0f, -30)).bits() == 0x8000);  // the sign of zero stays
-  CHECK(Half(Bits(0x00000001)).bits() == 0x0000);  // float subnormals
+  CHECK(Half(Bits(0x00000001)).bits() == 0x0000);        // float subnormals
   CHECK(Half(Bits(0x80000001)).bits() == 0x8000);
   CHECK(Half(std::ldexp(1023.5f, -24)).bits() == 0x0400);  // the largest subnormal rounds up into the normals
   CHECK(Half(-0.0f).bits() == 0x8000);
@@ -213,8 +212,8 @@ TEST_CASE("half gemm with beta = 0 does not read C; k = 0 scales C by beta", "[b
     // k = 0 takes CLBlast's scal, not its gemm: refused the same way.
     auto c = Upload(HalfData(16, 8));
     se::Stream stream(Executor());
-    const se::Status status = Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4,
-                                                             0, 1.0f, c.cref(), 4, c.cref(), 1, 0.5f, c.ptr(), 4));
+    const se::Status status = Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 0,
+                                                             1.0f, c.cref(), 4, c.cref(), 1, 0.5f, c.ptr(), 4));
     REQUIRE(status.code() == se::ErrorCode::kUnimplemented);
     CHECK(Mentions(status, "clblast::Scal failed with kNoHalfPrecision"));
     CHECK(Mentions(status, "cl_khr_fp16"));
@@ -225,8 +224,8 @@ TEST_CASE("half gemm with beta = 0 does not read C; k = 0 scales C by beta", "[b
   auto da = Upload(a), db = Upload(b);
   auto dc = Upload(std::vector<Half>(m * n, Half(std::numeric_limits<float>::quiet_NaN())));
   se::Stream stream(Executor());
-  REQUIRE(Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, k, 1.0f, da.cref(),
-                                         m, db.cref(), k, 0.0f, dc.ptr(), m))
+  REQUIRE(Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, k, 1.0f, da.cref(), m,
+                                         db.cref(), k, 0.0f, dc.ptr(), m))
               .ok());
   std::vector<double> want, bound;
   ReferenceHalfGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, k, 1.0f, a, m, b, k, 0.0f,
@@ -274,8 +273,8 @@ TEST_CASE("half batched gemm matches a float loop, on separate allocations and o
       pc.push_back(dc[i].ptr());
     }
     se::Stream stream(Executor());
-    const se::Status status = Run(stream.Init().ThenBlasGemmBatched(
-        Transpose::kTranspose, Transpose::kNoTranspose, m, n, k, 2.0f, pa, k, pb, k, -1.0f, pc, m, batch));
+    const se::Status status = Run(stream.Init().ThenBlasGemmBatched(Transpose::kTranspose, Transpose::kNoTranspose, m,
+                                                                    n, k, 2.0f, pa, k, pb, k, -1.0f, pc, m, batch));
     if (!has_half) {
       REQUIRE(status.code() == se::ErrorCode::kUnimplemented);
       REQUIRE(Mentions(status, "cl_khr_fp16"));
@@ -305,8 +304,8 @@ TEST_CASE("half batched gemm matches a float loop, on separate allocations and o
       pc.push_back(&vc[i]);
     }
     se::Stream stream(Executor());
-    const se::Status status = Run(stream.Init().ThenBlasGemmBatched(
-        Transpose::kTranspose, Transpose::kNoTranspose, m, n, k, 2.0f, pa, k, pb, k, -1.0f, pc, m, batch));
+    const se::Status status = Run(stream.Init().ThenBlasGemmBatched(Transpose::kTranspose, Transpose::kNoTranspose, m,
+                                                                    n, k, 2.0f, pa, k, pb, k, -1.0f, pc, m, batch));
     if (!has_half) {
       REQUIRE(status.code() == se::ErrorCode::kUnimplemented);
       return;
@@ -350,8 +349,9 @@ TEST_CASE("half gemm runs where the device has half, else is UNIMPLEMENTED namin
   CHECK(Mentions(status, "cl_khr_fp16"));
   CHECK(Mentions(status, Executor()->DeviceLabel()));
   // The stream failed: later work is skipped, and the error sticks.
-  CHECK(stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, a.cref(), 4, a.cref(), 4,
-                            0.0f, c.ptr(), 4)
+  CHECK(stream
+            .ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, a.cref(), 4, a.cref(), 4,
+                          0.0f, c.ptr(), 4)
             .status()
             .code() == se::ErrorCode::kUnimplemented);
 }

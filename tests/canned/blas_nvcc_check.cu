@@ -35,17 +35,16 @@ se::Status Gemm(se::StreamExecutor<B>* executor, std::vector<float>* c_out, bool
   stream.Init().template ThenMemcpyH2D<T>(a, da.ptr()).template ThenMemcpyH2D<T>(b, db.ptr());
   if (batched) {
     std::vector<se::DeviceMemory<T>*> as{da.ptr(), da.ptr()}, bs{db.ptr(), db.ptr()}, cs{dc2.ptr(), dc.ptr()};
-    stream.ThenBlasGemmBatched(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, as,
-                               n, bs, n, 0.0f, cs, n, 2);
+    stream.ThenBlasGemmBatched(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, as, n,
+                               bs, n, 0.0f, cs, n, 2);
   } else {
-    stream.ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, da.cref(),
-                        n, db.cref(), n, 0.0f, dc.ptr(), n);
+    stream.ThenBlasGemm(se::blas::Transpose::kNoTranspose, se::blas::Transpose::kTranspose, n, n, n, 1.0f, da.cref(), n,
+                        db.cref(), n, 0.0f, dc.ptr(), n);
   }
   const se::Status status = stream.template ThenMemcpyD2H<T>(dc.cref(), c).BlockHostUntilDone();
   c_out->assign(c.begin(), c.end());  // Half converts to float exactly
   return status;
 }
-
 
 bool Matches(const std::vector<float>& c) {
   const int n = 8;

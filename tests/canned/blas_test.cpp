@@ -181,9 +181,9 @@ TEMPLATE_TEST_CASE("gemm matches a loop for every transpose pair, on slices", "[
       se::DeviceMemory<T> c_view = dc.cref().GetSlice(pad, c.size());
       se::Stream stream(Executor());
       INFO("transa=" << se::blas::TransposeString(ta) << " transb=" << se::blas::TransposeString(tb));
-      REQUIRE(Run(stream.Init().ThenBlasGemm(ta, tb, m, n, k, T(1.5), a_view, lda, db.cref(), ldb, T(0.5), &c_view,
-                                             ldc))
-                  .ok());
+      REQUIRE(
+          Run(stream.Init().ThenBlasGemm(ta, tb, m, n, k, T(1.5), a_view, lda, db.cref(), ldb, T(0.5), &c_view, ldc))
+              .ok());
       ReferenceGemm(ta, tb, m, n, k, T(1.5), a, lda, b, ldb, T(0.5), c, ldc);
       std::vector<T> want(static_cast<std::size_t>(pad), T(99));
       want.insert(want.end(), c.begin(), c.end());
@@ -200,8 +200,8 @@ TEMPLATE_TEST_CASE("gemm with k = 0 scales C by beta, as BLAS defines it", "[bla
     std::vector<T> c = Data<T>(static_cast<std::size_t>(rows * n), 3);
     auto dc = Upload(c);
     se::Stream stream(Executor());
-    REQUIRE(Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, 0, T(3), a.cref(),
-                                           m, a.cref(), 1, T(0.5), dc.ptr(), rows))
+    REQUIRE(Run(stream.Init().ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, m, n, 0, T(3), a.cref(), m,
+                                           a.cref(), 1, T(0.5), dc.ptr(), rows))
                 .ok());
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < m; ++i) c[static_cast<std::size_t>(i + j * rows)] *= T(0.5);
@@ -348,9 +348,11 @@ TEST_CASE("streams on several threads share the executor's BLAS state, made once
   using State = se::blas_detail::Adapter<B>::State;
   State* state = Executor()->FindExtension<State>();
   REQUIRE(state != nullptr);
-  REQUIRE(Executor()->GetOrCreateExtension<State>([]() -> se::StatusOr<std::unique_ptr<State>> {
-                      return se::Status(se::ErrorCode::kInternal, "made a second time");
-                    }).value() == state);
+  REQUIRE(Executor()
+              ->GetOrCreateExtension<State>([]() -> se::StatusOr<std::unique_ptr<State>> {
+                return se::Status(se::ErrorCode::kInternal, "made a second time");
+              })
+              .value() == state);
 }
 
 TEST_CASE("a gemm whose shape does not fit its buffers is OUT_OF_RANGE naming m, n, k and the sizes", "[blas]") {
@@ -450,9 +452,8 @@ TEST_CASE("BLAS on an uninitialised or failed stream does nothing, and the first
 
 TEST_CASE("a BLAS plugin of another platform, or one that does not exist, is refused", "[plugin]") {
   se::Platform<B>& platform = se::Platform<B>::Get();
-  const se::BlasPluginId foreign =
-      B::kName == std::string_view("host") ? se::BlasPluginId{"opencl", "clblast"}
-                                           : se::BlasPluginId{"host", "openblas"};
+  const se::BlasPluginId foreign = B::kName == std::string_view("host") ? se::BlasPluginId{"opencl", "clblast"}
+                                                                        : se::BlasPluginId{"host", "openblas"};
   auto refused = platform.ExecutorForDeviceWithPluginConfig(0, se::PluginConfig().SetBlas(foreign));
   REQUIRE(refused.status().code() == se::ErrorCode::kInvalidArgument);
   REQUIRE(Mentions(refused.status(), "belongs to the"));
@@ -469,7 +470,7 @@ TEST_CASE("a BLAS plugin of another platform, or one that does not exist, is ref
 
   // Once used, the choice is fixed for the device.
   const se::BlasPluginId ours = B::kName == std::string_view("host") ? se::BlasPluginId{"host", "openblas"}
-                                                                    : se::BlasPluginId{"opencl", "clblast"};
+                                                                     : se::BlasPluginId{"opencl", "clblast"};
   auto switched = platform.ExecutorForDeviceWithPluginConfig(0, se::PluginConfig().SetBlas(ours));
   REQUIRE(switched.status().code() == se::ErrorCode::kFailedPrecondition);
 }

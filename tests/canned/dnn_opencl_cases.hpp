@@ -28,12 +28,11 @@ TEST_CASE("OpenCL and host convolutions agree, on slices of larger buffers", "[d
     auto x = Upload<B>(executor, input);
     auto w = Upload<B>(executor, filter);
     auto y = executor->template AllocateOwnedArray<float>(static_cast<std::uint64_t>(c.output.ElementCount()) + 2);
-    se::DeviceMemory<float> y_view =
-        y.cref().GetSlice(2, static_cast<std::uint64_t>(c.output.ElementCount()));
+    se::DeviceMemory<float> y_view = y.cref().GetSlice(2, static_cast<std::uint64_t>(c.output.ElementCount()));
     const se::Status status = RunOn<B, float>(executor, [&](se::Stream<B>& s) {
       s.ThenConvolve(c.input, x.cref().GetSlice(5, static_cast<std::uint64_t>(c.input.ElementCount())), c.filter,
-                     w.cref().GetSlice(3, static_cast<std::uint64_t>(c.filter.ElementCount())), c.convolution,
-                     c.output, &y_view);
+                     w.cref().GetSlice(3, static_cast<std::uint64_t>(c.filter.ElementCount())), c.convolution, c.output,
+                     &y_view);
     });
     REQUIRE(status.ok());
     std::vector<float> all = Download<B>(executor, y);

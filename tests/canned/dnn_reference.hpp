@@ -83,8 +83,7 @@ std::vector<T> Pool(const dnn::PoolingDescriptor& p, const dnn::BatchDescriptor&
               ++counted;
             }
           }
-          output[At(out, n, c, oy, ox)] =
-              static_cast<T>(p.mode() == dnn::PoolingMode::kMaximum ? best : sum / counted);
+          output[At(out, n, c, oy, ox)] = static_cast<T>(p.mode() == dnn::PoolingMode::kMaximum ? best : sum / counted);
         }
       }
     }

@@ -66,9 +66,12 @@ std::vector<ConvCase> ConvCases() {
   cases.push_back({dnn::BatchDescriptor(2, 3, 9, 7), dnn::FilterDescriptor(4, 3, 3, 3), dnn::ConvolutionDescriptor(),
                    dnn::BatchDescriptor(2, 4, 7, 5)});
   dnn::ConvolutionDescriptor padded;
-  padded.set_zero_padding_height(1).set_zero_padding_width(2).set_vertical_filter_stride(2).set_horizontal_filter_stride(1);
-  cases.push_back({dnn::BatchDescriptor(3, 2, 8, 6), dnn::FilterDescriptor(5, 2, 3, 2), padded,
-                   dnn::BatchDescriptor(3, 5, 4, 9)});
+  padded.set_zero_padding_height(1)
+      .set_zero_padding_width(2)
+      .set_vertical_filter_stride(2)
+      .set_horizontal_filter_stride(1);
+  cases.push_back(
+      {dnn::BatchDescriptor(3, 2, 8, 6), dnn::FilterDescriptor(5, 2, 3, 2), padded, dnn::BatchDescriptor(3, 5, 4, 9)});
   dnn::ConvolutionDescriptor strided;
   strided.set_vertical_filter_stride(3).set_horizontal_filter_stride(2);
   cases.push_back({dnn::BatchDescriptor(1, 8, 16, 16), dnn::FilterDescriptor(6, 8, 1, 1), strided,
@@ -157,8 +160,8 @@ TEST_CASE("host activations match the reference, in place too", "[dnn][host]") {
   REQUIRE(RunOn<se::host, float>(executor, [&](se::Stream<se::host>& s) {
             s.ThenActivate(dnn::ActivationMode::kTanh, d, z.cref(), z.ptr());
           }).ok());
-  CHECK(dnn_ref::MaxRelativeError(dnn_ref::Activate(dnn::ActivationMode::kTanh, input), Download<se::host>(executor, z)) <
-        1e-6);
+  CHECK(dnn_ref::MaxRelativeError(dnn_ref::Activate(dnn::ActivationMode::kTanh, input),
+                                  Download<se::host>(executor, z)) < 1e-6);
 }
 
 TEST_CASE("host softmax runs over each example's nodes", "[dnn][host]") {
@@ -176,8 +179,7 @@ TEST_CASE("host softmax runs over each example's nodes", "[dnn][host]") {
   CHECK(first_example == Approx(1.0f).epsilon(1e-5));
 }
 
-TEST_CASE("host DNN calls run in stream order with copies, and a cached primitive takes new buffers",
-          "[dnn][host]") {
+TEST_CASE("host DNN calls run in stream order with copies, and a cached primitive takes new buffers", "[dnn][host]") {
   auto* executor = Executor<se::host>();
   const ConvCase c = ConvCases()[1];
   se::Stream<se::host> stream(executor);
@@ -250,8 +252,9 @@ TEST_CASE("descriptors that do not fit together are INVALID_ARGUMENT naming them
   wrong_output.Init().ThenConvolve(c.input, x.cref(), c.filter, w.cref(), c.convolution,
                                    dnn::BatchDescriptor(2, 4, 9, 7), y.ptr());
   CHECK(wrong_output.status().code() == se::ErrorCode::kInvalidArgument);
-  CHECK(Mentions(wrong_output.status(), "the output is BatchDescriptor{count=2, feature_map_count=4, height=9, width=7}, "
-                                        "but FilterDescriptor{"));
+  CHECK(Mentions(wrong_output.status(),
+                 "the output is BatchDescriptor{count=2, feature_map_count=4, height=9, width=7}, "
+                 "but FilterDescriptor{"));
   CHECK(Mentions(wrong_output.status(), "gives BatchDescriptor{count=2, feature_map_count=4, height=7, width=5}"));
 
   se::Stream<se::host> wrong_maps(executor);

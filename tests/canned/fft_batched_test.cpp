@@ -52,7 +52,9 @@ struct Layout {
     for (std::size_t d = 0; d < dims.size(); ++d) offset = offset * e[d] + x[d];
     return batch * distance + offset * stride;
   }
-  std::size_t Extent(const Dims& dims, std::size_t batch) const { return Offset(dims, batch - 1, Product(dims) - 1) + 1; }
+  std::size_t Extent(const Dims& dims, std::size_t batch) const {
+    return Offset(dims, batch - 1, Product(dims) - 1) + 1;
+  }
   se::fft::BatchLayout ForPlan() const {
     se::fft::BatchLayout layout;
     for (std::size_t i = 0; i < embed.size(); ++i) layout.embed[i] = embed[i];
@@ -147,12 +149,13 @@ void CheckComplex(se::StreamExecutor<B>* executor, bool forward, const Dims& dim
                   const Layout& out, double tolerance) {
   using Complex = std::complex<Real>;
   constexpr bool kDouble = std::is_same_v<Real, double>;
-  const Type type = kDouble ? (forward ? Type::kZ2ZForward : Type::kZ2ZInverse)
-                            : (forward ? Type::kC2CForward : Type::kC2CInverse);
+  const Type type =
+      kDouble ? (forward ? Type::kZ2ZForward : Type::kZ2ZInverse) : (forward ? Type::kC2CForward : Type::kC2CInverse);
   INFO(se::fft::TypeName(type) << " " << dims.size() << "-D batch " << batch << "; in " << Describe(in) << "; out "
                                << Describe(out));
   const std::size_t n = Product(dims);
-  const std::vector<std::complex<double>> buffer = RandomComplex(in.Extent(dims, batch), static_cast<unsigned>(n + batch));
+  const std::vector<std::complex<double>> buffer =
+      RandomComplex(in.Extent(dims, batch), static_cast<unsigned>(n + batch));
   std::vector<std::complex<double>> want;
   for (std::size_t b = 0; b < batch; ++b) {
     std::vector<std::complex<double>> x(n);
@@ -207,10 +210,9 @@ void CheckReal(se::StreamExecutor<B>* executor, const Dims& dims, std::size_t ba
                const Layout& half_out, const Layout& half_in, const Layout& real_out, double tolerance) {
   using Complex = std::complex<Real>;
   constexpr bool kDouble = std::is_same_v<Real, double>;
-  INFO((kDouble ? "D2Z/Z2D " : "R2C/C2R ") << dims.size() << "-D batch " << batch << "; real in "
-                                           << Describe(real_in) << "; half out " << Describe(half_out)
-                                           << "; half in " << Describe(half_in) << "; real out "
-                                           << Describe(real_out));
+  INFO((kDouble ? "D2Z/Z2D " : "R2C/C2R ")
+       << dims.size() << "-D batch " << batch << "; real in " << Describe(real_in) << "; half out "
+       << Describe(half_out) << "; half in " << Describe(half_in) << "; real out " << Describe(real_out));
   const std::size_t n = Product(dims);
   const Dims half = HalfDims(dims);
   const std::size_t n_half = Product(half);
@@ -279,8 +281,8 @@ void CheckLayouts(se::StreamExecutor<B>* executor, const Dims& dims, std::size_t
   const Layout padded_real{fftw_padded, 1, Product(fftw_padded)};
   CheckReal<B, Real>(executor, dims, batch, padded_real, Strided(half), Padded(half), Padded(dims), tolerance);
   if (every_pair) {
-    CheckReal<B, Real>(executor, dims, batch, Interleaved(batch), Interleaved(batch), Strided(half),
-                       Strided(dims), tolerance);
+    CheckReal<B, Real>(executor, dims, batch, Interleaved(batch), Interleaved(batch), Strided(half), Strided(dims),
+                       tolerance);
   }
 }
 
@@ -310,8 +312,9 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
     se::Stream<B> other(executor);
     s = other.Init().ThenFft(&r2c, *reals.ptr(), spectrum.ptr()).BlockHostUntilDone();
     CHECK(s.code() == se::ErrorCode::kOutOfRange);
-    CHECK(Mentions(s, "the R2C 1-D 16 batch 2 (input stride 1 distance 16, output stride 2 distance 20) plan reads 32 "
-                      "input and writes 37 output elements, but the input holds 32 and the output 36"));
+    CHECK(Mentions(s,
+                   "the R2C 1-D 16 batch 2 (input stride 1 distance 16, output stride 2 distance 20) plan reads 32 "
+                   "input and writes 37 output elements, but the input holds 32 and the output 36"));
   }
   SECTION("non-positive batch, stride and distance: INVALID_ARGUMENT") {
     for (std::int64_t batch : {0, -3}) {
@@ -378,7 +381,7 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
     REQUIRE(plan.ok());
     CHECK(plan.value().batch_count() == 3);
     CHECK(plan.value().rank() == 2);
-    CHECK(plan.value().input_elements() == 2 * 50 + 2 * 23 + 1);    // last element (3, 5) of transform 2
+    CHECK(plan.value().input_elements() == 2 * 50 + 2 * 23 + 1);  // last element (3, 5) of transform 2
     CHECK(plan.value().output_elements() == 2 * 40 + 3 * 9 + 5 + 1);
     auto no_dims = se::fft::CreateBatchedPlan(executor, 2, nullptr, nullptr, 1, 1, nullptr, 1, 1, Type::kR2C, 1);
     CHECK(Mentions(no_dims.status(), "elem_count is null"));

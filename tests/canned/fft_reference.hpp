@@ -33,7 +33,8 @@ inline std::size_t Product(const Dims& dims) {
 }
 
 // The textbook multi-dimensional DFT, O(N^2), row-major, slowest dimension first.
-inline std::vector<std::complex<double>> NaiveDft(const std::vector<std::complex<double>>& x, const Dims& dims, int sign) {
+inline std::vector<std::complex<double>> NaiveDft(const std::vector<std::complex<double>>& x, const Dims& dims,
+                                                  int sign) {
   const std::size_t n = Product(dims);
   std::vector<std::complex<double>> y(n);
   std::vector<std::size_t> out_index(dims.size()), in_index(dims.size());

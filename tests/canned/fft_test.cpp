@@ -174,7 +174,8 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
   SECTION("null and empty plans") {
     se::Stream<B> stream(executor);
     se::FftPlan<B>* none = nullptr;
-    CHECK(Mentions(stream.Init().ThenFft(none, *big.ptr(), big.ptr()).BlockHostUntilDone(), "the plan pointer is null"));
+    CHECK(
+        Mentions(stream.Init().ThenFft(none, *big.ptr(), big.ptr()).BlockHostUntilDone(), "the plan pointer is null"));
     se::FftPlan<B> empty;
     se::Stream<B> other(executor);
     CHECK(Mentions(other.Init().ThenFft(&empty, *big.ptr(), big.ptr()).BlockHostUntilDone(), "the plan is empty"));

@@ -24,8 +24,7 @@ namespace se = streamexecutor;
 
 namespace {
 
-constexpr std::uint8_t kSeed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7,
-                                  0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
+constexpr std::uint8_t kSeed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
 
 bool Mentions(const se::Status& status, std::string_view text) {
   const bool found = status.message().find(text) != std::string::npos;
@@ -60,8 +59,8 @@ std::vector<double> DirectUniformDoubles(std::uint64_t key, std::uint64_t stream
   for (std::uint64_t block = first_block; values.size() < count; ++block) {
     const std::array<std::uint32_t, 4> w = DirectBlock(key, stream, block);
     for (int half = 0; half < 2 && values.size() < count; ++half) {
-      const std::uint64_t word = static_cast<std::uint64_t>(w[2 * half]) |
-                                 (static_cast<std::uint64_t>(w[2 * half + 1]) << 32);
+      const std::uint64_t word =
+          static_cast<std::uint64_t>(w[2 * half]) | (static_cast<std::uint64_t>(w[2 * half + 1]) << 32);
       values.push_back(u01fixedpt_open_closed_64_double(word));
     }
   }
@@ -72,8 +71,8 @@ constexpr std::uint64_t kSeedKey = 0x0706050403020100ull;
 constexpr std::uint64_t kSeedStream = 0x0f0e0d0c0b0a0908ull;
 
 template <typename B, typename T>
-std::vector<T> Draw(se::StreamExecutor<B>* executor, std::size_t count, bool gaussian = false, T mean = 0,
-                    T stddev = 1, const std::uint8_t* seed = nullptr, std::uint64_t seed_bytes = 0) {
+std::vector<T> Draw(se::StreamExecutor<B>* executor, std::size_t count, bool gaussian = false, T mean = 0, T stddev = 1,
+                    const std::uint8_t* seed = nullptr, std::uint64_t seed_bytes = 0) {
   se::ScopedDeviceMemory<T> memory = executor->template AllocateOwnedArray<T>(count);
   se::Stream<B> stream(executor);
   stream.Init();
@@ -102,9 +101,7 @@ std::vector<std::uint64_t> Bits(const std::vector<T>& values) {
   return bits;
 }
 
-se::StreamExecutor<se::host>* HostExecutor() {
-  return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-}
+se::StreamExecutor<se::host>* HostExecutor() { return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(); }
 
 template <typename T>
 void CheckMoments(const std::vector<T>& values, double mean, double variance, double tolerance) {
@@ -237,7 +234,9 @@ TEST_CASE("RNG errors are stream errors that name the call", "[rng][host]") {
   }
   SECTION("a negative standard deviation") {
     se::Stream<se::host> stream(executor);
-    se::Status s = stream.Init().ThenSetRngSeed(kSeed, 16).ThenPopulateRandGaussian(0.0f, -1.0f, memory.ptr())
+    se::Status s = stream.Init()
+                       .ThenSetRngSeed(kSeed, 16)
+                       .ThenPopulateRandGaussian(0.0f, -1.0f, memory.ptr())
                        .BlockHostUntilDone();
     CHECK(s.code() == se::ErrorCode::kInvalidArgument);
     CHECK(Mentions(s, "ThenPopulateRandGaussian on host:0: the standard deviation is -1"));
@@ -260,8 +259,11 @@ TEST_CASE("RNG errors are stream errors that name the call", "[rng][host]") {
     se::Stream<se::host> seeded(executor);
     REQUIRE(seeded.Init().ThenSetRngSeed(kSeed, 16).BlockHostUntilDone().ok());
     se::Stream<se::host> stream(executor);
-    se::Status s = stream.Init().ThenSetRngSeed(kSeed, 3).ThenSetRngSeed(kSeed, 16).ThenPopulateRandUniform(
-        memory.ptr()).BlockHostUntilDone();
+    se::Status s = stream.Init()
+                       .ThenSetRngSeed(kSeed, 3)
+                       .ThenSetRngSeed(kSeed, 16)
+                       .ThenPopulateRandUniform(memory.ptr())
+                       .BlockHostUntilDone();
     CHECK(Mentions(s, "the seed is 3 bytes"));
     // Still block 0: the failed stream's populate took nothing.
     CHECK(Bits(Draw<se::host, float>(executor, 16)) == Bits(DirectUniformFloats(kSeedKey, kSeedStream, 0, 16)));
@@ -280,8 +282,9 @@ TEST_CASE("without a seed, populating is FAILED_PRECONDITION", "[rng][fresh]") {
   se::Stream<se::host> stream(executor);
   se::Status s = stream.Init().ThenPopulateRandGaussian(0.0, 1.0, memory.ptr()).BlockHostUntilDone();
   CHECK(s.code() == se::ErrorCode::kFailedPrecondition);
-  CHECK(Mentions(s, "ThenPopulateRandGaussian on host:0: no RNG seed was set on this device (call ThenSetRngSeed "
-                    "first)"));
+  CHECK(Mentions(s,
+                 "ThenPopulateRandGaussian on host:0: no RNG seed was set on this device (call ThenSetRngSeed "
+                 "first)"));
 }
 
 #if defined(STREAMEXECUTOR_WITH_OPENCL)

@@ -68,11 +68,13 @@ TEST_CASE("a missing library is UNAVAILABLE naming it, why each soname failed, a
   INFO(loaded.status.ToString());
   CHECK(loaded.status.code() == se::ErrorCode::kUnavailable);
   CHECK(loaded.soname == nullptr);
-  CHECK(Mentions(loaded.status, "cuda: the cuTEST plugin needs cuTEST (libse_absent_for_this_test.so.1), which "
-                                "could not be loaded: dlopen(\"libse_absent_for_this_test.so.1\"): "));
+  CHECK(Mentions(loaded.status,
+                 "cuda: the cuTEST plugin needs cuTEST (libse_absent_for_this_test.so.1), which "
+                 "could not be loaded: dlopen(\"libse_absent_for_this_test.so.1\"): "));
   CHECK(Mentions(loaded.status, "; dlopen(\"libse_absent_for_this_test.so.0\"): "));
-  CHECK(Mentions(loaded.status, "install libcutest-13-0 from the test's repository, or put the directory holding "
-                                "libse_absent_for_this_test.so.1 on LD_LIBRARY_PATH"));
+  CHECK(Mentions(loaded.status,
+                 "install libcutest-13-0 from the test's repository, or put the directory holding "
+                 "libse_absent_for_this_test.so.1 on LD_LIBRARY_PATH"));
   CHECK(loaded.api.strlen == nullptr);
 }
 

@@ -28,13 +28,13 @@ int main() {
   int host[4] = {1, 2, 3, 4};
   auto device = executor->AllocateOwnedArray<int>(4);
   se::Stream stream(executor);
-  se::Status status = stream.Init()
-                          .ThenMemcpyH2D(std::span<const int>(host), device.ptr())
-                          .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, device.ptr())
-                          .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), rotate_kernel, device.ptr(),
-                                      se::SharedDeviceMemory<int>(4))
-                          .ThenMemcpyD2H(device.cref(), std::span<int>(host))
-                          .BlockHostUntilDone();
+  se::Status status =
+      stream.Init()
+          .ThenMemcpyH2D(std::span<const int>(host), device.ptr())
+          .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, device.ptr())
+          .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), rotate_kernel, device.ptr(), se::SharedDeviceMemory<int>(4))
+          .ThenMemcpyD2H(device.cref(), std::span<int>(host))
+          .BlockHostUntilDone();
   std::printf("platforms: %s; result %d %d %d %d\n", se::MultiPlatformManager::AvailablePlatformNames().c_str(),
               host[0], host[1], host[2], host[3]);
   return status.ok() && host[0] == 4 && host[3] == 2 ? 0 : 1;  // doubled, then rotated left

@@ -44,7 +44,10 @@ TEST_CASE("an extension is made once and found afterwards", "[extensions]") {
     CHECK(made == 1);
     CHECK(slots.Find<BlasState>() == first.value());
     CHECK(first.value()->handle == 7);
-    REQUIRE(slots.GetOrCreate<FftState>([] { return se::StatusOr<std::unique_ptr<FftState>>(std::make_unique<FftState>()); }).ok());
+    REQUIRE(
+        slots
+            .GetOrCreate<FftState>([] { return se::StatusOr<std::unique_ptr<FftState>>(std::make_unique<FftState>()); })
+            .ok());
     CHECK(destroyed.empty());
   }
   // Reverse order of creation: a later library may use an earlier one's state.
@@ -61,9 +64,11 @@ TEST_CASE("a failed creation is reported and retried on the next request", "[ext
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.status().code() == se::ErrorCode::kUnavailable);
   CHECK(slots.Find<BlasState>() == nullptr);
-  auto null = slots.GetOrCreate<BlasState>([] { return se::StatusOr<std::unique_ptr<BlasState>>(std::unique_ptr<BlasState>()); });
+  auto null = slots.GetOrCreate<BlasState>(
+      [] { return se::StatusOr<std::unique_ptr<BlasState>>(std::unique_ptr<BlasState>()); });
   REQUIRE_FALSE(null.ok());
   CHECK(null.status().message().find("returned null") != std::string::npos);
-  auto made = slots.GetOrCreate<BlasState>([] { return se::StatusOr<std::unique_ptr<BlasState>>(std::make_unique<BlasState>()); });
+  auto made = slots.GetOrCreate<BlasState>(
+      [] { return se::StatusOr<std::unique_ptr<BlasState>>(std::make_unique<BlasState>()); });
   CHECK(made.ok());
 }

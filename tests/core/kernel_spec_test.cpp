@@ -61,7 +61,9 @@ TEST_CASE("a second entry of one kind is an error, not a silent replacement", "[
 
 TEST_CASE("PTX per compute capability: the highest one the device has is chosen", "[kernel_spec]") {
   se::MultiKernelLoaderSpec spec(0);
-  spec.AddCudaPtxInMemory({8, 0}, "sm80", "k").AddCudaPtxInMemory({7, 0}, "sm70", "k").AddCudaPtxInMemory({9, 0}, "sm90", "k");
+  spec.AddCudaPtxInMemory({8, 0}, "sm80", "k")
+      .AddCudaPtxInMemory({7, 0}, "sm70", "k")
+      .AddCudaPtxInMemory({9, 0}, "sm90", "k");
   CHECK(spec.cuda_ptx({9, 0})->data == "sm90");
   CHECK(spec.cuda_ptx({8, 9})->data == "sm80");  // PTX for 9.0 cannot load on 8.9
   CHECK(spec.cuda_ptx({10, 0})->data == "sm90");

@@ -82,9 +82,9 @@ TEST_CASE("active blocks fall as dynamic shared memory grows", "[occupancy]") {
 
 TEST_CASE("unknown per-multiprocessor limits fall back to the per-block ones", "[occupancy]") {
   se::DeviceDescription d = Gpu();
-  d.threads_per_multiprocessor = 0;         // one block of the largest size
-  d.blocks_per_multiprocessor = 0;          // no bound of its own
-  d.shared_memory_per_multiprocessor = 0;   // the per-block figure
+  d.threads_per_multiprocessor = 0;        // one block of the largest size
+  d.blocks_per_multiprocessor = 0;         // no bound of its own
+  d.shared_memory_per_multiprocessor = 0;  // the per-block figure
   CHECK(se::detail::RuleThreadsPerMultiprocessor(d) == 1024);
   CHECK(se::detail::ActiveBlocksByRule(Kernel(), d, 256, 0) == 4);
   CHECK(se::detail::ActiveBlocksByRule(Kernel(), d, 1, 0) == 32);  // 1 thread takes a warp of 32
@@ -92,7 +92,8 @@ TEST_CASE("unknown per-multiprocessor limits fall back to the per-block ones", "
 
   se::DeviceDescription cpu = Gpu();  // a worker or CPU compute unit: one block at a time
   cpu.blocks_per_multiprocessor = 1;
-  for (std::uint64_t shared : {0u, 1024u, 48u * 1024u}) CHECK(se::detail::ActiveBlocksByRule(Kernel(), cpu, 64, shared) == 1);
+  for (std::uint64_t shared : {0u, 1024u, 48u * 1024u})
+    CHECK(se::detail::ActiveBlocksByRule(Kernel(), cpu, 64, shared) == 1);
 }
 
 TEST_CASE("occupancy queries are checked before any driver sees them", "[occupancy][errors]") {
@@ -154,7 +155,11 @@ TEST_CASE("the search tries the limit, then every multiple of the preferred mult
   d.blocks_per_multiprocessor = 1;
   std::vector<std::uint64_t> asked;
   auto best = se::detail::SearchBlockSize(
-      "gpu:0", "k", Kernel(), 100, 0, [&](std::uint64_t size) { asked.push_back(size); return std::uint64_t{0}; },
+      "gpu:0", "k", Kernel(), 100, 0,
+      [&](std::uint64_t size) {
+        asked.push_back(size);
+        return std::uint64_t{0};
+      },
       [&](std::uint64_t size, std::uint64_t bytes) -> se::StatusOr<std::uint64_t> {
         return se::detail::ActiveBlocksByRule(Kernel(), d, size, bytes);
       });
@@ -166,7 +171,11 @@ TEST_CASE("the search tries the limit, then every multiple of the preferred mult
   fixed.required_block_dims = se::Dim3{8, 8, 1};
   asked.clear();
   auto required = se::detail::SearchBlockSize(
-      "gpu:0", "k", fixed, 1024, 0, [&](std::uint64_t size) { asked.push_back(size); return std::uint64_t{0}; },
+      "gpu:0", "k", fixed, 1024, 0,
+      [&](std::uint64_t size) {
+        asked.push_back(size);
+        return std::uint64_t{0};
+      },
       [&](std::uint64_t size, std::uint64_t bytes) -> se::StatusOr<std::uint64_t> {
         return se::detail::ActiveBlocksByRule(fixed, d, size, bytes);
       });

@@ -56,9 +56,7 @@ TEST_CASE("a requested plugin replaces the default until the kind is used", "[pl
   CHECK(selection.Current().rng() == kVendorRng);
   CHECK(selection.Current().blas() == kFastBlas);  // kinds left unset keep their plugin
 
-  SECTION("asking again for the same plugin is fine") {
-    CHECK(selection.Adopt(request, "test", "test:0").ok());
-  }
+  SECTION("asking again for the same plugin is fine") { CHECK(selection.Adopt(request, "test", "test:0").ok()); }
   SECTION("an empty request changes nothing") {
     CHECK(selection.Adopt(se::PluginConfig(), "test", "test:0").ok());
     CHECK(selection.Current().rng() == kVendorRng);

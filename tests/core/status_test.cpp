@@ -64,6 +64,6 @@ TEST_CASE("value_or works on lvalues and rvalues", "[status]") {
 }
 
 TEST_CASE("the version macros agree with each other", "[status]") {
-  STATIC_REQUIRE(STREAMEXECUTOR_VERSION ==
-                 STREAMEXECUTOR_VERSION_MAJOR * 10000 + STREAMEXECUTOR_VERSION_MINOR * 100 + STREAMEXECUTOR_VERSION_PATCH);
+  STATIC_REQUIRE(STREAMEXECUTOR_VERSION == STREAMEXECUTOR_VERSION_MAJOR * 10000 + STREAMEXECUTOR_VERSION_MINOR * 100 +
+                                               STREAMEXECUTOR_VERSION_PATCH);
 }

@@ -14,9 +14,7 @@ namespace se = streamexecutor;
 
 namespace {
 
-se::StreamExecutor<se::host>* HostExecutor() {
-  return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-}
+se::StreamExecutor<se::host>* HostExecutor() { return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(); }
 se::StreamExecutor<se::opencl>* OpenCLExecutor(int ordinal = 0) {
   return se::Platform<se::opencl>::Get().ExecutorForDevice(ordinal).ValueOrDie();
 }
@@ -34,7 +32,8 @@ std::vector<std::uint32_t> Pattern(std::size_t n, std::uint32_t seed) {
 // `from` and reads the destination back on `to`: the result must be the
 // original data, whatever the route.
 template <typename Src, typename Dst>
-se::CopyRoute CheckCopy(se::StreamExecutor<Src>* a, se::StreamExecutor<Dst>* b, std::size_t n, bool same_stream = false) {
+se::CopyRoute CheckCopy(se::StreamExecutor<Src>* a, se::StreamExecutor<Dst>* b, std::size_t n,
+                        bool same_stream = false) {
   auto src = a->template AllocateOwnedArray<std::uint32_t>(n);
   auto dst = b->template AllocateOwnedArray<std::uint32_t>(n);
   REQUIRE(src.ok());
@@ -56,7 +55,7 @@ se::CopyRoute CheckCopy(se::StreamExecutor<Src>* a, se::StreamExecutor<Dst>* b, 
   INFO(route.status().ToString());
   REQUIRE(route.ok());
   from.ThenMemset32(src.ptr(), 0xdeadbeef, n * 4);  // may run once the copy has read the source
-  if (same_stream) to.ThenWaitFor(&from);  // the copy ran on `from`: `to` did not take part
+  if (same_stream) to.ThenWaitFor(&from);           // the copy ran on `from`: `to` did not take part
   to.template ThenMemcpyD2H<std::uint32_t>(dst.cref(), result);
   REQUIRE(to.BlockHostUntilDone().ok());
   REQUIRE(from.BlockHostUntilDone().ok());

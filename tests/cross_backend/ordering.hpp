@@ -47,10 +47,12 @@ void CheckEventOrdering(se::StreamExecutor<Producer>* producer_executor,
     Gate gate;
     int shared = -1;
     std::atomic<int> seen{-2};
-    producer.ThenDoHostCallback([&] {
-      gate.Wait();
-      shared = round;
-    }).ThenRecordEvent(&event);
+    producer
+        .ThenDoHostCallback([&] {
+          gate.Wait();
+          shared = round;
+        })
+        .ThenRecordEvent(&event);
     consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { seen.store(shared, std::memory_order_release); });
     REQUIRE(consumer.ok());
     GiveTheConsumerTime();

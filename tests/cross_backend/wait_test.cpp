@@ -3,8 +3,8 @@
 // host backend and the PoCL driver. The producer side is held by a gate
 // that the test opens only after it has seen the consumer side wait.
 #include <atomic>
-#include <mutex>
 #include <chrono>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -21,9 +21,7 @@ using se_test::GiveTheConsumerTime;
 
 namespace {
 
-se::StreamExecutor<se::host>* HostExecutor() {
-  return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
-}
+se::StreamExecutor<se::host>* HostExecutor() { return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(); }
 se::StreamExecutor<se::opencl>* OpenCLExecutor() {
   return se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
 }
@@ -57,9 +55,7 @@ TEST_CASE("an OpenCL copy waits for data a host stream writes", "[cross-backend]
   se::Stream host_stream(host);
   se::Stream cl_stream(cl);
   Gate gate;
-  host_stream.Init()
-      .ThenDoHostCallback([&] { gate.Wait(); })
-      .ThenMemcpyH2D<int>(source, staging.ptr());
+  host_stream.Init().ThenDoHostCallback([&] { gate.Wait(); }).ThenMemcpyH2D<int>(source, staging.ptr());
   // Host "device" memory is host memory: the OpenCL stream copies from it.
   auto* staged = static_cast<const int*>(staging.cref().opaque());
   cl_stream.Init()
@@ -149,10 +145,12 @@ TEST_CASE("waits on another backend's events: never recorded, destroyed early, m
     {
       se::Event<se::opencl> event(cl);
       REQUIRE(event.Init());
-      producer.ThenDoHostCallback([&] {
-        gate.Wait();
-        produced = true;
-      }).ThenRecordEvent(&event);
+      producer
+          .ThenDoHostCallback([&] {
+            gate.Wait();
+            produced = true;
+          })
+          .ThenRecordEvent(&event);
       consumer.ThenWaitFor(&event).ThenDoHostCallback([&] { consumed_after = produced.load(); });
     }
     gate.Open();

@@ -6,8 +6,8 @@
 // one cuLaunchKernel and nothing else; driver failures become a Status that
 // names the call, the error and the context; the launch path allocates nothing.
 // What a kernel computes is the GPU suite's business (gpu_test.cpp).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <cstring>
@@ -110,7 +110,9 @@ TEST_CASE("copies and fills move the bytes through the driver calls", "[cuda][do
 
   se::Stream stream(executor);
   std::vector<float> back(8, -1.0f);
-  REQUIRE(stream.Init().ThenMemZero(memory.ptr(), 4 * sizeof(float)).ThenMemcpyD2H(memory.cref(), std::span<float>(back))
+  REQUIRE(stream.Init()
+              .ThenMemZero(memory.ptr(), 4 * sizeof(float))
+              .ThenMemcpyD2H(memory.cref(), std::span<float>(back))
               .BlockHostUntilDone()
               .ok());
   CHECK(back == std::vector<float>{0, 0, 0, 0, 5, 6, 7, 8});
@@ -186,7 +188,9 @@ TEST_CASE("driver failures name the call, the error and the launch", "[cuda][dou
     stream.Init().ThenLaunch(se::ThreadDim(128), se::BlockDim(3), kernel, x.ptr(), 1.0f, 4u);
     const se::Status failed = stream.BlockHostUntilDone();
     INFO(failed.ToString());
-    CHECK(Mentions(failed, "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701: too many resources requested for launch)"));
+    CHECK(Mentions(failed,
+                   "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701: too many resources requested "
+                   "for launch)"));
     CHECK(Mentions(failed, "launching kernel 'scale' on cuda:0 with 3x1x1 blocks of 128x1x1 threads"));
     // The first error sticks: a later launch does not reach the driver.
     stream.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, x.ptr(), 1.0f, 4u);
@@ -222,14 +226,16 @@ TEST_CASE("the JIT's error log reaches the Status", "[cuda][double][errors]") {
   se::MultiKernelLoaderSpec spec(1);
   // The signature check passes; the double's "JIT" rejects PTX for a newer
   // GPU than its sm_90, as the real one does.
-  spec.AddCudaPtxInMemory(".version 8.0\n.target sm_100\n.address_size 64\n.visible .entry newer(.param .u64 p) { ret; }\n",
-                          "newer");
+  spec.AddCudaPtxInMemory(
+      ".version 8.0\n.target sm_100\n.address_size 64\n.visible .entry newer(.param .u64 p) { ret; }\n", "newer");
   se::TypedKernel<se::DeviceMemory<float>*> kernel(executor);
   const se::Status status = executor->GetKernel(spec, &kernel);
   INFO(status.ToString());
   REQUIRE(!status.ok());
   CHECK(Mentions(status, "cuModuleLoadDataEx failed with CUDA_ERROR_INVALID_PTX"));
-  CHECK(Mentions(status, "JIT error log:\ncounting driver double: SM version specified by .target is higher than the device's (sm_90)"));
+  CHECK(Mentions(
+      status,
+      "JIT error log:\ncounting driver double: SM version specified by .target is higher than the device's (sm_90)"));
 }
 
 TEST_CASE("PTX per compute capability: the device's best entry is loaded", "[cuda][double]") {
@@ -577,9 +583,7 @@ TEST_CASE("a host callback that calls CUDA is refused before the driver sees it"
     // Another thread is not inside the host function while it runs: its
     // launch goes through (the launch path's test sees a host function
     // running somewhere, then this thread's own flag).
-    std::thread([&] {
-      from_thread.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u);
-    }).join();
+    std::thread([&] { from_thread.ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, x.ptr(), 2.0f, 4u); }).join();
   });
   const se::Status status = stream.BlockHostUntilDone();
   CHECK(Double().calls_from_host_functions() == before);

@@ -78,7 +78,8 @@ TEST_CASE("cuDNN convolution: descriptors, algorithm, scalars, stream and addres
   auto w = executor->AllocateOwnedArray<float>(static_cast<std::uint64_t>(filter.ElementCount()));
   auto y = executor->AllocateOwnedArray<float>(static_cast<std::uint64_t>(output.ElementCount()));
   se::Stream stream(executor);
-  REQUIRE(stream.Init().ThenConvolve(input, x.cref(), filter, w.cref(), convolution, output, y.ptr())
+  REQUIRE(stream.Init()
+              .ThenConvolve(input, x.cref(), filter, w.cref(), convolution, output, y.ptr())
               .BlockHostUntilDone()
               .ok());
 
@@ -154,8 +155,8 @@ TEST_CASE("cuDNN pooling: mode, window, padding and strides", "[dnn][cudnn]") {
     REQUIRE(stream.Init().ThenPoolForward(pooling, in, x.cref(), out, y.ptr()).BlockHostUntilDone().ok());
     const SeCudnnDoubleCall call = Last();
     CHECK(std::string(call.name) == "cudnnPoolingForward");
-    CHECK(call.pooling_mode == (mode == dnn::PoolingMode::kMaximum ? CUDNN_POOLING_MAX
-                                                                    : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING));
+    CHECK(call.pooling_mode ==
+          (mode == dnn::PoolingMode::kMaximum ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING));
     CHECK(call.window_h == 3);
     CHECK(call.window_w == 2);
     CHECK(call.pooling_pad_v == 1);
@@ -230,8 +231,8 @@ TEST_CASE("cuDNN errors name the call and stick; shapes are checked before cuDNN
   se::Stream failing(executor);
   failing.Init().ThenActivate(dnn::ActivationMode::kRelu, d, x.cref(), y.ptr());
   CHECK(failing.status().code() == se::ErrorCode::kInvalidArgument);
-  CHECK(Mentions(failing.status(),
-                 "ThenActivate on cuda:0: cudnnActivationForward failed with CUDNN_STATUS_BAD_PARAM"));
+  CHECK(
+      Mentions(failing.status(), "ThenActivate on cuda:0: cudnnActivationForward failed with CUDNN_STATUS_BAD_PARAM"));
   const long softmaxes = Double().calls("cudnnSoftmaxForward");
   failing.ThenSoftmax(d, x.cref(), y.ptr());  // skipped: the stream has failed
   CHECK(Double().calls("cudnnSoftmaxForward") == softmaxes);
@@ -249,8 +250,9 @@ TEST_CASE("cuDNN errors name the call and stick; shapes are checked before cuDNN
   small.Init().ThenConvolve(dnn::BatchDescriptor(1, 1, 4, 4), x.cref(), dnn::FilterDescriptor(1, 1, 1, 1), y.cref(),
                             dnn::ConvolutionDescriptor(), dnn::BatchDescriptor(1, 1, 4, 4), y.ptr());
   CHECK(small.status().code() == se::ErrorCode::kOutOfRange);
-  CHECK(Mentions(small.status(), "ThenConvolve on cuda:0: the input BatchDescriptor{count=1, feature_map_count=1, "
-                                 "height=4, width=4} needs 16 elements (64 bytes), but its DeviceMemory holds 4"));
+  CHECK(Mentions(small.status(),
+                 "ThenConvolve on cuda:0: the input BatchDescriptor{count=1, feature_map_count=1, "
+                 "height=4, width=4} needs 16 elements (64 bytes), but its DeviceMemory holds 4"));
   CHECK(Double().calls("cudnnConvolutionForward") == convolutions);
 }
 

@@ -150,8 +150,9 @@ TEST_CASE("cuFFT plugin: batched plans are cufftPlanMany with the layout given",
     se::Stream<se::cuda> other(executor);
     se::Status s = other.Init().ThenFft(&plan.value(), *reals.ptr(), short_spectrum.ptr()).BlockHostUntilDone();
     CHECK(s.code() == se::ErrorCode::kOutOfRange);
-    CHECK(Mentions(s, "the R2C 2-D 4x6 batch 3 (input stride 1 distance 40, output stride 2 distance 50) plan reads "
-                      "110 input and writes 131 output elements, but the input holds 110 and the output 130"));
+    CHECK(Mentions(s,
+                   "the R2C 2-D 4x6 batch 3 (input stride 1 distance 40, output stride 2 distance 50) plan reads "
+                   "110 input and writes 131 output elements, but the input holds 110 and the output 130"));
     CHECK(Double().calls("cufftExecR2C") == exec_before + 1);
   }
   CHECK(State().live_plans == 0);

@@ -2,20 +2,19 @@
 // entries), the signature check through GetKernel, JIT logs of bad PTX,
 // module caching, pinned and managed memory, timers, host-callback failures,
 // the device description. Exits 77 (SKIP) with the reason without a device.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cross_backend/ordering.hpp"
 #include "generic/test_kernels.hpp"
-
 
 namespace sig {
 struct Pair {
@@ -252,7 +251,6 @@ TEST_CASE("peer access where two devices exist", "[cuda][gpu]") {
   CHECK(se::cuda::EnablePeerAccess(a->native_state(), b->native_state()).ok());
   CHECK(se::cuda::EnablePeerAccess(a->native_state(), b->native_state()).ok());  // idempotent
 }
-
 
 TEST_CASE("a CUDA stream waits on a host event, and a host stream on a CUDA event", "[cuda][gpu][cross-backend]") {
   auto* host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();

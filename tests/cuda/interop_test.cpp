@@ -99,7 +99,10 @@ TEST_CASE("an adopted CUstream is synchronized but never destroyed by us", "[cud
   CHECK(api.cuStreamDestroy(native) == CUDA_SUCCESS);  // the test's to destroy
 
   // Our own streams are still destroyed by us.
-  { se::Stream own(executor); REQUIRE(own.Init().ok()); }
+  {
+    se::Stream own(executor);
+    REQUIRE(own.Init().ok());
+  }
   CHECK(Calls("cuStreamDestroy") == destroyed + 2);
 }
 
@@ -143,7 +146,8 @@ TEST_CASE("an adopted CUdeviceptr is copied to, launched on and never freed by u
   std::vector<int> in(32, 9);
   REQUIRE(executor->SynchronousMemcpyH2D<int>(in, &memory).ok());
   int word = 0;
-  std::memcpy(&word, reinterpret_cast<const void*>(native + 40 * sizeof(int)), sizeof(word));  // the double's memory is host memory
+  std::memcpy(&word, reinterpret_cast<const void*>(native + 40 * sizeof(int)),
+              sizeof(word));  // the double's memory is host memory
   CHECK(word == 9);
 
   se::MultiKernelLoaderSpec spec(2);

@@ -3,9 +3,9 @@
 //   SE_EXPECT=missing  LD_LIBRARY_PATH=<empty dir>      no libcuda.so.1 at all
 //   SE_EXPECT=stub     LD_LIBRARY_PATH=<stub dir>       the toolkit's stub library
 // Both must give a clear Status and zero devices, never a crash.
-#include <catch2/catch.hpp>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <string>

@@ -30,9 +30,11 @@ int Run(se::Platform<B>& platform) {
   }
   // A cosine of frequency 3: all its energy lands in bin 3, n/2 of it.
   std::vector<float> signal(n);
-  for (std::size_t i = 0; i < n; ++i) signal[i] = static_cast<float>(std::cos(2 * M_PI * 3 * static_cast<double>(i) / n));
+  for (std::size_t i = 0; i < n; ++i)
+    signal[i] = static_cast<float>(std::cos(2 * M_PI * 3 * static_cast<double>(i) / n));
   se::ScopedDeviceMemory<float> in = executor->template AllocateOwnedArray<float>(n);
-  se::ScopedDeviceMemory<std::complex<float>> out = executor->template AllocateOwnedArray<std::complex<float>>(n / 2 + 1);
+  se::ScopedDeviceMemory<std::complex<float>> out =
+      executor->template AllocateOwnedArray<std::complex<float>>(n / 2 + 1);
   std::vector<std::complex<float>> spectrum(n / 2 + 1);
   se::Stream<B> stream(executor);
   se::Status done = stream.Init()

@@ -4,8 +4,8 @@
 // its field, passes the caller's block size, shared memory and limit to
 // cuOccupancy* unchanged, refuses bad queries before the driver sees them,
 // and names the call when the driver fails. The device's typed limits too.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <string>
@@ -80,10 +80,14 @@ void Load(Kernel& kernel, const char* name) {
   REQUIRE(loaded.ok());
 }
 
-constexpr CUfunction_attribute kAsked[] = {
-    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
-    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,      CU_FUNC_ATTRIBUTE_NUM_REGS,          CU_FUNC_ATTRIBUTE_PTX_VERSION,
-    CU_FUNC_ATTRIBUTE_BINARY_VERSION,        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES};
+constexpr CUfunction_attribute kAsked[] = {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                           CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+                                           CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                           CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                           CU_FUNC_ATTRIBUTE_PTX_VERSION,
+                                           CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES};
 
 }  // namespace
 
@@ -232,23 +236,26 @@ TEST_CASE("driver failures name the call and the query", "[cuda][double][occupan
   Double().fail_next("cuFuncGetAttribute", CUDA_ERROR_INVALID_HANDLE);
   auto attributes = Executor()->GetKernelAttributes(tiled);
   REQUIRE_FALSE(attributes.ok());
-  CHECK(Mentions(attributes.status(), "GetKernelAttributes of kernel 'tiled' on cuda:0: cuFuncGetAttribute failed "
-                                      "with CUDA_ERROR_INVALID_HANDLE"));
+  CHECK(Mentions(attributes.status(),
+                 "GetKernelAttributes of kernel 'tiled' on cuda:0: cuFuncGetAttribute failed "
+                 "with CUDA_ERROR_INVALID_HANDLE"));
   CHECK(Mentions(attributes.status(), "reading CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"));
 
   Double().fail_next("cuOccupancyMaxActiveBlocksPerMultiprocessor", CUDA_ERROR_INVALID_VALUE);
   auto active = Executor()->MaxActiveBlocksPerMultiprocessor(tiled, 64, 512);
   REQUIRE_FALSE(active.ok());
   CHECK(active.status().code() == se::ErrorCode::kInvalidArgument);
-  CHECK(Mentions(active.status(), "MaxActiveBlocksPerMultiprocessor of kernel 'tiled' on cuda:0: "
-                                  "cuOccupancyMaxActiveBlocksPerMultiprocessor failed with CUDA_ERROR_INVALID_VALUE"));
+  CHECK(Mentions(active.status(),
+                 "MaxActiveBlocksPerMultiprocessor of kernel 'tiled' on cuda:0: "
+                 "cuOccupancyMaxActiveBlocksPerMultiprocessor failed with CUDA_ERROR_INVALID_VALUE"));
   CHECK(Mentions(active.status(), "for 64 threads per block and 512 bytes of dynamic shared memory"));
 
   Double().fail_next("cuOccupancyMaxPotentialBlockSize", CUDA_ERROR_INVALID_VALUE);
   auto best = Executor()->SuggestBlockSize(tiled, 256, 128);
   REQUIRE_FALSE(best.ok());
-  CHECK(Mentions(best.status(), "SuggestBlockSize of kernel 'tiled' on cuda:0: cuOccupancyMaxPotentialBlockSize "
-                                "failed"));
+  CHECK(Mentions(best.status(),
+                 "SuggestBlockSize of kernel 'tiled' on cuda:0: cuOccupancyMaxPotentialBlockSize "
+                 "failed"));
   CHECK(Mentions(best.status(), "for 256 bytes of dynamic shared memory and blocks of at most 128 threads"));
 
   // The next queries work again.

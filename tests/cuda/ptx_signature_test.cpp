@@ -238,11 +238,11 @@ TEST_CASE("the Itanium decoder", "[ptx]") {
   REQUIRE(nested_template.has_value());
   CHECK((*nested_template)[0].spelling == "ns::Vec*");
   CHECK(cd::DecodeMangledParams("_Z4flagILb1EEvPib").value().size() == 2);  // a literal argument
-  CHECK(!cd::DecodeMangledParams("_Z4packIJiPfEEvDpT_").has_value());      // packs: not decoded
-  CHECK(!cd::DecodeMangledParams("_Z1fIiEvT0_").has_value());              // no second template argument
-  CHECK(!cd::DecodeMangledParams("_Z1fILi3EEvT_").has_value());            // T_ names a literal
-  CHECK(!cd::DecodeMangledParams("_Z1fS9_").has_value());     // substitution out of range
-  CHECK(!cd::DecodeMangledParams("_Z99f").has_value());       // length past the end
+  CHECK(!cd::DecodeMangledParams("_Z4packIJiPfEEvDpT_").has_value());       // packs: not decoded
+  CHECK(!cd::DecodeMangledParams("_Z1fIiEvT0_").has_value());               // no second template argument
+  CHECK(!cd::DecodeMangledParams("_Z1fILi3EEvT_").has_value());             // T_ names a literal
+  CHECK(!cd::DecodeMangledParams("_Z1fS9_").has_value());                   // substitution out of range
+  CHECK(!cd::DecodeMangledParams("_Z99f").has_value());                     // length past the end
   CHECK(!cd::DecodeMangledParams("_Z").has_value());
   CHECK(cd::MangledBaseName("_Z9cpp_saxpyfPKfPfj") == "cpp_saxpy");
 }
@@ -276,8 +276,7 @@ TEST_CASE("malformed PTX is an error, never a crash", "[ptx]") {
     CHECK(Mentions(parsed.status(), c.message));
   }
   // Through the check, the parse error names the kernel being loaded.
-  se::Status status =
-      cd::CheckPtxSignature(".entry k( .param .u32", "k", se::TypedKernel<int>::ParamInfos(), "cuda:0");
+  se::Status status = cd::CheckPtxSignature(".entry k( .param .u32", "k", se::TypedKernel<int>::ParamInfos(), "cuda:0");
   CHECK(Mentions(status, "cannot read the parameters of kernel 'k'"));
 
   // Comments and strings hide .entry; .ptr attributes are understood.

@@ -27,8 +27,7 @@ namespace se = streamexecutor;
 
 namespace {
 
-constexpr std::uint8_t kSeed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7,
-                                  0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
+constexpr std::uint8_t kSeed[] = {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf};
 constexpr std::uint64_t kSeedKey = 0x0706050403020100ull;
 constexpr std::uint64_t kSeedStream = 0x0f0e0d0c0b0a0908ull;
 
@@ -74,8 +73,8 @@ TEST_CASE("cuRAND plugin: one generator per executor, seeded from the seed's wor
   auto* executor = Executor(se::cuda::kCuRandPlugin);
   se::ScopedDeviceMemory<float> memory = executor->AllocateOwnedArray<float>(1000);
   se::Stream<se::cuda> stream(executor);
-  se::Status done = stream.Init().ThenSetRngSeed(kSeed, sizeof(kSeed)).ThenPopulateRandUniform(memory.ptr())
-                        .BlockHostUntilDone();
+  se::Status done =
+      stream.Init().ThenSetRngSeed(kSeed, sizeof(kSeed)).ThenPopulateRandUniform(memory.ptr()).BlockHostUntilDone();
   INFO(done.ToString());
   REQUIRE(done.ok());
   const SeCurandDoubleState state = CurandState();
@@ -85,7 +84,8 @@ TEST_CASE("cuRAND plugin: one generator per executor, seeded from the seed's wor
   CHECK(state.offset == 0);
   CHECK(state.last_kind == 1);
   CHECK(state.last_count == 1000);
-  CHECK(state.last_output == reinterpret_cast<void*>(static_cast<std::uintptr_t>(se::NativeMemory(*executor, *memory.ptr()).value())));
+  CHECK(state.last_output ==
+        reinterpret_cast<void*>(static_cast<std::uintptr_t>(se::NativeMemory(*executor, *memory.ptr()).value())));
   CHECK(state.last_generate_stream == static_cast<void*>(se::NativeQueue(stream)));
   std::vector<float> back(1000);
   REQUIRE(executor->SynchronousMemcpyD2H(memory.cref(), sizeof(float) * back.size(), back.data()).ok());
@@ -95,8 +95,11 @@ TEST_CASE("cuRAND plugin: one generator per executor, seeded from the seed's wor
   // Later calls, on another stream too, reuse the generator and bind their own stream.
   se::ScopedDeviceMemory<double> doubles = executor->AllocateOwnedArray<double>(64);
   se::Stream<se::cuda> other(executor);
-  REQUIRE(other.Init().ThenPopulateRandUniform(doubles.ptr()).ThenPopulateRandGaussian(2.0, 0.5, doubles.ptr())
-              .BlockHostUntilDone().ok());
+  REQUIRE(other.Init()
+              .ThenPopulateRandUniform(doubles.ptr())
+              .ThenPopulateRandGaussian(2.0, 0.5, doubles.ptr())
+              .BlockHostUntilDone()
+              .ok());
   const SeCurandDoubleState after = CurandState();
   CHECK(CurandCalls("curandCreateGenerator") == 1);
   CHECK(CurandCalls("curandGenerateUniformDouble") == 1);
@@ -157,8 +160,11 @@ TEST_CASE("CUDA Philox plugin: launches the embedded kernels with the seed and t
   se::ScopedDeviceMemory<float> floats = executor->AllocateOwnedArray<float>(1000);
   se::ScopedDeviceMemory<double> doubles = executor->AllocateOwnedArray<double>(1001);
   se::Stream<se::cuda> stream(executor);
-  REQUIRE(stream.Init().ThenSetRngSeed(kSeed, sizeof(kSeed)).ThenPopulateRandUniform(floats.ptr())
-              .BlockHostUntilDone().ok());
+  REQUIRE(stream.Init()
+              .ThenSetRngSeed(kSeed, sizeof(kSeed))
+              .ThenPopulateRandUniform(floats.ptr())
+              .BlockHostUntilDone()
+              .ok());
   SeCountingDoubleLaunch launch{};
   REQUIRE(driver.last_launch(&launch));
   CHECK(std::string(launch.kernel_name) == "se_philox_uniform_f32");
@@ -174,7 +180,7 @@ TEST_CASE("CUDA Philox plugin: launches the embedded kernels with the seed and t
   REQUIRE(stream.ThenPopulateRandGaussian(1.5, 0.5, doubles.ptr()).BlockHostUntilDone().ok());
   REQUIRE(driver.last_launch(&launch));
   CHECK(std::string(launch.kernel_name) == "se_philox_gaussian_f64");
-  CHECK(launch.grid[0] == 2);  // 501 blocks of 2 doubles
+  CHECK(launch.grid[0] == 2);                     // 501 blocks of 2 doubles
   CHECK(Param<std::uint64_t>(launch, 2) == 250);  // after the 250 blocks above
   CHECK(Param<std::uint64_t>(launch, 3) == 1001);
   CHECK(Param<double>(launch, 4) == 1.5);

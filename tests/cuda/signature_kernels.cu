@@ -27,7 +27,9 @@ __global__ void cpp_mixed(std::int64_t offset, sig::Pair pair, unsigned char fla
   counts[pair.index] += 1;
 }
 // Two pointers of the same type: the second is a substitution (S_) in the name.
-__global__ void cpp_copy(const int* from, const int* to_unused, int* to) { to[threadIdx.x] = from[threadIdx.x] + (to_unused != nullptr); }
+__global__ void cpp_copy(const int* from, const int* to_unused, int* to) {
+  to[threadIdx.x] = from[threadIdx.x] + (to_unused != nullptr);
+}
 
 // Function templates: the mangled name carries the template arguments, and the
 // parameters refer to them (T_, T0_), so element types and signedness are

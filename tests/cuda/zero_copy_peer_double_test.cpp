@@ -82,8 +82,7 @@ TEST_CASE("the double has two devices", "[cuda]") {
   CHECK(Executor(0)->native_state().context != Executor(1)->native_state().context);
 }
 
-TEST_CASE("pinned memory is allocated and registered mapped, and kernels get its device pointer",
-          "[cuda][zero-copy]") {
+TEST_CASE("pinned memory is allocated and registered mapped, and kernels get its device pointer", "[cuda][zero-copy]") {
   auto* executor = Executor(0);
   FillKernel kernel(executor);
   Load(executor, kernel);
@@ -127,7 +126,8 @@ TEST_CASE("pinned memory is allocated and registered mapped, and kernels get its
   CHECK(Double().host_flags(mine.data()) == (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
   se::DeviceMemory<int> registered = executor->HostMemoryDeviceView(mine.data() + 128, 128).value();
   se::Stream other(executor);
-  REQUIRE(other.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &registered, 8u).BlockHostUntilDone().ok());
+  REQUIRE(
+      other.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &registered, 8u).BlockHostUntilDone().ok());
   CHECK(LaunchedAddress() == DevicePointerOf(executor, mine.data()) + 128 * sizeof(int));
   REQUIRE(executor->HostMemoryUnregister(mine.data()).ok());
 }
@@ -146,7 +146,10 @@ TEST_CASE("a failed cuMemHostGetDevicePointer is a Status, and leaves nothing ha
   FillKernel kernel(executor);
   Load(executor, kernel);
   se::Stream stream(executor);
-  CHECK(stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &retried.value(), 4u).BlockHostUntilDone().ok());
+  CHECK(stream.Init()
+            .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &retried.value(), 4u)
+            .BlockHostUntilDone()
+            .ok());
 }
 
 TEST_CASE("a launch on cuda:0 with cuda:1's memory runs only after EnablePeerAccessTo, with the peer's address",
@@ -163,10 +166,12 @@ TEST_CASE("a launch on cuda:0 with cuda:1's memory runs only after EnablePeerAcc
   CHECK(first->CanEnablePeerAccessTo(second));
   const long launches = Calls("cuLaunchKernel");
   se::Stream refused(first);
-  se::Status before = refused.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &slice, 16u).BlockHostUntilDone();
+  se::Status before =
+      refused.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &slice, 16u).BlockHostUntilDone();
   CHECK(before.code() == se::ErrorCode::kFailedPrecondition);
-  CHECK(Mentions(before, "it is memory of cuda:1, another executor; kernels on cuda:0 take it once "
-                         "EnablePeerAccessTo(cuda:1) succeeded"));
+  CHECK(Mentions(before,
+                 "it is memory of cuda:1, another executor; kernels on cuda:0 take it once "
+                 "EnablePeerAccessTo(cuda:1) succeeded"));
   CHECK(Calls("cuLaunchKernel") == launches);
   CHECK_FALSE(Double().peer_enabled(0, 1));
 
@@ -210,10 +215,10 @@ TEST_CASE("a launch on cuda:0 with cuda:1's memory runs only after EnablePeerAcc
   reverse_spec.AddCudaPtxInMemory(kPtx, "reverse");
   REQUIRE(first->GetKernel(reverse_spec, &reverse).ok());
   se::Stream shared(first);
-  se::Status too_much = shared.Init()
-                            .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), reverse, &slice,
-                                        se::SharedDeviceMemory<int>(1 << 20), 16u)
-                            .BlockHostUntilDone();
+  se::Status too_much =
+      shared.Init()
+          .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), reverse, &slice, se::SharedDeviceMemory<int>(1 << 20), 16u)
+          .BlockHostUntilDone();
   CHECK(too_much.code() == se::ErrorCode::kResourceExhausted);
   CHECK(Mentions(too_much, "bytes of shared memory requested"));
   se::KernelArgsArray<3> reverse_args;
@@ -249,7 +254,8 @@ TEST_CASE("a launch on cuda:0 with cuda:1's memory runs only after EnablePeerAcc
   se::DeviceMemory<int> stale = slice;
   REQUIRE(theirs.Reset().ok());
   const long before_stale = Calls("cuLaunchKernel");
-  se::Status after_free = stream.ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &stale, 16u).BlockHostUntilDone();
+  se::Status after_free =
+      stream.ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, &stale, 16u).BlockHostUntilDone();
   CHECK(after_free.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Calls("cuLaunchKernel") == before_stale);
 }

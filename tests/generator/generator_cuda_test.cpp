@@ -24,8 +24,8 @@ namespace {
 template <typename Kernel>
 se::Status CheckPtx(const se::MultiKernelLoaderSpec& spec) {
   REQUIRE(spec.cuda_ptx() != nullptr);
-  return se::cuda_detail::CheckPtxSignature(spec.cuda_ptx()->data, spec.cuda_ptx()->kernel_name,
-                                            Kernel::ParamInfos(), "cuda:0");
+  return se::cuda_detail::CheckPtxSignature(spec.cuda_ptx()->data, spec.cuda_ptx()->kernel_name, Kernel::ParamInfos(),
+                                            "cuda:0");
 }
 
 template <typename T>
@@ -37,12 +37,14 @@ static_assert(std::is_same_v<gpucc::kernel::Widths,
                              se::TypedKernel<std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t,
                                              std::uint32_t, std::int64_t, std::uint64_t, float, double, char, bool,
                                              long long, unsigned long long, Mem<double>>>);
-static_assert(std::is_same_v<gpucc::kernel::Pointers, se::TypedKernel<Mem<float>, Mem<float>, Mem<std::byte>, std::uint32_t>>);
+static_assert(
+    std::is_same_v<gpucc::kernel::Pointers, se::TypedKernel<Mem<float>, Mem<float>, Mem<std::byte>, std::uint32_t>>);
 static_assert(std::is_same_v<gpucc::kernel::ByValue, se::TypedKernel<gpucc::Particle, Mem<double>>>);
 static_assert(std::is_same_v<gpucc::kernel::Scale<float, 2>, se::TypedKernel<Mem<float>, float, std::uint32_t>>);
 static_assert(std::is_same_v<gpucc::kernel::Scale<std::int64_t, 3>,
                              se::TypedKernel<Mem<std::int64_t>, std::int64_t, std::uint32_t>>);
-static_assert(std::is_same_v<gpucc::kernel::Fill<gpucc::Particle>, se::TypedKernel<Mem<gpucc::Particle>, gpucc::Particle>>);
+static_assert(
+    std::is_same_v<gpucc::kernel::Fill<gpucc::Particle>, se::TypedKernel<Mem<gpucc::Particle>, gpucc::Particle>>);
 
 TEST_CASE("every generated kernel passes the PTX signature check", "[generator][cuda]") {
   auto check = [](const se::Status& status) {
@@ -103,7 +105,8 @@ TEST_CASE("the embedded PTX loads and launches through the driver", "[generator]
   REQUIRE(loaded.ok());
   auto data = executor->AllocateOwnedArray<float>(64);
   se::Stream stream(executor);
-  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(32), se::BlockDim(2), kernel, data.ptr(), 1.5f, 64u)
+  REQUIRE(stream.Init()
+              .ThenLaunch(se::ThreadDim(32), se::BlockDim(2), kernel, data.ptr(), 1.5f, 64u)
               .BlockHostUntilDone()
               .ok());
   SeCountingDoubleLaunch launch{};

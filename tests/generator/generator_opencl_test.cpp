@@ -24,15 +24,15 @@ Kernel Load(const se::MultiKernelLoaderSpec& spec) {
 }  // namespace
 
 // The aliases are what the kernel's own signature says, width for width.
-static_assert(std::is_same_v<gpucc::kernel::Scalars,
-                             se::TypedKernel<std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t,
-                                             std::uint32_t, std::int64_t, std::uint64_t, float, double,
-                                             se::DeviceMemory<double>*>>);
+static_assert(
+    std::is_same_v<gpucc::kernel::Scalars,
+                   se::TypedKernel<std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t, std::uint32_t,
+                                   std::int64_t, std::uint64_t, float, double, se::DeviceMemory<double>*>>);
 static_assert(std::is_same_v<gpucc::kernel::AddressSpaces,
                              se::TypedKernel<se::DeviceMemory<std::int32_t>*, se::DeviceMemory<std::int32_t>*,
                                              se::SharedDeviceMemory<std::int32_t>, se::DeviceMemory<std::int32_t>*>>);
-static_assert(std::is_same_v<gpucc::kernel::Halves,
-                             se::TypedKernel<se::DeviceMemory<std::uint16_t>*, se::DeviceMemory<float>*>>);
+static_assert(
+    std::is_same_v<gpucc::kernel::Halves, se::TypedKernel<se::DeviceMemory<std::uint16_t>*, se::DeviceMemory<float>*>>);
 
 TEST_CASE("every scalar width arrives as the kernel declares it", "[generator][opencl]") {
   auto* executor = OpenCLExecutor();
@@ -42,8 +42,8 @@ TEST_CASE("every scalar width arrives as the kernel declares it", "[generator][o
   se::Stream stream(executor);
   REQUIRE(stream.Init()
               .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, std::int8_t{-100}, std::uint8_t{200},
-                          std::int16_t{-30000}, std::uint16_t{60000}, -2000000000, 4000000000u,
-                          std::int64_t{-1} << 40, std::uint64_t{1} << 60, 0.5f, 0.125, out.ptr())
+                          std::int16_t{-30000}, std::uint16_t{60000}, -2000000000, 4000000000u, std::int64_t{-1} << 40,
+                          std::uint64_t{1} << 60, 0.5f, 0.125, out.ptr())
               .ThenMemcpyD2H<double>(out.cref(), host)
               .BlockHostUntilDone()
               .ok());

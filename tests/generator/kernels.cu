@@ -12,8 +12,8 @@ struct Particle {
 }  // namespace gen_test
 
 extern "C" __global__ void widths(std::int8_t a, std::uint8_t b, std::int16_t c, std::uint16_t d, std::int32_t e,
-                                  std::uint32_t f, std::int64_t g, std::uint64_t h, float i, double j, char k,
-                                  bool l, long long m, unsigned long long n, double* out) {
+                                  std::uint32_t f, std::int64_t g, std::uint64_t h, float i, double j, char k, bool l,
+                                  long long m, unsigned long long n, double* out) {
   out[0] = a + b + c + d + e + f + g + h + i + j + k + l + m + n;
 }
 

@@ -21,11 +21,11 @@ int Mismatch(const streamexecutor::MultiKernelLoaderSpec& spec) {
 int main() {
   namespace k = gpucc::kernel;
   namespace s = gpucc::spec;
-  const int mismatches =
-      Mismatch<k::Scalars>(s::scalars()) + Mismatch<k::AddressSpaces>(s::address_spaces()) +
-      Mismatch<k::Structs>(s::structs()) + Mismatch<k::Halves>(s::halves()) + Mismatch<k::Widths>(s::widths()) +
-      Mismatch<k::Pointers>(s::pointers()) + Mismatch<k::ByValue>(s::by_value()) +
-      Mismatch<k::Scale<float, 2>>(s::scale<float, 2>()) + Mismatch<k::Fill<gpucc::Particle>>(s::fill<gpucc::Particle>());
+  const int mismatches = Mismatch<k::Scalars>(s::scalars()) + Mismatch<k::AddressSpaces>(s::address_spaces()) +
+                         Mismatch<k::Structs>(s::structs()) + Mismatch<k::Halves>(s::halves()) +
+                         Mismatch<k::Widths>(s::widths()) + Mismatch<k::Pointers>(s::pointers()) +
+                         Mismatch<k::ByValue>(s::by_value()) + Mismatch<k::Scale<float, 2>>(s::scale<float, 2>()) +
+                         Mismatch<k::Fill<gpucc::Particle>>(s::fill<gpucc::Particle>());
   std::printf("generated specs: %d arity mismatch(es)\n", mismatches);
   return mismatches;
 }

@@ -80,7 +80,8 @@ TEST_CASE("copies, fills and host callbacks run in recorded order at every submi
   CHECK(zeroed == std::vector<std::uint32_t>(n, 0u));
 }
 
-TEST_CASE("a recorded host callback that returns an error Status fails the submitting stream", "[command-buffer][errors]") {
+TEST_CASE("a recorded host callback that returns an error Status fails the submitting stream",
+          "[command-buffer][errors]") {
   auto* executor = TestExecutor();
   std::atomic<int> runs{0};
   std::atomic<bool> fail{false};

@@ -44,7 +44,9 @@ TEST_CASE("three-dimensional grids and blocks reach the kernel", "[kernel][kerne
   auto out = executor->AllocateOwnedArray<std::uint32_t>(total);
   std::vector<std::uint32_t> host(total, 0);
   se::Stream stream(executor);
-  REQUIRE(stream.Init().ThenLaunch(threads, blocks, kernel, out.ptr()).ThenMemcpyD2H<std::uint32_t>(out.cref(), host)
+  REQUIRE(stream.Init()
+              .ThenLaunch(threads, blocks, kernel, out.ptr())
+              .ThenMemcpyD2H<std::uint32_t>(out.cref(), host)
               .BlockHostUntilDone()
               .ok());
   std::size_t index = 0;
@@ -156,8 +158,8 @@ TEST_CASE("launching an unloaded kernel fails the stream", "[kernel][errors]") {
   tk::AddKernel kernel(executor);
   auto device = executor->AllocateOwnedArray<int>(4);
   se::Stream stream(executor);
-  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(), kernel, device.ptr(), 1)
-                          .BlockHostUntilDone();
+  se::Status status =
+      stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(), kernel, device.ptr(), 1).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(status, "kernel is not loaded"));
 }
@@ -169,8 +171,8 @@ TEST_CASE("null memory and bad dimensions are launch errors naming the kernel", 
   SECTION("null memory") {
     se::DeviceMemory<int> null;
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, &null, 1)
-                            .BlockHostUntilDone();
+    se::Status status =
+        stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, &null, 1).BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kInvalidArgument);
     CHECK(Mentions(status, "kernel 'add'"));
     CHECK(Mentions(status, "argument 0 is a null DeviceMemory"));
@@ -178,8 +180,8 @@ TEST_CASE("null memory and bad dimensions are launch errors naming the kernel", 
   SECTION("zero threads") {
     auto device = executor->AllocateOwnedArray<int>(4);
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(0), se::BlockDim(1), kernel, device.ptr(), 1)
-                            .BlockHostUntilDone();
+    se::Status status =
+        stream.Init().ThenLaunch(se::ThreadDim(0), se::BlockDim(1), kernel, device.ptr(), 1).BlockHostUntilDone();
     CHECK(Mentions(status, "kernel 'add'"));
     CHECK(Mentions(status, "threads 0x1x1 per block"));
   }
@@ -187,7 +189,8 @@ TEST_CASE("null memory and bad dimensions are launch errors naming the kernel", 
     auto device = executor->AllocateOwnedArray<int>(4);
     const std::uint64_t too_many = executor->GetDeviceDescription().max_threads_per_block + 1;
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(too_many), se::BlockDim(1), kernel, device.ptr(), 1)
+    se::Status status = stream.Init()
+                            .ThenLaunch(se::ThreadDim(too_many), se::BlockDim(1), kernel, device.ptr(), 1)
                             .BlockHostUntilDone();
     CHECK(Mentions(status, fmt::format("at most {} threads per block", too_many - 1)));
   }

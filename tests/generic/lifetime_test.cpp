@@ -45,7 +45,8 @@ TEST_CASE("a launch with freed memory is an error, not a fault", "[lifetime][err
   se::DeviceMemory<int> copy = memory;  // a second view of the same allocation
   REQUIRE(executor->Deallocate(&memory).ok());
   se::Stream stream(executor);
-  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &copy, 1).BlockHostUntilDone();
+  se::Status status =
+      stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &copy, 1).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
   CHECK(Mentions(status, "kernel 'add'"));
   CHECK(Mentions(status, "argument 0 is not live memory of this executor"));
@@ -226,7 +227,8 @@ TEST_CASE("an out-of-range slice says so when it is used", "[lifetime][errors]")
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
   se::Stream stream(executor);
-  se::Status launch = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &slice, 1).BlockHostUntilDone();
+  se::Status launch =
+      stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, &slice, 1).BlockHostUntilDone();
   CHECK(launch.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(launch, "GetSlice"));
 }
@@ -236,8 +238,8 @@ TEST_CASE("a hand-built view whose offset plus size wraps is refused", "[lifetim
   auto* executor = TestExecutor();
   auto memory = executor->AllocateOwnedArray<int>(8);
   const se::DeviceMemoryBase& real = memory.cref();
-  se::DeviceMemory<int> wrapping(se::DeviceMemoryBase(real.opaque(), ~std::uint64_t{0} - 3, 8,
-                                                      real.allocation_id(), real.allocation_record()));
+  se::DeviceMemory<int> wrapping(
+      se::DeviceMemoryBase(real.opaque(), ~std::uint64_t{0} - 3, 8, real.allocation_id(), real.allocation_record()));
   std::vector<int> host(2);
   se::Status sync = executor->SynchronousMemcpyH2D(host.data(), sizeof(int) * host.size(), &wrapping);
   CHECK(sync.code() == se::ErrorCode::kOutOfRange);
@@ -264,8 +266,8 @@ TEST_CASE("a hand-built view is checked against its allocation when it is made",
   REQUIRE(executor->SynchronousMemZero(other.ptr(), 8 * sizeof(int)).ok());
 
   SECTION("one with another allocation's handle is refused") {
-    se::DeviceMemory<int> crossed(se::DeviceMemoryBase(other.cref().opaque(), real.size(), 0, real.allocation_id(),
-                                                       real.allocation_record()));
+    se::DeviceMemory<int> crossed(
+        se::DeviceMemoryBase(other.cref().opaque(), real.size(), 0, real.allocation_id(), real.allocation_record()));
     se::Stream stream(executor);
     se::Status launch =
         stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &crossed, 3).BlockHostUntilDone();
@@ -273,9 +275,8 @@ TEST_CASE("a hand-built view is checked against its allocation when it is made",
     CHECK(Mentions(launch, "argument 0 is not live memory of this executor"));
   }
   SECTION("one with no allocation id is refused") {
-    se::DeviceMemory<int> anonymous(se::DeviceMemoryBase(real.opaque(), real.size(), 0,
-                                                         se::DeviceMemoryBase::kNoAllocationId,
-                                                         real.allocation_record()));
+    se::DeviceMemory<int> anonymous(se::DeviceMemoryBase(
+        real.opaque(), real.size(), 0, se::DeviceMemoryBase::kNoAllocationId, real.allocation_record()));
     se::Stream stream(executor);
     se::Status launch =
         stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(1), kernel, &anonymous, 3).BlockHostUntilDone();
@@ -335,10 +336,10 @@ TEST_CASE("a shared-memory request whose size wraps is refused", "[lifetime][err
   auto data = executor->AllocateOwnedArray<int>(4);
   se::Stream stream(executor);
   const std::uint64_t huge = (~std::uint64_t{0}) / sizeof(int) + 2;  // huge * 4 wraps to 4
-  se::Status status = stream.Init()
-                          .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, data.ptr(),
-                                      se::SharedDeviceMemory<int>(huge), 4u)
-                          .BlockHostUntilDone();
+  se::Status status =
+      stream.Init()
+          .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, data.ptr(), se::SharedDeviceMemory<int>(huge), 4u)
+          .BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kResourceExhausted);
 }
 
@@ -380,8 +381,10 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
 
   // A kernel loaded on one executor, launched on another's stream: both are named.
   auto own = second->AllocateOwnedArray<int>(4);
-  se::Status other_kernel =
-      se::Stream(second).Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, own.ptr(), 1).BlockHostUntilDone();
+  se::Status other_kernel = se::Stream(second)
+                                .Init()
+                                .ThenLaunch(se::ThreadDim(4), se::BlockDim(1), kernel, own.ptr(), 1)
+                                .BlockHostUntilDone();
   CHECK(other_kernel.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(other_kernel, "ThenLaunch on " + second->DeviceLabel() + ": kernel 'add' was loaded by " +
                                    first->DeviceLabel() + ", another StreamExecutor"));
@@ -440,7 +443,8 @@ TEST_CASE("a wait across executors is released when the other stream fails", "[l
   REQUIRE(produced.Init());
   producer.Init().ThenDoHostCallback([] { throw std::runtime_error("producer failed"); }).ThenRecordEvent(&produced);
   bool ran = false;
-  const se::Status waited = waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone();
+  const se::Status waited =
+      waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone();
   CHECK(waited.ok());  // the failure is the producer's, not the waiter's
   CHECK(ran);
   CHECK(producer.BlockHostUntilDone().code() == se::ErrorCode::kAborted);
@@ -468,7 +472,8 @@ TEST_CASE("a nullptr literal for a DeviceMemory parameter compiles and is refuse
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
   se::Stream stream(executor);
-  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, nullptr, 1).BlockHostUntilDone();
+  se::Status status =
+      stream.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, nullptr, 1).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(status, "argument 0 is a null DeviceMemory"));
 }
@@ -502,7 +507,8 @@ TEST_CASE("work enqueued after a callback failed is skipped", "[lifetime][errors
   CHECK(out == zeros);
 }
 
-TEST_CASE("work queued behind a failing callback is skipped, records still complete", "[lifetime][errors][async-callbacks]") {
+TEST_CASE("work queued behind a failing callback is skipped, records still complete",
+          "[lifetime][errors][async-callbacks]") {
   auto* executor = TestExecutor();
   tk::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
@@ -554,15 +560,14 @@ TEST_CASE("a timer around work queued behind a callback", "[lifetime][timer][asy
   REQUIRE(elapsed.ok());
 }
 
-TEST_CASE("BlockHostUntilDone from a callback of the same stream is refused on every backend",
-          "[lifetime][errors]") {
+TEST_CASE("BlockHostUntilDone from a callback of the same stream is refused on every backend", "[lifetime][errors]") {
   se::Stream stream(TestExecutor());
   se::Status inner;
   stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); });
   se::Status outer = stream.BlockHostUntilDone();
   CHECK(inner.code() == se::ErrorCode::kFailedPrecondition);
-  CHECK(Mentions(inner, kCallbacksMayCallTheBackend ? "from a host callback of the same stream"
-                                                    : "may not call the CUDA driver"));
+  CHECK(Mentions(
+      inner, kCallbacksMayCallTheBackend ? "from a host callback of the same stream" : "may not call the CUDA driver"));
   CHECK(outer.code() == se::ErrorCode::kFailedPrecondition);
 }
 

@@ -17,11 +17,13 @@ int SeTestPreflight() {
     fmt::print("the {} platform cannot open device 0: {}\n", platform.Name(), executor.status().ToString());
     return 1;
   }
-  fmt::print("generic suite on {}: {}\n", executor.value()->DeviceLabel(), executor.value()->GetDeviceDescription().name);
+  fmt::print("generic suite on {}: {}\n", executor.value()->DeviceLabel(),
+             executor.value()->GetDeviceDescription().name);
   if constexpr (kRunsOnEnqueue) {
-    fmt::print("{} runs every operation as it is enqueued: the [async-callbacks] cases, which hold a stream with a "
-               "callback that the test releases later, would wait for themselves and are left out\n",
-               platform.Name());
+    fmt::print(
+        "{} runs every operation as it is enqueued: the [async-callbacks] cases, which hold a stream with a "
+        "callback that the test releases later, would wait for themselves and are left out\n",
+        platform.Name());
   }
   return -1;
 }

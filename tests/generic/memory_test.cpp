@@ -227,7 +227,10 @@ TEST_CASE("ScopedUnifiedMemory: one host address on every backend", "[memory][ke
   test_kernels::AddKernel kernel(executor);
   REQUIRE(executor->GetKernel(test_kernels::AddSpec(), &kernel).ok());
   se::Stream stream(executor);
-  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, shared.ptr(), 100).BlockHostUntilDone().ok());
+  REQUIRE(stream.Init()
+              .ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, shared.ptr(), 100)
+              .BlockHostUntilDone()
+              .ok());
   CHECK(shared.host_ptr()[0] == 100);
   CHECK(shared.host_ptr()[63] == 163);
   // The device views take part in copies like any allocation.

@@ -242,7 +242,8 @@ TEST_CASE("bad occupancy queries are refused with the reason", "[occupancy][erro
   REQUIRE_FALSE(suggest_shared.ok());
   CHECK(suggest_shared.status().code() == se::ErrorCode::kInvalidArgument);
 
-  auto never_fits = executor->SuggestBlockSize(kernel, [&](std::uint64_t) { return a.max_dynamic_shared_memory_bytes + 1; });
+  auto never_fits =
+      executor->SuggestBlockSize(kernel, [&](std::uint64_t) { return a.max_dynamic_shared_memory_bytes + 1; });
   REQUIRE_FALSE(never_fits.ok());
   CHECK(Mentions(never_fits.status(), "no block size fits"));
 
@@ -265,7 +266,7 @@ TEST_CASE("the device description has typed per-multiprocessor limits", "[occupa
   CHECK(d.ToString().find("per multiprocessor:") != std::string::npos);
   for (const auto& [key, value] : d.extra) {
     INFO(key);
-    CHECK(key.find("per SM") == std::string::npos);        // typed now
+    CHECK(key.find("per SM") == std::string::npos);  // typed now
     CHECK(key.find("L2 cache") == std::string::npos);
     CHECK(key.find("worker threads") == std::string::npos);  // compute_units
   }

@@ -60,8 +60,8 @@ TEST_CASE("a launch with another executor's memory: refused, or run once peer ac
     }
     se::Status before = launch_on_first(theirs.ptr());
     CHECK(before.code() == se::ErrorCode::kFailedPrecondition);
-    CHECK(Mentions(before, "argument 0 is not live memory of this executor: it is memory of " +
-                               second->DeviceLabel() + ", another executor"));
+    CHECK(Mentions(before, "argument 0 is not live memory of this executor: it is memory of " + second->DeviceLabel() +
+                               ", another executor"));
     CHECK(Mentions(before, "EnablePeerAccessTo(" + second->DeviceLabel() + ")"));
     CHECK(Mentions(before, "ThenCopyBetween"));
 
@@ -86,8 +86,8 @@ TEST_CASE("a launch with another executor's memory: refused, or run once peer ac
     CHECK(Mentions(enable, "ThenCopyBetween copies memory of " + second->DeviceLabel()));
     se::Status launch = launch_on_first(theirs.ptr());
     CHECK(launch.code() == se::ErrorCode::kFailedPrecondition);
-    CHECK(Mentions(launch, "argument 0 is not live memory of this executor: it is memory of " +
-                               second->DeviceLabel() + ", another executor"));
+    CHECK(Mentions(launch, "argument 0 is not live memory of this executor: it is memory of " + second->DeviceLabel() +
+                               ", another executor"));
     CHECK(Mentions(launch, "no peer access"));
     CHECK(Mentions(launch, "ThenCopyBetween copies it here"));
   }
@@ -129,7 +129,8 @@ TEST_CASE("a kernel adds to a peer's memory", "[peer][kernel-results]") {
   REQUIRE(second->SynchronousMemcpyH2D<int>(values, theirs.ptr()).ok());
   REQUIRE(first->EnablePeerAccessTo(second).ok());
   se::Stream stream(first);
-  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(256), se::BlockDim(1), add, theirs.ptr(), 2).BlockHostUntilDone().ok());
+  REQUIRE(
+      stream.Init().ThenLaunch(se::ThreadDim(256), se::BlockDim(1), add, theirs.ptr(), 2).BlockHostUntilDone().ok());
   REQUIRE(second->SynchronousMemcpyD2H<int>(theirs.cref(), values).ok());
   CHECK(values[0] == 7);
   CHECK(values[255] == 7);

@@ -74,8 +74,8 @@ TEST_CASE("platform names match without case, as the seed and XLA spell them", "
   // The spellings of LLVM's StreamExecutor and XLA, and two more.
   // How the seed and XLA spell the platforms they share with us; others get their own name.
   std::string seed(name);
-  for (const auto& [ours, theirs] : {std::pair<std::string_view, std::string_view>{"cuda", "CUDA"},
-                                     {"opencl", "OpenCL"}, {"host", "Host"}}) {
+  for (const auto& [ours, theirs] :
+       {std::pair<std::string_view, std::string_view>{"cuda", "CUDA"}, {"opencl", "OpenCL"}, {"host", "Host"}}) {
     if (ours == name) seed = theirs;
   }
   std::string upper(name), mixed(name);
@@ -136,8 +136,8 @@ TEST_CASE("ExecutorForDeviceWithPluginConfig returns the device's executor with 
   auto rejected = platform.ExecutorForDeviceWithPluginConfig(0, foreign);
   REQUIRE_FALSE(rejected.ok());
   CHECK(rejected.status().code() == se::ErrorCode::kInvalidArgument);
-  CHECK(Mentions(rejected.status(), fmt::format("belongs to the 'no-such-platform' platform, not to {}:0",
-                                                TestBackend::kName)));
+  CHECK(Mentions(rejected.status(),
+                 fmt::format("belongs to the 'no-such-platform' platform, not to {}:0", TestBackend::kName)));
 
   auto out_of_range = platform.ExecutorForDeviceWithPluginConfig(-1, config);
   CHECK(out_of_range.status().code() == se::ErrorCode::kOutOfRange);

@@ -70,7 +70,8 @@ TEST_CASE("a prepared launch interleaved with other launches of its kernel keeps
   Saxpy s;
   se::PreparedLaunch into_y(s.kernel, se::ThreadDim(kThreads), kBlocks, 1.0f, s.x.ptr(), s.y.ptr(), kN);
   se::PreparedLaunch into_z(s.kernel, se::ThreadDim(kThreads), kBlocks, 10.0f, s.x.ptr(), s.z.ptr(), kN);
-  s.stream.ThenLaunch(into_y)                                                                   // y = x
+  s.stream
+      .ThenLaunch(into_y)                                                                        // y = x
       .ThenLaunch(se::ThreadDim(kThreads), kBlocks, s.kernel, 100.0f, s.x.ptr(), s.z.ptr(), kN)  // z = 100x
       .ThenLaunch(into_y)                                                                        // y = 2x
       .ThenLaunch(into_z)                                                                        // z = 110x

@@ -3,9 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <numeric>
 #include <thread>
 #include <utility>
-#include <numeric>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -76,7 +76,8 @@ TEST_CASE("a large host callback is kept alive until it runs", "[stream]") {
   int sum = 0;
   se::Stream stream(executor);
   REQUIRE(stream.Init()
-              .ThenDoHostCallback([payload, ballast, &sum] { sum = std::accumulate(payload.begin(), payload.end(), 0) + ballast[0]; })
+              .ThenDoHostCallback(
+                  [payload, ballast, &sum] { sum = std::accumulate(payload.begin(), payload.end(), 0) + ballast[0]; })
               .BlockHostUntilDone()
               .ok());
   CHECK(sum == 3000);

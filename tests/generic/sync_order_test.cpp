@@ -86,8 +86,8 @@ TEST_CASE("every synchronous operation comes after the work queued on the execut
     return values;
   };
   const std::vector<Case> cases = {
-      {"SynchronousMemcpyD2H", [&] { return executor->SynchronousMemcpyD2H<int>(a.cref(), out); },
-       [&] { return out; }, queued},
+      {"SynchronousMemcpyD2H", [&] { return executor->SynchronousMemcpyD2H<int>(a.cref(), out); }, [&] { return out; },
+       queued},
       {"SynchronousMemcpyH2D", [&] { return executor->SynchronousMemcpyH2D<int>(other, a.ptr()); },
        [&] { return read(a); }, other},
       {"SynchronousMemcpyD2D", [&] { return executor->SynchronousMemcpyD2D<int>(a.cref(), b.ptr()); },
@@ -96,8 +96,7 @@ TEST_CASE("every synchronous operation comes after the work queued on the execut
        [&] { return read(a); }, std::vector<int>(kCount, 0)},
       {"SynchronousMemset32", [&] { return executor->SynchronousMemset32(a.ptr(), 77, a.cref().size()); },
        [&] { return read(a); }, std::vector<int>(kCount, 77)},
-      {"SynchronizeAllActivity", [&] { return executor->SynchronizeAllActivity(); }, [&] { return read(a); },
-       queued},
+      {"SynchronizeAllActivity", [&] { return executor->SynchronizeAllActivity(); }, [&] { return read(a); }, queued},
   };
   for (const Case& c : cases) {
     INFO(c.name);

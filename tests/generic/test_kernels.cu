@@ -12,8 +12,8 @@ extern "C" __global__ void coordinates(std::uint32_t* out) {
   const std::uint64_t block = (std::uint64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
   const std::uint64_t thread = (std::uint64_t(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
   const std::uint64_t per_block = std::uint64_t(blockDim.x) * blockDim.y * blockDim.z;
-  out[block * per_block + thread] = (blockIdx.x << 24) | (blockIdx.y << 20) | (blockIdx.z << 16) |
-                                    (threadIdx.x << 8) | (threadIdx.y << 4) | threadIdx.z;
+  out[block * per_block + thread] = (blockIdx.x << 24) | (blockIdx.y << 20) | (blockIdx.z << 16) | (threadIdx.x << 8) |
+                                    (threadIdx.y << 4) | threadIdx.z;
 }
 
 // SharedDeviceMemory<int> is dynamic shared memory: not a parameter here.

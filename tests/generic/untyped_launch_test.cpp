@@ -54,7 +54,8 @@ TEST_CASE("a launch typed at run time runs the kernel", "[kernel][untyped][kerne
   std::vector<float> host(kN);
   std::iota(host.begin(), host.end(), 0.0f);
   std::vector<float> ones(kN, 1.0f);
-  REQUIRE(f.stream.ThenMemcpyH2D<float>(host, f.x.ptr()).ThenMemcpyH2D<float>(ones, f.y.ptr()).BlockHostUntilDone().ok());
+  REQUIRE(
+      f.stream.ThenMemcpyH2D<float>(host, f.x.ptr()).ThenMemcpyH2D<float>(ones, f.y.ptr()).BlockHostUntilDone().ok());
   se::KernelArgsArray<4> args;
   args.Add(2.0f).Add(f.x.ptr()).Add(f.y.ptr()).Add(kN);
   REQUIRE(f.Launch(args).ok());
@@ -83,8 +84,8 @@ TEST_CASE("run-time typed shared memory and interleaved typed launches", "[kerne
               .ThenMemcpyH2D<int>(data, device.ptr())
               .ThenMemcpyH2D<int>(data, other.ptr())
               .ThenLaunch(se::ThreadDim(1), se::BlockDim(blocks), untyped, args)
-              .ThenLaunch(se::ThreadDim(1), se::BlockDim(blocks), typed, other.ptr(), se::SharedDeviceMemory<int>(width),
-                          width)
+              .ThenLaunch(se::ThreadDim(1), se::BlockDim(blocks), typed, other.ptr(),
+                          se::SharedDeviceMemory<int>(width), width)
               .ThenLaunch(se::ThreadDim(1), se::BlockDim(blocks), untyped, args)  // reversed back
               .ThenLaunch(se::ThreadDim(1), se::BlockDim(blocks), untyped, args)
               .ThenMemcpyD2H<int>(device.cref(), data)
@@ -168,7 +169,8 @@ TEST_CASE("run-time arguments are checked against the kernel's parameters", "[ke
   SECTION("a kernel that was never loaded") {
     se::UntypedKernel unloaded(f.executor);
     args.Add(2.0f).Add(f.x.ptr()).Add(f.y.ptr()).Add(kN);
-    const se::Status status = f.stream.ThenLaunch(se::ThreadDim(kThreads), kBlocks, unloaded, args).BlockHostUntilDone();
+    const se::Status status =
+        f.stream.ThenLaunch(se::ThreadDim(kThreads), kBlocks, unloaded, args).BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
     CHECK(Mentions(status, "not loaded"));
   }
@@ -189,7 +191,8 @@ TEST_CASE("KernelArgs takes a const view of memory", "[kernel][untyped][kernel-r
   std::vector<float> host(kN);
   std::iota(host.begin(), host.end(), 0.0f);
   std::vector<float> ones(kN, 1.0f);
-  REQUIRE(f.stream.ThenMemcpyH2D<float>(host, f.x.ptr()).ThenMemcpyH2D<float>(ones, f.y.ptr()).BlockHostUntilDone().ok());
+  REQUIRE(
+      f.stream.ThenMemcpyH2D<float>(host, f.x.ptr()).ThenMemcpyH2D<float>(ones, f.y.ptr()).BlockHostUntilDone().ok());
   const se::ScopedDeviceMemory<float>& read_only = f.x;
   se::KernelArgsArray<4> args;
   args.Add(3.0f).Add(read_only.ptr()).Add(f.y.ptr()).Add(kN);

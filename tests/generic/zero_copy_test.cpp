@@ -90,7 +90,7 @@ TEST_CASE("copies and fills take a device view of pinned memory", "[zero-copy]")
 
   se::Stream stream(executor);
   REQUIRE(stream.Init()
-              .ThenMemcpyH2D<std::uint32_t>(source, &view)    // into the pinned memory
+              .ThenMemcpyH2D<std::uint32_t>(source, &view)  // into the pinned memory
               .ThenMemcpyD2D(device.ptr(), view, 64 * sizeof(std::uint32_t))
               .ThenMemset32(&view, 0xabcdu, 8 * sizeof(std::uint32_t))
               .BlockHostUntilDone()

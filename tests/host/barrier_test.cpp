@@ -37,7 +37,8 @@ void block_sum(const se::host::CooperativeContext& ctx, const float* in, float* 
   }
   if (t == 0) out[ctx.blockIdx.x] = sh[0];
 }
-using BlockSumKernel = se::TypedKernel<se::DeviceMemory<float>*, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>>;
+using BlockSumKernel =
+    se::TypedKernel<se::DeviceMemory<float>*, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>>;
 
 BlockSumKernel LoadBlockSum(se::StreamExecutor<se::host>* executor) {
   se::MultiKernelLoaderSpec spec(3);
@@ -155,7 +156,8 @@ TEST_CASE("1024 threads per block, in one, two and three dimensions", "[host][ba
   se::MultiKernelLoaderSpec spec(1);
   spec.AddHostKernel("ids", [](const se::host::CooperativeContext& ctx, std::uint32_t* ids) {
     ctx.SyncThreads();
-    const std::uint64_t linear = (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
+    const std::uint64_t linear =
+        (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
     ids[linear] = static_cast<std::uint32_t>(linear);
   });
   se::TypedKernel<se::DeviceMemory<std::uint32_t>*> ids_kernel(executor);

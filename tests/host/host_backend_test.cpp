@@ -194,8 +194,8 @@ TEST_CASE("a kernel that throws fails its stream, and only its stream", "[host][
 
 TEST_CASE("a host callback that throws fails the stream", "[host][errors]") {
   se::Stream stream(Executor());
-  se::Status status = stream.Init().ThenDoHostCallback([] { throw std::logic_error("callback broke"); })
-                          .BlockHostUntilDone();
+  se::Status status =
+      stream.Init().ThenDoHostCallback([] { throw std::logic_error("callback broke"); }).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kAborted);
   CHECK(Mentions(status, "host callback on host:0 threw: callback broke"));
 }
@@ -268,8 +268,7 @@ TEST_CASE("per-block kernels run once per block, in every grid shape and form", 
     se::Stream stream(executor);
     REQUIRE(stream.Init()
                 .ThenMemcpyH2D<int>(in, input.ptr())
-                .ThenLaunch(threads, blocks, kernel, input.ptr(), output.ptr(),
-                            se::SharedDeviceMemory<int>(kThreads))
+                .ThenLaunch(threads, blocks, kernel, input.ptr(), output.ptr(), se::SharedDeviceMemory<int>(kThreads))
                 .ThenMemcpyD2H<int>(output.cref(), out)
                 .BlockHostUntilDone()
                 .ok());
@@ -322,7 +321,8 @@ TEST_CASE("a per-block kernel is checked against the TypedKernel and contained w
   REQUIRE(executor->GetKernel(spec, &kernel).ok());
   auto memory = executor->AllocateOwnedArray<int>(1);
   se::Stream stream(executor);
-  se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(8), kernel, memory.ptr()).BlockHostUntilDone();
+  se::Status status =
+      stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(8), kernel, memory.ptr()).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kAborted);
   CHECK(Mentions(status, "kernel 'block_throws' threw an exception: block 2 gave up"));
 }
@@ -362,9 +362,8 @@ TEST_CASE("a thread waiting on an event helps with the launch it waits for", "[h
 TEST_CASE("launches enqueued while a worker watches the drained stream run once each, in order", "[host]") {
   auto* executor = Executor();
   se::MultiKernelLoaderSpec spec(3);
-  spec.AddHostKernel("append", [](const se::host::KernelContext&, int* log, int* length, int value) {
-    log[(*length)++] = value;
-  });
+  spec.AddHostKernel(
+      "append", [](const se::host::KernelContext&, int* log, int* length, int value) { log[(*length)++] = value; });
   se::TypedKernel<se::DeviceMemory<int>*, se::DeviceMemory<int>*, int> append(executor);
   REQUIRE(executor->GetKernel(spec, &append).ok());
   constexpr int kLaunches = 20000;

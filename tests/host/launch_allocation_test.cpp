@@ -4,7 +4,6 @@
 
 #include "counting_new.hpp"
 
-
 #include <streamexecutor/host.hpp>
 
 namespace se = streamexecutor;
@@ -46,8 +45,8 @@ TEST_CASE("1000 host launches allocate nothing", "[host][allocation]") {
       stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(), se::SharedDeviceMemory<float>(64),
                         1024u);
     } else {
-      stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, &x.cref(),
-                        se::SharedDeviceMemory<float>(64), 1024u);
+      stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, &x.cref(), se::SharedDeviceMemory<float>(64),
+                        1024u);
     }
   };
   for (int i = 0; i < 100; ++i) launch(i);  // warm-up: worker scratch, thread-locals

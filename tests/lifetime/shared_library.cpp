@@ -49,7 +49,8 @@ extern "C" __attribute__((visibility("default"))) bool SE_EXPORT_FN(self_wait_re
   auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
   se::Stream stream(executor);
   se::Status inner;
-  const se::Status outer = stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); }).BlockHostUntilDone();
+  const se::Status outer =
+      stream.Init().ThenDoHostCallback([&] { inner = stream.BlockHostUntilDone(); }).BlockHostUntilDone();
   // The refusal also sticks to the stream, as every error from its own callback does.
   return inner.code() == se::ErrorCode::kFailedPrecondition && outer.code() == inner.code();
 }

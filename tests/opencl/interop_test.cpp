@@ -64,8 +64,8 @@ TEST_CASE("a test-made queue and buffers are adopted, used, and left to the test
   constexpr std::size_t kCount = 256;
   std::vector<float> ones(kCount, 1.0f);
   // x read-only: slices of it for a kernel inherit that (clCreateSubBuffer flags 0).
-  cl_mem x = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, kCount * sizeof(float), ones.data(),
-                            &error);
+  cl_mem x =
+      clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, kCount * sizeof(float), ones.data(), &error);
   REQUIRE(error == CL_SUCCESS);
   cl_mem y = clCreateBuffer(context, CL_MEM_READ_WRITE, kCount * sizeof(float), nullptr, &error);
   REQUIRE(error == CL_SUCCESS);
@@ -128,8 +128,7 @@ TEST_CASE("a test-made queue and buffers are adopted, used, and left to the test
     cl_event marker = se::NativeEvent(done);
     REQUIRE(marker != nullptr);
     cl_command_queue recorded_on = nullptr;
-    REQUIRE(clGetEventInfo(marker, CL_EVENT_COMMAND_QUEUE, sizeof(recorded_on), &recorded_on, nullptr) ==
-            CL_SUCCESS);
+    REQUIRE(clGetEventInfo(marker, CL_EVENT_COMMAND_QUEUE, sizeof(recorded_on), &recorded_on, nullptr) == CL_SUCCESS);
     CHECK(recorded_on == queue);
 
     // Forgetting drops our reference and the slices' sub-buffers.

@@ -139,8 +139,8 @@ TEST_CASE("a prepared launch sets only its changed arguments, unless another lau
   CHECK(sets([&] { stream.ThenLaunch(b); }) == 4);  // another launch's arguments are on the kernel
   CHECK(sets([&] { stream.ThenLaunch(a); }) == 4);
   CHECK(sets([&] {
-          stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(), se::SharedDeviceMemory<float>(64),
-                            1024u);
+          stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(16), kernel, 1.0f, x.ptr(),
+                            se::SharedDeviceMemory<float>(64), 1024u);
         }) == 4);
   CHECK(sets([&] { stream.ThenLaunch(a); }) == 4);
   CHECK(sets([&] { stream.ThenLaunch(a); }) == 0);

@@ -59,8 +59,8 @@ bool SubBufferScheme() {
 
 TEST_CASE("scalars of every size arrive by value", "[opencl][launch]") {
   auto* executor = OpenCLExecutor();
-  auto kernel = Load<se::TypedKernel<se::DeviceMemory<double>*, std::int8_t, std::int16_t, std::int64_t, double,
-                                     Float4, std::uint8_t>>("scalars", 7);
+  auto kernel = Load<se::TypedKernel<se::DeviceMemory<double>*, std::int8_t, std::int16_t, std::int64_t, double, Float4,
+                                     std::uint8_t>>("scalars", 7);
   auto out = executor->AllocateOwnedArray<double>(6);
   std::vector<double> host(6);
   se::Stream stream(executor);
@@ -153,13 +153,14 @@ TEST_CASE("a local size the kernel cannot run is a clear Status", "[opencl][laun
   SECTION("reqd_work_group_size refused by clEnqueueNDRangeKernel") {
     auto kernel = Load<se::TypedKernel<se::DeviceMemory<int>*>>("fixed", 1);
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(2), kernel, device.ptr())
-                            .BlockHostUntilDone();
+    se::Status status =
+        stream.Init().ThenLaunch(se::ThreadDim(4), se::BlockDim(2), kernel, device.ptr()).BlockHostUntilDone();
     CHECK(Mentions(status, "clEnqueueNDRangeKernel failed with CL_INVALID_WORK_GROUP_SIZE"));
     CHECK(Mentions(status, "kernel 'fixed'"));
     CHECK(Mentions(status, "global size 8x1x1, local size 4x1x1"));
     se::Stream ok_stream(executor);
-    CHECK(ok_stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(2), kernel, device.ptr()).BlockHostUntilDone().ok());
+    CHECK(
+        ok_stream.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(2), kernel, device.ptr()).BlockHostUntilDone().ok());
   }
   SECTION("more threads than CL_KERNEL_WORK_GROUP_SIZE") {
     auto kernel = Load<AddKernel>("add", 2);
@@ -170,8 +171,8 @@ TEST_CASE("a local size the kernel cannot run is a clear Status", "[opencl][laun
     kernel.handle<se::opencl::KernelHandle>().impl->work_group_size = 16;
     kernel.handle<se::opencl::KernelHandle>().impl->launch_limit = 16;
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(8, 4), se::BlockDim(1), kernel, device.ptr(), 1)
-                            .BlockHostUntilDone();
+    se::Status status =
+        stream.Init().ThenLaunch(se::ThreadDim(8, 4), se::BlockDim(1), kernel, device.ptr(), 1).BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kInvalidArgument);
     CHECK(Mentions(status, "8x4x1 = 32 threads per block exceed this kernel's CL_KERNEL_WORK_GROUP_SIZE of 16"));
   }
@@ -179,8 +180,8 @@ TEST_CASE("a local size the kernel cannot run is a clear Status", "[opencl][laun
     auto kernel = Load<AddKernel>("add", 2);
     const auto& d = executor->GetDeviceDescription();
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(d.max_block_dims.x + 1), se::BlockDim(1), kernel,
-                                                 device.ptr(), 1)
+    se::Status status = stream.Init()
+                            .ThenLaunch(se::ThreadDim(d.max_block_dims.x + 1), se::BlockDim(1), kernel, device.ptr(), 1)
                             .BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kInvalidArgument);
     CHECK(Mentions(status, "kernel 'add'"));
@@ -203,7 +204,8 @@ TEST_CASE("one TypedKernel launched from several threads", "[opencl][launch][thr
       se::Stream stream(executor);
       stream.Init();
       // Each thread adds its own value, so crossed arguments would show.
-      for (int i = 0; i < kLaunches; ++i) stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, buffers[t].ptr(), t + 1);
+      for (int i = 0; i < kLaunches; ++i)
+        stream.ThenLaunch(se::ThreadDim(64), se::BlockDim(1), kernel, buffers[t].ptr(), t + 1);
       results[t] = stream.BlockHostUntilDone();
     });
   }
@@ -229,7 +231,8 @@ TEST_CASE("static plus dynamic __local memory beyond the device's is refused bef
         scratch[get_local_id(0)] = 1.0f;
         barrier(CLK_LOCAL_MEM_FENCE);
         out[get_global_id(0)] = scratch[0];
-      })", "hog");
+      })",
+                               "hog");
     se::TypedKernel<se::DeviceMemory<float>*> kernel(executor);
     se::Status loaded = executor->GetKernel(spec, &kernel);
     if (!loaded.ok()) {
@@ -238,7 +241,8 @@ TEST_CASE("static plus dynamic __local memory beyond the device's is refused bef
     }
     auto out = executor->AllocateOwnedArray<float>(16);
     se::Stream stream(executor);
-    se::Status status = stream.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr()).BlockHostUntilDone();
+    se::Status status =
+        stream.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr()).BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kResourceExhausted);
     CHECK(Mentions(status, "kernel 'hog'"));
     CHECK(Mentions(status, "CL_DEVICE_LOCAL_MEM_SIZE"));
@@ -252,17 +256,18 @@ TEST_CASE("static plus dynamic __local memory beyond the device's is refused bef
         dynamic_scratch[get_local_id(0)] = 2.0f;
         barrier(CLK_LOCAL_MEM_FENCE);
         out[get_global_id(0)] = fixed_scratch[0] + dynamic_scratch[0];
-      })", "both");
+      })",
+                               "both");
     se::TypedKernel<se::DeviceMemory<float>*, se::SharedDeviceMemory<float>> kernel(executor);
     REQUIRE(executor->GetKernel(spec, &kernel).ok());
     auto out = executor->AllocateOwnedArray<float>(16);
     // Fits on its own (the core's check passes it), not with the static 1 KiB.
     const std::uint64_t elements = device_local / sizeof(float);
     se::Stream stream(executor);
-    se::Status status = stream.Init()
-                            .ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr(),
-                                        se::SharedDeviceMemory<float>(elements))
-                            .BlockHostUntilDone();
+    se::Status status =
+        stream.Init()
+            .ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, out.ptr(), se::SharedDeviceMemory<float>(elements))
+            .BlockHostUntilDone();
     CHECK(status.code() == se::ErrorCode::kResourceExhausted);
     CHECK(Mentions(status, "static in the kernel"));
     se::Stream ok_stream(executor);

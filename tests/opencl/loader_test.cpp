@@ -89,8 +89,7 @@ TEST_CASE("loading the same spec twice builds the program once", "[opencl][loade
   CHECK(RunScale(executor, third) == std::vector<int>{0, 0, 0, 0});
 }
 
-TEST_CASE("a program binary round-trips: text, CL_PROGRAM_BINARIES, binary in memory and on disk",
-          "[opencl][loader]") {
+TEST_CASE("a program binary round-trips: text, CL_PROGRAM_BINARIES, binary in memory and on disk", "[opencl][loader]") {
   auto* executor = OpenCLExecutor();
   se::MultiKernelLoaderSpec text(1);
   text.AddOpenCLTextInMemory(kScale, "scale", "-DFACTOR=11");

@@ -12,7 +12,8 @@ TEST_CASE("every device of every platform is visible, flattened", "[opencl][plat
   int expected = 0;
   for (cl_platform_id id : ids) {
     cl_uint devices = 0;
-    if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, 0, nullptr, &devices) == CL_SUCCESS) expected += static_cast<int>(devices);
+    if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, 0, nullptr, &devices) == CL_SUCCESS)
+      expected += static_cast<int>(devices);
   }
   auto& platform = se::Platform<se::opencl>::Get();
   CHECK(platform.VisibleDeviceCount() == expected);

@@ -62,28 +62,32 @@ TEST_CASE("element type mismatch: the documented example message", "[opencl][sig
 
 TEST_CASE("parameter count mismatch lists both parameter lists", "[opencl][signature][errors]") {
   se::Status status = Load<float, se::DeviceMemory<float>*, se::DeviceMemory<float>*>("saxpy");
-  CHECK(Mentions(status, "kernel 'saxpy' takes 4 parameter(s) (float a, __global const float* x, __global float* y, "
-                         "uint n) but the TypedKernel declares 3"));
+  CHECK(Mentions(status,
+                 "kernel 'saxpy' takes 4 parameter(s) (float a, __global const float* x, __global float* y, "
+                 "uint n) but the TypedKernel declares 3"));
   CHECK(Mentions(status, "streamexecutor::DeviceMemory<float>*"));
 }
 
 TEST_CASE("value declared where the kernel takes a pointer", "[opencl][signature][errors]") {
   se::Status status = Load<float, float, se::DeviceMemory<float>*, std::uint32_t>("saxpy");
-  CHECK(Mentions(status, "parameter 1 ('x'): TypedKernel declares float but the kernel takes __global const float* "
-                         "(it is a pointer, not a value); declare it as streamexecutor::DeviceMemory<float>*"));
+  CHECK(Mentions(status,
+                 "parameter 1 ('x'): TypedKernel declares float but the kernel takes __global const float* "
+                 "(it is a pointer, not a value); declare it as streamexecutor::DeviceMemory<float>*"));
 }
 
 TEST_CASE("pointer declared where the kernel takes a value", "[opencl][signature][errors]") {
   se::Status status =
       Load<se::DeviceMemory<float>*, se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t>("saxpy");
-  CHECK(Mentions(status, "parameter 0 ('a'): TypedKernel declares streamexecutor::DeviceMemory<float>* but the "
-                         "kernel takes float (it is a value, not a pointer); declare it as float"));
+  CHECK(Mentions(status,
+                 "parameter 0 ('a'): TypedKernel declares streamexecutor::DeviceMemory<float>* but the "
+                 "kernel takes float (it is a value, not a pointer); declare it as float"));
 }
 
 TEST_CASE("signedness of the same size is a mismatch", "[opencl][signature][errors]") {
   se::Status status = Load<float, se::DeviceMemory<float>*, se::DeviceMemory<float>*, int>("saxpy");
-  CHECK(Mentions(status, "parameter 3 ('n'): TypedKernel declares int but the kernel takes uint (int is a 4-byte "
-                         "signed integer, OpenCL uint is a 4-byte unsigned integer); declare it as std::uint32_t"));
+  CHECK(Mentions(status,
+                 "parameter 3 ('n'): TypedKernel declares int but the kernel takes uint (int is a 4-byte "
+                 "signed integer, OpenCL uint is a 4-byte unsigned integer); declare it as std::uint32_t"));
 }
 
 TEST_CASE("a scalar of the wrong size is a mismatch", "[opencl][signature][errors]") {
@@ -97,8 +101,9 @@ TEST_CASE("a scalar of the wrong size is a mismatch", "[opencl][signature][error
 TEST_CASE("__local memory must be SharedDeviceMemory and the reverse", "[opencl][signature][errors]") {
   se::Status global_for_local = Load<se::DeviceMemory<Float4>*, se::DeviceMemory<int>*, se::DeviceMemory<short>*,
                                      std::uint64_t, se::DeviceMemory<Half>*>("vectors");
-  CHECK(Mentions(global_for_local, "parameter 1 ('scratch'): TypedKernel declares streamexecutor::DeviceMemory<int>* "
-                                   "but the kernel takes __local int*"));
+  CHECK(Mentions(global_for_local,
+                 "parameter 1 ('scratch'): TypedKernel declares streamexecutor::DeviceMemory<int>* "
+                 "but the kernel takes __local int*"));
   CHECK(Mentions(global_for_local, "declare it as streamexecutor::SharedDeviceMemory<int>"));
   se::Status local_for_global = Load<se::SharedDeviceMemory<Float4>, se::SharedDeviceMemory<int>,
                                      se::DeviceMemory<short>*, std::uint64_t, se::DeviceMemory<Half>*>("vectors");
@@ -109,8 +114,9 @@ TEST_CASE("__local memory must be SharedDeviceMemory and the reverse", "[opencl]
 TEST_CASE("vector types are checked by size", "[opencl][signature][errors]") {
   se::Status scalar = Load<se::DeviceMemory<float>*, se::SharedDeviceMemory<int>, se::DeviceMemory<short>*,
                            std::uint64_t, se::DeviceMemory<Half>*>("vectors");
-  CHECK(Mentions(scalar, "parameter 0 ('v'): TypedKernel declares streamexecutor::DeviceMemory<float>* but the kernel "
-                         "takes __global float4*"));
+  CHECK(Mentions(scalar,
+                 "parameter 0 ('v'): TypedKernel declares streamexecutor::DeviceMemory<float>* but the kernel "
+                 "takes __global float4*"));
   CHECK(Mentions(scalar, "OpenCL float4 is a 16-byte vector"));
   struct Three {
     float a, b, c;
@@ -123,6 +129,7 @@ TEST_CASE("vector types are checked by size", "[opencl][signature][errors]") {
 TEST_CASE("__constant memory element types are checked", "[opencl][signature][errors]") {
   se::Status status = Load<se::DeviceMemory<Float4>*, se::SharedDeviceMemory<int>, se::DeviceMemory<int>*,
                            std::uint64_t, se::DeviceMemory<Half>*>("vectors");
-  CHECK(Mentions(status, "parameter 2 ('table'): TypedKernel declares streamexecutor::DeviceMemory<int>* but the "
-                         "kernel takes __constant const short*"));
+  CHECK(Mentions(status,
+                 "parameter 2 ('table'): TypedKernel declares streamexecutor::DeviceMemory<int>* but the "
+                 "kernel takes __constant const short*"));
 }

@@ -43,17 +43,17 @@ TEST_CASE("a timer reads the profiling timestamps around a kernel", "[opencl][ti
   CHECK(elapsed.value() <= static_cast<std::uint64_t>(std::chrono::nanoseconds(wall).count()));
   // Measured here: printed so the run shows what PoCL's profiling reports.
   WARN("busy kernel over 65536 items: " << elapsed.value() / 1000 << " us by profiling, "
-                                         << std::chrono::duration_cast<std::chrono::microseconds>(wall).count()
-                                         << " us wall");
+                                        << std::chrono::duration_cast<std::chrono::microseconds>(wall).count()
+                                        << " us wall");
 }
 
 TEST_CASE("a throwing callback fails the stream, and BlockHostUntilDone returns it", "[opencl][callback][errors]") {
   auto* executor = OpenCLExecutor();
   bool later_ran = false;
   se::Stream stream(executor);
-  stream.Init()
-      .ThenDoHostCallback([] { throw std::runtime_error("callback exploded"); })
-      .ThenDoHostCallback([&] { later_ran = true; });
+  stream.Init().ThenDoHostCallback([] { throw std::runtime_error("callback exploded"); }).ThenDoHostCallback([&] {
+    later_ran = true;
+  });
   se::Status status = stream.BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kAborted);
   CHECK(Mentions(status, "host callback on opencl:0"));
@@ -148,7 +148,6 @@ TEST_CASE("one event recorded and waited on from two threads at once", "[opencl]
   CHECK(waiter.BlockHostUntilDone().ok());
   CHECK(event.PollForStatus() == se::Event<se::opencl>::State::kComplete);
 }
-
 
 namespace {
 cl_command_queue_properties QueueProperties(cl_command_queue queue) {

@@ -56,8 +56,7 @@ se::Status ExerciseCooperative() {
 }
 #endif
 
-using ScaleKernel =
-    se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t>;
+using ScaleKernel = se::TypedKernel<float, se::DeviceMemory<float>*, se::SharedDeviceMemory<float>, std::uint32_t>;
 
 // Pinned memory, native handles and adoption (core/pinned_memory.hpp, core/interop.hpp).
 template <typename B>
@@ -98,14 +97,16 @@ se::Status ExerciseInterop(se::StreamExecutor<B>* executor, se::Stream<B>& strea
 // Prepared launches and launches typed at run time (core/prepared_launch.hpp, core/kernel_args.hpp).
 template <typename B>
 se::Status ExerciseLaunchForms(se::StreamExecutor<B>* executor, const se::MultiKernelLoaderSpec& spec,
-                               const ScaleKernel& kernel, se::ScopedDeviceMemory<float>& data, se::DeviceMemory<float>& raw) {
+                               const ScaleKernel& kernel, se::ScopedDeviceMemory<float>& data,
+                               se::DeviceMemory<float>& raw) {
   se::Stream<B> stream(executor);
   const std::uint32_t count = 256;
   se::PreparedLaunch prepared(kernel, se::ThreadDim(64), se::BlockDim(4), 2.0f, data.ptr(),
                               se::SharedDeviceMemory<float>(64), count);
   stream.Init().ThenLaunch(prepared);
   // Dependent here (B), hence `template`, as for any member template.
-  prepared.template Set<0>(3.0f).template SetArg<1>(&raw).template Set<3>(16u).SetDimensions(se::ThreadDim(16), se::BlockDim(1));
+  prepared.template Set<0>(3.0f).template SetArg<1>(&raw).template Set<3>(16u).SetDimensions(se::ThreadDim(16),
+                                                                                             se::BlockDim(1));
   stream.ThenLaunch(prepared);
   se::UntypedKernel untyped(executor);
   STREAMEXECUTOR_RETURN_IF_ERROR(executor->GetUntypedKernel(spec, &untyped));
@@ -202,7 +203,8 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   const std::uint32_t count = 256;
   stream.InitWithTimer(&timer)
       .ThenStartTimer(&timer)
-      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64), count)
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64),
+                  count)
       .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, nullptr, se::SharedDeviceMemory<float>(1), 1u)
       .ThenMemcpyD2H(data.cref(), std::span<float>(host))
       .ThenMemcpyD2D(&raw, slice)
@@ -214,7 +216,8 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
   other.ThenWaitFor(&event);
   se::CommandBuffer<B> buffer(executor);
   buffer.Init()
-      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64), count)
+      .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64),
+                  count)
       .ThenMemcpy(&raw, host.data(), 4)
       .template ThenMemcpyD2H<float>(data.cref(), std::span<float>(host))
       .ThenMemcpyD2D(&raw, slice)

@@ -37,22 +37,20 @@ struct ConceptProbeCallback {
 
 // Driver-wide state and one device.
 template <typename B>
-concept PlatformBackend =
-    requires {
-      { B::kName } -> std::convertible_to<std::string_view>;
-      typename B::PlatformState;  // driver-wide state: loaded library, device list
-      typename B::ExecutorState;  // one device: context, program/module cache
-    } &&
-    requires(typename B::PlatformState& platform, typename B::ExecutorState& executor, int ordinal) {
-      // A failed init (no driver) is reported, and leaves zero devices.
-      { B::InitPlatform(platform) } -> std::same_as<Status>;
-      { B::DeviceCount(platform) } -> std::same_as<int>;
-      { B::OpenExecutor(platform, ordinal, executor) } -> std::same_as<Status>;
-      { B::CloseExecutor(executor) } -> std::same_as<void>;
-      { B::Describe(executor) } -> std::same_as<DeviceDescription>;
-      // The canned-operation plugins an executor uses unless told otherwise.
-      { B::DefaultPlugins() } -> std::same_as<PluginConfig>;
-    };
+concept PlatformBackend = requires {
+  { B::kName } -> std::convertible_to<std::string_view>;
+  typename B::PlatformState;  // driver-wide state: loaded library, device list
+  typename B::ExecutorState;  // one device: context, program/module cache
+} && requires(typename B::PlatformState& platform, typename B::ExecutorState& executor, int ordinal) {
+  // A failed init (no driver) is reported, and leaves zero devices.
+  { B::InitPlatform(platform) } -> std::same_as<Status>;
+  { B::DeviceCount(platform) } -> std::same_as<int>;
+  { B::OpenExecutor(platform, ordinal, executor) } -> std::same_as<Status>;
+  { B::CloseExecutor(executor) } -> std::same_as<void>;
+  { B::Describe(executor) } -> std::same_as<DeviceDescription>;
+  // The canned-operation plugins an executor uses unless told otherwise.
+  { B::DefaultPlugins() } -> std::same_as<PluginConfig>;
+};
 
 // Device memory: allocations the core registers and checks.
 template <typename B>
@@ -68,8 +66,8 @@ template <typename B>
 concept StreamBackend =
     PlatformBackend<B> && requires { typename B::StreamHandle; } &&
     requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, const op::MemcpyH2D& h2d,
-             const op::MemcpyD2H& d2h, const op::MemcpyD2D& d2d, const op::Memset8& fill8,
-             const op::Memset32& fill32, const op::HostCall<detail::ConceptProbeCallback>& host_call) {
+             const op::MemcpyD2H& d2h, const op::MemcpyD2D& d2d, const op::Memset8& fill8, const op::Memset32& fill32,
+             const op::HostCall<detail::ConceptProbeCallback>& host_call) {
       { B::CreateStream(executor, stream) } -> std::same_as<Status>;
       { B::DestroyStream(executor, stream) } -> std::same_as<void>;
       { B::SynchronizeStream(stream) } -> std::same_as<Status>;
@@ -83,19 +81,18 @@ concept StreamBackend =
 
 // Events: a record is waited on by any stream of the same executor.
 template <typename B>
-concept EventBackend =
-    StreamBackend<B> && requires { typename B::EventHandle; } &&
-    requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream, typename B::EventHandle& event,
-             const op::RecordEvent<typename B::EventHandle>& record,
-             const op::WaitEvent<typename B::EventHandle>& wait) {
-      { B::CreateEvent(executor, event) } -> std::same_as<Status>;
-      { B::DestroyEvent(executor, event) } -> std::same_as<void>;
-      { B::Submit(stream, record) } -> std::same_as<Status>;
-      { B::Submit(stream, wait) } -> std::same_as<Status>;
-      { B::QueryEvent(event) } -> std::same_as<StatusOr<bool>>;
-      { B::SynchronizeEvent(event) } -> std::same_as<Status>;
-      { B::ElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
-    };
+concept EventBackend = StreamBackend<B> && requires { typename B::EventHandle; } &&
+                       requires(typename B::ExecutorState& executor, typename B::StreamHandle& stream,
+                                typename B::EventHandle& event, const op::RecordEvent<typename B::EventHandle>& record,
+                                const op::WaitEvent<typename B::EventHandle>& wait) {
+                         { B::CreateEvent(executor, event) } -> std::same_as<Status>;
+                         { B::DestroyEvent(executor, event) } -> std::same_as<void>;
+                         { B::Submit(stream, record) } -> std::same_as<Status>;
+                         { B::Submit(stream, wait) } -> std::same_as<Status>;
+                         { B::QueryEvent(event) } -> std::same_as<StatusOr<bool>>;
+                         { B::SynchronizeEvent(event) } -> std::same_as<Status>;
+                         { B::ElapsedNanoseconds(event, event) } -> std::same_as<StatusOr<std::uint64_t>>;
+                       };
 
 // Kernels: loaded from a MultiKernelLoaderSpec, checked against the
 // TypedKernel's parameters, launched on a stream.
@@ -120,9 +117,10 @@ concept Backend = PlatformBackend<B> && MemoryBackend<B> && StreamBackend<B> && 
 // A backend that can run an operation on the calling thread (its memory is
 // host memory): the core's synchronous calls then skip the stream round trip.
 template <typename B, typename Operation>
-concept InlineExecutionBackend = Backend<B> && requires(typename B::ExecutorState& executor, const Operation& operation) {
-  { B::ExecuteInline(executor, operation) } -> std::same_as<Status>;
-};
+concept InlineExecutionBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, const Operation& operation) {
+      { B::ExecuteInline(executor, operation) } -> std::same_as<Status>;
+    };
 
 // A backend whose typed launch takes the caller's arguments as they were
 // passed (B::SubmitArguments<Params...>(stream, op::LaunchSite, args...)) and
@@ -154,20 +152,20 @@ concept ForeignWaitBackend = Backend<B> && requires(typename B::StreamHandle& st
   { B::Submit(stream, wait) } -> std::same_as<Status>;
 };
 template <typename B>
-concept EventNotifyBackend =
-    Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event, op::ForeignRelease release) {
-      { B::NotifyWhenComplete(executor, event, release) } -> std::same_as<Status>;
-    };
+concept EventNotifyBackend = Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event,
+                                                    op::ForeignRelease release) {
+  { B::NotifyWhenComplete(executor, event, release) } -> std::same_as<Status>;
+};
 
 // Memory that host code and device code can both dereference. HostAddress
 // gives the host's pointer to a view of it (ScopedUnifiedMemory's
 // host_ptr()), which is not the handle on every backend (OpenCL's is a cl_mem).
 template <typename B>
-concept UnifiedMemoryBackend = Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes,
-                                                      const DeviceMemoryBase& memory) {
-  { B::AllocateUnified(executor, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
-  { B::HostAddress(memory) } -> std::same_as<void*>;
-};
+concept UnifiedMemoryBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, std::uint64_t bytes, const DeviceMemoryBase& memory) {
+      { B::AllocateUnified(executor, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
+      { B::HostAddress(memory) } -> std::same_as<void*>;
+    };
 
 // Page-locked host memory for fast, truly asynchronous copies.
 template <typename B>
@@ -198,8 +196,8 @@ concept CommandBufferBackend =
              typename B::StreamHandle& stream, const op::MemcpyH2D& h2d, const op::MemcpyD2H& d2h,
              const op::MemcpyD2D& d2d, const op::Memset8& fill8, const op::Memset32& fill32,
              const op::HostCall<detail::ConceptProbeCallback>& host_call,
-             const op::RecordEvent<typename B::EventHandle>& record,
-             const op::WaitEvent<typename B::EventHandle>& wait, const op::Launch<typename B::KernelHandle>& launch) {
+             const op::RecordEvent<typename B::EventHandle>& record, const op::WaitEvent<typename B::EventHandle>& wait,
+             const op::Launch<typename B::KernelHandle>& launch) {
       { B::CreateCommandBuffer(executor, buffer) } -> std::same_as<Status>;
       { B::DestroyCommandBuffer(executor, buffer) } -> std::same_as<void>;
       { B::Record(buffer, h2d) } -> std::same_as<Status>;
@@ -219,9 +217,10 @@ concept CommandBufferBackend =
 // CU_EVENT_DISABLE_TIMING): plain events are made without timing, and
 // Timers ask for timing ones.
 template <typename B>
-concept TimingEventBackend = Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event) {
-  { B::CreateTimingEvent(executor, event) } -> std::same_as<Status>;
-};
+concept TimingEventBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, typename B::EventHandle& event) {
+      { B::CreateTimingEvent(executor, event) } -> std::same_as<Status>;
+    };
 
 // Streams that time their work only on request (OpenCL queue profiling costs
 // every command): a stream's first Timer turns it on.
@@ -241,14 +240,18 @@ struct Capabilities {
   // synchronize another stream. CUDA forbids CUDA calls inside a host
   // function (cuLaunchHostFunc), so its callbacks get FAILED_PRECONDITION.
   static constexpr bool kCallbacksMayEnqueue = [] {
-    if constexpr (requires { B::kCallbacksMayEnqueue; }) return bool{B::kCallbacksMayEnqueue};
-    else return true;
+    if constexpr (requires { B::kCallbacksMayEnqueue; })
+      return bool{B::kCallbacksMayEnqueue};
+    else
+      return true;
   }();
   // Every operation has run when its Then* call returns (a serial backend):
   // a queued operation is never pending, so tests of pending work do not apply.
   static constexpr bool kRunsOnEnqueue = [] {
-    if constexpr (requires { B::kRunsOnEnqueue; }) return bool{B::kRunsOnEnqueue};
-    else return false;
+    if constexpr (requires { B::kRunsOnEnqueue; })
+      return bool{B::kRunsOnEnqueue};
+    else
+      return false;
   }();
 };
 

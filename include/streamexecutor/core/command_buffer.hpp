@@ -76,8 +76,9 @@ class CommandBuffer {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
     if constexpr (sizeof...(Params) == sizeof...(Args)) {
-      static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
-                    true);
+      static_assert(
+          detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
+          true);
       constexpr std::string_view caller = "ThenLaunch";
       if (!Ready(caller)) return *this;
       if (Status s = detail::CheckLaunch(*parent_, thread_dims, block_dims, kernel, args...); !s.ok()) {
@@ -195,8 +196,8 @@ class CommandBuffer {
   Status SubmitOn(StreamExecutor<B>* stream_executor, typename B::StreamHandle& stream) {
     if (!initialized_) return NotInitialized("ThenSubmit");
     if (!status_.ok()) {
-      return MakeError(ErrorCode::kFailedPrecondition, "ThenSubmit on {}: the command buffer failed while recording: {}",
-                       Label(), status_.ToString());
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "ThenSubmit on {}: the command buffer failed while recording: {}", Label(), status_.ToString());
     }
     if (stream_executor != parent_) {
       return MakeError(ErrorCode::kInvalidArgument,
@@ -219,11 +220,13 @@ class CommandBuffer {
     if (device_dst == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::MemcpyD2D{*device_dst, device_src, size}, {device_dst, &device_src});
   }
-  CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
+  CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src,
+                         std::uint64_t size) {
     if (!Ready(caller)) return *this;
     return Then(caller, op::MemcpyD2H{host_dst, device_src, size}, {&device_src});
   }
-  CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
+  CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src,
+                         std::uint64_t size) {
     if (!Ready(caller)) return *this;
     if (device_dst == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::MemcpyH2D{*device_dst, host_src, size}, {device_dst});
@@ -239,7 +242,8 @@ class CommandBuffer {
   template <typename Operation>
   CommandBuffer& Then(std::string_view caller, const Operation& operation,
                       std::initializer_list<const DeviceMemoryBase*> views) {
-    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]] return Fail(std::move(s));
+    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
+      return Fail(std::move(s));
     for (const DeviceMemoryBase* view : views) {
       if (!Remember(*view, caller, -1)) return *this;
     }
@@ -276,10 +280,9 @@ class CommandBuffer {
     return Status();
   }
   [[gnu::cold]] Status NotLive(std::string_view caller, const UsedMemory& used) const {
-    const std::string what = used.argument < 0
-                                 ? fmt::format("operation {} ({})", used.command, used.caller)
-                                 : fmt::format("operation {} ({}, argument {})", used.command, used.caller,
-                                               used.argument);
+    const std::string what =
+        used.argument < 0 ? fmt::format("operation {} ({})", used.command, used.caller)
+                          : fmt::format("operation {} ({}, argument {})", used.command, used.caller, used.argument);
     const Status live = parent_->CheckDeviceRange(caller, "recorded", used.view, 0);
     return MakeError(live.ok() ? ErrorCode::kFailedPrecondition : live.code(),
                      "{} of a command buffer on {}: {} uses memory that is no longer valid: {}", caller, Label(), what,
@@ -311,7 +314,8 @@ class CommandBuffer {
     return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pointer is null", caller, Label(), what);
   }
   CommandBuffer& Check(Status status) {
-    if (!status.ok()) [[unlikely]] return Fail(std::move(status));
+    if (!status.ok()) [[unlikely]]
+      return Fail(std::move(status));
     ++commands_;
     return *this;
   }

@@ -64,12 +64,13 @@ concept DeviceMemoryIsHostMemoryBackend = Backend<B> && requires(const DeviceMem
 
 // Backends that copy between two of their devices on a stream.
 template <typename B>
-concept PeerCopyBackend =
-    PeerAccessBackend<B> && CrossExecutorWaitBackend<B> &&
-    requires(typename B::StreamHandle& stream, const typename B::ExecutorState& executor, DeviceMemoryBase memory,
-             std::uint64_t bytes) {
-      { B::EnqueueMemcpyPeer(stream, executor, memory, executor, memory, bytes) } -> std::same_as<Status>;
-    };
+concept PeerCopyBackend = PeerAccessBackend<B> && CrossExecutorWaitBackend<B> &&
+                          requires(typename B::StreamHandle& stream, const typename B::ExecutorState& executor,
+                                   DeviceMemoryBase memory, std::uint64_t bytes) {
+                            {
+                              B::EnqueueMemcpyPeer(stream, executor, memory, executor, memory, bytes)
+                            } -> std::same_as<Status>;
+                          };
 
 namespace detail {
 
@@ -163,8 +164,10 @@ class StagingPool {
 
 template <Backend A, Backend B>
 bool SameExecutor(StreamExecutor<A>* a, StreamExecutor<B>* b) {
-  if constexpr (std::same_as<A, B>) return a == b;
-  else return false;
+  if constexpr (std::same_as<A, B>)
+    return a == b;
+  else
+    return false;
 }
 
 template <Backend Src, Backend Dst>
@@ -243,10 +246,12 @@ StatusOr<CopyRoute> ThenCopyBetween(Stream<Src>* from, const DeviceMemoryBase& s
   constexpr std::string_view caller = "ThenCopyBetween";
   if (from == nullptr || to == nullptr || dst == nullptr) {
     return MakeError(ErrorCode::kInvalidArgument, "{}: the {} pointer is null", caller,
-                     from == nullptr ? "source stream" : to == nullptr ? "destination stream" : "destination");
+                     from == nullptr ? "source stream"
+                     : to == nullptr ? "destination stream"
+                                     : "destination");
   }
-  for (const auto& [initialized, status] : {std::pair{from->initialized(), from->status()},
-                                            std::pair{to->initialized(), to->status()}}) {
+  for (const auto& [initialized, status] :
+       {std::pair{from->initialized(), from->status()}, std::pair{to->initialized(), to->status()}}) {
     if (!initialized) {
       return MakeError(ErrorCode::kFailedPrecondition, "{}: a stream was not initialized (call Init())", caller);
     }

@@ -15,19 +15,19 @@
 namespace streamexecutor {
 
 struct DeviceDescription {
-  std::string platform_name;   // "host", "opencl", "cuda"
+  std::string platform_name;  // "host", "opencl", "cuda"
   int device_ordinal = 0;
   std::string name;
   std::string vendor;
   std::string driver_version;
-  std::string api_version;     // OpenCL version / CUDA driver API version
+  std::string api_version;  // OpenCL version / CUDA driver API version
   std::uint64_t device_memory_size = 0;
   std::uint64_t max_allocation_size = 0;
   std::uint64_t shared_memory_per_block = 0;
-  int compute_units = 0;       // SMs, OpenCL compute units, CPU threads
+  int compute_units = 0;  // SMs, OpenCL compute units, CPU threads
   std::uint64_t max_threads_per_block = 0;
-  Dim3 max_block_dims;         // threads per block, per dimension
-  Dim3 max_grid_dims;          // blocks per grid, per dimension
+  Dim3 max_block_dims;  // threads per block, per dimension
+  Dim3 max_grid_dims;   // blocks per grid, per dimension
   int warp_size = 1;
   int clock_rate_khz = 0;
   int compute_capability_major = 0;  // CUDA only
@@ -37,8 +37,8 @@ struct DeviceDescription {
   // Per multiprocessor (CUDA SM, OpenCL compute unit, host worker thread),
   // what the occupancy calculator counts with (core/occupancy.hpp). For all
   // fields below 0 means unknown (the driver does not report it).
-  std::uint64_t threads_per_multiprocessor = 0;   // resident at once
-  std::uint64_t blocks_per_multiprocessor = 0;    // resident at once
+  std::uint64_t threads_per_multiprocessor = 0;  // resident at once
+  std::uint64_t blocks_per_multiprocessor = 0;   // resident at once
   std::uint64_t shared_memory_per_multiprocessor = 0;
   std::uint64_t registers_per_multiprocessor = 0;
   std::uint64_t registers_per_block = 0;
@@ -99,10 +99,10 @@ namespace detail {
 // one (CUDA's and OpenCL's minimum is 1). The executor raises a 0 to 1 when it
 // describes its device, and the launch checks rely on that (FitsDevice).
 inline void RaiseZeroLaunchLimits(DeviceDescription& description) {
-  for (std::uint64_t* limit : {&description.max_threads_per_block, &description.max_block_dims.x,
-                               &description.max_block_dims.y, &description.max_block_dims.z,
-                               &description.max_grid_dims.x, &description.max_grid_dims.y,
-                               &description.max_grid_dims.z}) {
+  for (std::uint64_t* limit :
+       {&description.max_threads_per_block, &description.max_block_dims.x, &description.max_block_dims.y,
+        &description.max_block_dims.z, &description.max_grid_dims.x, &description.max_grid_dims.y,
+        &description.max_grid_dims.z}) {
     if (*limit == 0) *limit = 1;
   }
 }

@@ -37,9 +37,9 @@ namespace detail {
 enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView };
 
 struct AllocationRecord {
-  const void* owner = nullptr;                 // the StreamExecutor; set once
-  std::atomic<std::uint64_t> id{0};            // 0 while the record is free
-  std::atomic<void*> opaque{nullptr};          // the backend handle
+  const void* owner = nullptr;         // the StreamExecutor; set once
+  std::atomic<std::uint64_t> id{0};    // 0 while the record is free
+  std::atomic<void*> opaque{nullptr};  // the backend handle
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<RecordKind> kind{RecordKind::kAllocated};
 };
@@ -143,8 +143,8 @@ constexpr std::uint64_t SaturatingBytes(std::uint64_t count) {
 // Why a view is null, for the messages of every operation that refuses one.
 inline std::string DescribeNullMemory(const DeviceMemoryBase& memory) {
   if (!memory.IsOutOfRangeSlice()) return "a null DeviceMemory (moved-from, freed, or a failed allocation)";
-  const std::uint64_t end = memory.size() > ~std::uint64_t{0} - memory.offset() ? ~std::uint64_t{0}
-                                                                                 : memory.offset() + memory.size();
+  const std::uint64_t end =
+      memory.size() > ~std::uint64_t{0} - memory.offset() ? ~std::uint64_t{0} : memory.offset() + memory.size();
   return "null: it came from a GetSlice of bytes [" + std::to_string(memory.offset()) + ", " + std::to_string(end) +
          ") of a " + std::to_string(memory.sliced_view_size()) + "-byte view, which does not hold them";
 }
@@ -163,8 +163,8 @@ class DeviceMemory : public DeviceMemoryBase {
   constexpr explicit DeviceMemory(const DeviceMemoryBase& other)
       : DeviceMemoryBase(other.IsOutOfRangeSlice()
                              ? other
-                             : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T),
-                                                other.offset(), other.allocation_id(), other.allocation_record())) {}
+                             : DeviceMemoryBase(other.opaque(), other.size() - other.size() % sizeof(T), other.offset(),
+                                                other.allocation_id(), other.allocation_record())) {}
 
   constexpr std::uint64_t ElementCount() const { return size_ / sizeof(T); }
 

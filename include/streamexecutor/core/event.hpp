@@ -90,13 +90,13 @@ class Event {
 
   bool Create(bool timing) {
     if (parent_ == nullptr) {
-      init_status_ = Status(ErrorCode::kInvalidArgument,
-                                             "Event::Init: the event was constructed with a null StreamExecutor");
+      init_status_ =
+          Status(ErrorCode::kInvalidArgument, "Event::Init: the event was constructed with a null StreamExecutor");
       return false;
     }
     if (initialized_) {
-      init_status_ = MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized",
-                               parent_->DeviceLabel());
+      init_status_ =
+          MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized", parent_->DeviceLabel());
       return false;
     }
     if constexpr (TimingEventBackend<B>) {
@@ -186,12 +186,12 @@ Status CheckEventUse(std::string_view caller, std::string_view owner, const Stre
   STREAMEXECUTOR_RETURN_IF_ERROR(event->CheckInitialized(caller));
   const bool foreign_ok = use == EventUse::kWait && CrossExecutorWaitBackend<B>;
   if (event->parent() != &executor && !foreign_ok) {
-    return MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; {}", caller,
-                     executor.DeviceLabel(), event->parent()->DeviceLabel(),
-                     use == EventUse::kRecord
-                         ? fmt::format("a {} records only events of its own executor", owner)
-                         : fmt::format("on this backend a {} waits only on events and streams of its own executor",
-                                       owner));
+    return MakeError(
+        ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; {}", caller, executor.DeviceLabel(),
+        event->parent()->DeviceLabel(),
+        use == EventUse::kRecord
+            ? fmt::format("a {} records only events of its own executor", owner)
+            : fmt::format("on this backend a {} waits only on events and streams of its own executor", owner));
   }
   return Status();
 }

@@ -16,7 +16,6 @@
 #include "streamexecutor/core/interop.hpp"
 #include "streamexecutor/core/kernel.hpp"
 #include "streamexecutor/core/occupancy.hpp"
-#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/peer_access.hpp"
 #include "streamexecutor/core/pinned_memory.hpp"
@@ -24,6 +23,7 @@
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
 #include "streamexecutor/core/synchronous.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 
 namespace streamexecutor {
 
@@ -118,8 +118,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
                        detail::DescribeNullMemory(memory));
     }
     if (bytes > memory.size()) {
-      return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes", caller,
-                       label_, bytes, role, memory.size());
+      return MakeError(ErrorCode::kOutOfRange, "{} on {}: {} bytes do not fit in the {} DeviceMemory of {} bytes",
+                       caller, label_, bytes, role, memory.size());
     }
     return registry_.CheckLive(memory, [&](ErrorCode code, std::string_view why) {
       return MakeError(code, "{} on {}: the {} DeviceMemory is {}", caller, label_, role, why);
@@ -143,7 +143,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
       Status status = registry_.CheckLive(*args[i], [&](ErrorCode code, std::string_view why) {
         return MakeError(code, "ThenLaunch of kernel '{}' on {}: argument {} is {}", kernel_name, label_, i, why);
       });
-      if (!status.ok()) [[unlikely]] return status;
+      if (!status.ok()) [[unlikely]]
+        return status;
     }
     return Status();
   }
@@ -166,8 +167,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   template <typename T>
   Status SynchronousMemcpyD2D(const DeviceMemory<T>& device_src, DeviceMemory<T>* device_dst) {
     if (device_dst == nullptr) return NullArgument("SynchronousMemcpyD2D", "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(
-        CheckElementCounts<T>("SynchronousMemcpyD2D", device_src, *device_dst));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckElementCounts<T>("SynchronousMemcpyD2D", device_src, *device_dst));
     return SynchronousMemcpyD2D(device_src, device_src.size(), device_dst);
   }
 
@@ -236,7 +236,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   // checks its KernelArgs against.
   template <UntypedLaunchBackend Backend = B>
   Status GetUntypedKernel(const MultiKernelLoaderSpec& spec, UntypedKernel* kernel) {
-    if (kernel == nullptr) return MakeError(ErrorCode::kInvalidArgument, "GetUntypedKernel on {}: kernel is null", label_);
+    if (kernel == nullptr)
+      return MakeError(ErrorCode::kInvalidArgument, "GetUntypedKernel on {}: kernel is null", label_);
     if (!spec.status().ok()) return SpecRefused("GetUntypedKernel", spec);
     const std::string name(B::SpecKernelName(spec));
     if (kernel->executor() != this) {
@@ -347,7 +348,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     return CheckElementCounts<T>(caller, Count(source), Count(destination));
   }
   template <typename T>
-  Status CheckElementCounts(std::string_view caller, std::uint64_t source_count, std::uint64_t destination_count) const {
+  Status CheckElementCounts(std::string_view caller, std::uint64_t source_count,
+                            std::uint64_t destination_count) const {
     if (source_count > destination_count) {
       return MakeError(ErrorCode::kOutOfRange,
                        "{} on {}: the source holds {} elements of {} ({} bytes) but the destination only {} ({} "
@@ -359,8 +361,10 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   }
   template <typename V>
   static std::uint64_t Count(const V& value) {
-    if constexpr (std::is_base_of_v<DeviceMemoryBase, V>) return value.ElementCount();
-    else return value;
+    if constexpr (std::is_base_of_v<DeviceMemoryBase, V>)
+      return value.ElementCount();
+    else
+      return value;
   }
   // Synchronous operations, for every backend: validated like their Then*
   // forms, then run after the work already queued on this executor's streams
@@ -393,8 +397,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   }
 
   enum class MemoryKind { kDevice, kUnified };
-  StatusOr<DeviceMemoryBase> AllocateBytes(std::uint64_t count, std::size_t element_size,
-                                           std::string_view element_type, MemoryKind kind = MemoryKind::kDevice) {
+  StatusOr<DeviceMemoryBase> AllocateBytes(std::uint64_t count, std::size_t element_size, std::string_view element_type,
+                                           MemoryKind kind = MemoryKind::kDevice) {
     if (count == 0) {
       return MakeError(ErrorCode::kInvalidArgument, "allocation on {}: zero elements of {} requested", label_,
                        element_type);
@@ -402,8 +406,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     const std::uint64_t limit = description_.max_allocation_size;
     if (count > limit / element_size) {
       return MakeError(ErrorCode::kResourceExhausted,
-                       "allocation on {}: {} elements of {} exceed the device's largest allocation of {} bytes",
-                       label_, count, element_type, limit);
+                       "allocation on {}: {} elements of {} exceed the device's largest allocation of {} bytes", label_,
+                       count, element_type, limit);
     }
     const std::uint64_t bytes = count * element_size;
     StatusOr<DeviceMemoryBase> memory = [&]() -> StatusOr<DeviceMemoryBase> {
@@ -497,6 +501,5 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDeviceWithPluginConfig(int 
   STREAMEXECUTOR_RETURN_IF_ERROR(executor.value()->plugins_.Adopt(config, B::kName, executor.value()->DeviceLabel()));
   return executor;
 }
-
 
 }  // namespace streamexecutor

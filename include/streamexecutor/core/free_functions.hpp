@@ -81,7 +81,8 @@ Stream<B>& ThenMemcpyH2D(Stream<B>& stream, std::span<const std::type_identity_t
   return stream.template ThenMemcpyH2D<T>(host_src, device_dst);
 }
 template <typename T, Backend B>
-Stream<B>& ThenMemcpyD2H(Stream<B>& stream, const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
+Stream<B>& ThenMemcpyD2H(Stream<B>& stream, const DeviceMemory<T>& device_src,
+                         std::span<std::type_identity_t<T>> host_dst) {
   return stream.template ThenMemcpyD2H<T>(device_src, host_dst);
 }
 

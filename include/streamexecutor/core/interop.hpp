@@ -67,9 +67,8 @@ concept NativeKernelBackend = Backend<B> && requires(const typename B::KernelHan
 // its own, taken here and dropped at its destruction).
 template <typename B>
 concept StreamAdoptionBackend =
-    NativeStreamBackend<B> &&
-    requires(typename B::ExecutorState& executor, typename Interop<B>::NativeQueue queue,
-             typename B::StreamHandle& stream) {
+    NativeStreamBackend<B> && requires(typename B::ExecutorState& executor, typename Interop<B>::NativeQueue queue,
+                                       typename B::StreamHandle& stream) {
       { Interop<B>::AdoptStream(executor, queue, stream) } -> std::same_as<Status>;
     };
 
@@ -79,9 +78,8 @@ concept StreamAdoptionBackend =
 // and never frees the memory itself.
 template <typename B>
 concept MemoryAdoptionBackend =
-    NativeStreamBackend<B> &&
-    requires(typename B::ExecutorState& executor, typename Interop<B>::NativeMemory native, std::uint64_t bytes,
-             DeviceMemoryBase memory) {
+    NativeStreamBackend<B> && requires(typename B::ExecutorState& executor, typename Interop<B>::NativeMemory native,
+                                       std::uint64_t bytes, DeviceMemoryBase memory) {
       { Interop<B>::AdoptMemory(executor, native, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
       { Interop<B>::ForgetMemory(executor, memory) } -> std::same_as<Status>;
     };
@@ -103,12 +101,11 @@ concept HostRegistrationBackend =
 // the backend keeps for such a view (OpenCL: its slices' sub-buffers) before
 // the range is released.
 template <typename B>
-concept ZeroCopyBackend =
-    Backend<B> &&
-    requires(typename B::ExecutorState& executor, void* base, std::uint64_t bytes, DeviceMemoryBase view) {
-      { Interop<B>::HostMemoryView(executor, base, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
-      { Interop<B>::ForgetHostMemoryView(executor, view) } -> std::same_as<Status>;
-    };
+concept ZeroCopyBackend = Backend<B> && requires(typename B::ExecutorState& executor, void* base, std::uint64_t bytes,
+                                                 DeviceMemoryBase view) {
+  { Interop<B>::HostMemoryView(executor, base, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
+  { Interop<B>::ForgetHostMemoryView(executor, view) } -> std::same_as<Status>;
+};
 
 // ---- Accessors ---------------------------------------------------------------
 
@@ -180,8 +177,8 @@ class AdoptionApi {
   StatusOr<DeviceMemory<T>> AdoptDeviceMemory(typename Interop<B>::NativeMemory native, std::uint64_t count) {
     StreamExecutor<B>& self = Self();
     if (count == 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: zero elements of {}",
-                       self.DeviceLabel(), detail::TypeName<T>());
+      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: zero elements of {}", self.DeviceLabel(),
+                       detail::TypeName<T>());
     }
     if (count > ~std::uint64_t{0} / sizeof(T)) {
       return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: {} elements of {} overflow 64 bits",
@@ -191,7 +188,8 @@ class AdoptionApi {
     StatusOr<DeviceMemoryBase> adopted = Interop<B>::AdoptMemory(self.native_state(), native, bytes);
     if (!adopted.ok()) return adopted.status();
     forget_.store(&Interop<B>::ForgetMemory, std::memory_order_release);
-    StatusOr<DeviceMemoryBase> registered = self.RegisterAllocation(adopted.value().opaque(), bytes, RecordKind::kAdopted);
+    StatusOr<DeviceMemoryBase> registered =
+        self.RegisterAllocation(adopted.value().opaque(), bytes, RecordKind::kAdopted);
     if (!registered.ok()) {
       Interop<B>::ForgetMemory(self.native_state(), adopted.value()).IgnoreError();
       return registered.status();

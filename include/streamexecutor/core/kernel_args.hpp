@@ -36,10 +36,10 @@ namespace streamexecutor {
 // One argument of a launch typed at run time.
 struct KernelArg {
   KernelParamKind kind = KernelParamKind::kScalar;
-  std::string_view type;       // the C++ type given, for messages
-  std::size_t size = 0;        // scalar: its bytes; memory and shared: one element's (0: untyped)
-  std::size_t offset = 0;      // scalar: where its bytes are in KernelArgs::data()
-  DeviceMemoryBase memory;     // memory
+  std::string_view type;           // the C++ type given, for messages
+  std::size_t size = 0;            // scalar: its bytes; memory and shared: one element's (0: untyped)
+  std::size_t offset = 0;          // scalar: where its bytes are in KernelArgs::data()
+  DeviceMemoryBase memory;         // memory
   std::uint64_t shared_bytes = 0;  // shared memory
 };
 
@@ -71,9 +71,7 @@ class KernelArgs {
   }
   // Untyped memory: the element type is not compared with the kernel's.
   KernelArgs& Add(DeviceMemoryBase* memory) { return AddMemory(memory, 0, "streamexecutor::DeviceMemoryBase*"); }
-  KernelArgs& Add(const DeviceMemoryBase* memory) {
-    return AddMemory(memory, 0, "streamexecutor::DeviceMemoryBase*");
-  }
+  KernelArgs& Add(const DeviceMemoryBase* memory) { return AddMemory(memory, 0, "streamexecutor::DeviceMemoryBase*"); }
   // Per-block scratch memory (CUDA dynamic shared, OpenCL __local, a host std::span).
   template <typename T>
   KernelArgs& Add(SharedDeviceMemory<T> shared) {
@@ -189,12 +187,12 @@ class KernelArgsArray : private detail::KernelArgsStorage<N, Bytes>, public Kern
 // One parameter of a kernel as its device code declares it, read by the
 // backend when the kernel is loaded.
 struct DeviceParam {
-  bool takes_memory = false;  // a pointer to device memory
-  bool takes_scalar = false;  // a value of `size` bytes (PTX cannot tell a 64-bit integer from a pointer: both)
-  bool takes_shared = false;  // per-block scratch (OpenCL __local, a host std::span)
+  bool takes_memory = false;     // a pointer to device memory
+  bool takes_scalar = false;     // a value of `size` bytes (PTX cannot tell a 64-bit integer from a pointer: both)
+  bool takes_shared = false;     // per-block scratch (OpenCL __local, a host std::span)
   std::size_t size = 0;          // a scalar's size; 0: not known
   std::size_t element_size = 0;  // memory and shared: one element's size; 0: not known (void*, PTX)
-  std::string type;           // as the device code spells it
+  std::string type;              // as the device code spells it
 };
 
 // A kernel handle without a compile-time parameter list: launched with

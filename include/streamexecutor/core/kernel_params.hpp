@@ -102,7 +102,8 @@ constexpr bool CheckArgument() {
     return ok;
   } else if constexpr (is_shared_device_memory_v<V>) {
     constexpr bool ok = std::is_same_v<Arg, V>;
-    constexpr bool by_pointer = std::is_pointer_v<Arg> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<Arg>>, V>;
+    constexpr bool by_pointer =
+        std::is_pointer_v<Arg> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<Arg>>, V>;
     static_assert(!by_pointer,
                   "ThenLaunch: pass SharedDeviceMemory<T> by value, not by pointer: it is a size, not memory");
     static_assert(ok || by_pointer,

@@ -40,10 +40,10 @@ struct KernelLoaderSpec {
 // does not depend on any backend. `void (*)()` is the one function pointer
 // type every other converts to and back from without a warning.
 struct InProgramKernel {
-  void (*runner)() = nullptr;             // runs a range of blocks
-  void (*function)() = nullptr;           // the user's function, if not known at compile time
-  std::string (*signature)() = nullptr;   // its parameter list, for the load-time check
-  const void* runtime_abi = nullptr;      // how launches typed at run time reach it (core/kernel_args.hpp)
+  void (*runner)() = nullptr;            // runs a range of blocks
+  void (*function)() = nullptr;          // the user's function, if not known at compile time
+  std::string (*signature)() = nullptr;  // its parameter list, for the load-time check
+  const void* runtime_abi = nullptr;     // how launches typed at run time reach it (core/kernel_args.hpp)
 };
 
 // A CUDA device's compute capability, as PTX targets it (`.target sm_90` is 9.0).
@@ -202,7 +202,9 @@ class MultiKernelLoaderSpec {
   std::span<const KernelCodeEntry> code_entries() const { return code_; }
 
   // The seed's accessors, one per format.
-  const KernelLoaderSpec* cuda_ptx(CudaComputeCapability device) const { return Code(kernel_formats::kCudaPtx, device); }
+  const KernelLoaderSpec* cuda_ptx(CudaComputeCapability device) const {
+    return Code(kernel_formats::kCudaPtx, device);
+  }
   const KernelLoaderSpec* cuda_ptx() const { return Code(kernel_formats::kCudaPtx); }
   const KernelLoaderSpec* cuda_cubin() const { return Code(kernel_formats::kCudaCubin); }
   const KernelLoaderSpec* cuda_fatbin() const { return Code(kernel_formats::kCudaFatbin); }
@@ -253,23 +255,19 @@ STREAMEXECUTOR_DECL std::string MultiKernelLoaderSpec::DescribeEntries() const {
 #endif
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCode(const KernelFormat& format,
-                                                                        CudaComputeCapability capability,
-                                                                        std::string_view kernel_name,
-                                                                        std::string_view data,
-                                                                        std::string_view filename,
-                                                                        std::string_view options) {
+STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCode(
+    const KernelFormat& format, CudaComputeCapability capability, std::string_view kernel_name, std::string_view data,
+    std::string_view filename, std::string_view options) {
   for (const KernelCodeEntry& entry : code_) {
     if (!(entry.format == format) || entry.capability != capability) continue;
     if (!format.per_compute_capability) {
-      return Duplicate(format == kernel_formats::kOpenCLBinary ? std::string("an OpenCL binary")
-                                                               : std::string(format.name),
-                       kernel_name);
+      return Duplicate(
+          format == kernel_formats::kOpenCLBinary ? std::string("an OpenCL binary") : std::string(format.name),
+          kernel_name);
     }
-    return Duplicate(capability == CudaComputeCapability{}
-                         ? fmt::format("{} without a compute capability", format.name)
-                         : fmt::format("{} for compute capability {}.{}", format.name, capability.major,
-                                       capability.minor),
+    return Duplicate(capability == CudaComputeCapability{} ? fmt::format("{} without a compute capability", format.name)
+                                                           : fmt::format("{} for compute capability {}.{}", format.name,
+                                                                         capability.major, capability.minor),
                      kernel_name);
   }
   code_.push_back(KernelCodeEntry{
@@ -279,7 +277,7 @@ STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCode(const 
 }
 
 STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::Duplicate(std::string_view kind,
-                                                                          std::string_view kernel_name) {
+                                                                            std::string_view kernel_name) {
   if (status_.ok()) {
     status_ = MakeError(ErrorCode::kAlreadyExists,
                         "the MultiKernelLoaderSpec already has {} (adding it again for kernel '{}'); each kind of "

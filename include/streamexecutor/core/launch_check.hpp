@@ -87,8 +87,10 @@ bool TakesPeerMemory(const Executor& executor, const Args&... args) {
 
 template <typename P, typename A>
 std::uint64_t SharedBytes(const A& arg) {
-  if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>) return arg.size();
-  else return 0;
+  if constexpr (is_shared_device_memory_v<std::remove_cv_t<P>>)
+    return arg.size();
+  else
+    return 0;
 }
 
 template <typename P, typename A>

@@ -8,9 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <optional>
 #include <variant>
 
 #include "streamexecutor/core/executor.hpp"

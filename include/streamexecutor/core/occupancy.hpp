@@ -89,8 +89,8 @@ struct KernelAttributes {
       out += fmt::format(", PTX {}.{}, binary sm_{}", ptx_version / 10, ptx_version % 10, binary_version);
     }
     if (HasRequiredBlockDims()) {
-      out += fmt::format(", required block {}x{}x{}", required_block_dims.x, required_block_dims.y,
-                         required_block_dims.z);
+      out +=
+          fmt::format(", required block {}x{}x{}", required_block_dims.x, required_block_dims.y, required_block_dims.z);
     }
     return out;
   }
@@ -146,8 +146,10 @@ inline constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::
 // idle on small grids), else the kernel's own limit.
 template <typename B>
 constexpr std::uint64_t LargestSuggestedBlock() {
-  if constexpr (requires { Occupancy<B>::kLargestSuggestedBlock; }) return Occupancy<B>::kLargestSuggestedBlock;
-  else return kUnbounded;
+  if constexpr (requires { Occupancy<B>::kLargestSuggestedBlock; })
+    return Occupancy<B>::kLargestSuggestedBlock;
+  else
+    return kUnbounded;
 }
 
 // Threads one multiprocessor holds at once, as the rule counts them: the
@@ -168,9 +170,9 @@ inline std::uint64_t RuleThreadsPerMultiprocessor(const DeviceDescription& devic
 inline std::uint64_t ActiveBlocksByRule(const KernelAttributes& kernel, const DeviceDescription& device,
                                         std::uint64_t threads_per_block, std::uint64_t dynamic_shared_bytes) {
   const std::uint64_t multiple = std::max<std::uint64_t>(kernel.preferred_block_size_multiple, 1);
-  const std::uint64_t rounded =
-      threads_per_block > kUnbounded - (multiple - 1) ? threads_per_block
-                                                      : (threads_per_block + multiple - 1) / multiple * multiple;
+  const std::uint64_t rounded = threads_per_block > kUnbounded - (multiple - 1)
+                                    ? threads_per_block
+                                    : (threads_per_block + multiple - 1) / multiple * multiple;
   std::uint64_t active = RuleThreadsPerMultiprocessor(device) / rounded;
   if (device.blocks_per_multiprocessor != 0) active = std::min(active, device.blocks_per_multiprocessor);
   const std::uint64_t shared = kernel.static_shared_memory_bytes > kUnbounded - dynamic_shared_bytes
@@ -198,8 +200,8 @@ inline Status CheckOccupancyQuery(std::string_view caller, std::string_view labe
     return MakeError(ErrorCode::kInvalidArgument,
                      "{} of kernel '{}' on {}: {} threads per block, but the kernel declares "
                      "reqd_work_group_size({}, {}, {}): every launch has exactly {} threads per block",
-                     caller, name, label, threads_per_block, kernel.required_block_dims.x,
-                     kernel.required_block_dims.y, kernel.required_block_dims.z, kernel.required_block_dims.Count());
+                     caller, name, label, threads_per_block, kernel.required_block_dims.x, kernel.required_block_dims.y,
+                     kernel.required_block_dims.z, kernel.required_block_dims.Count());
   }
   if (threads_per_block > kernel.max_threads_per_block) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -297,8 +299,8 @@ class OccupancyApi {
     constexpr std::string_view caller = "MaxActiveBlocksPerMultiprocessor";
     StatusOr<KernelAttributes> attributes = Attributes(caller, kernel);
     if (!attributes.ok()) return attributes.status();
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckOccupancyQuery(caller, Self().DeviceLabel(), kernel.name(),
-                                                       attributes.value(), threads_per_block, dynamic_shared_bytes));
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckOccupancyQuery(caller, Self().DeviceLabel(), kernel.name(), attributes.value(),
+                                                       threads_per_block, dynamic_shared_bytes));
     return Active(caller, kernel, attributes.value(), threads_per_block, dynamic_shared_bytes);
   }
 
@@ -319,8 +321,8 @@ class OccupancyApi {
                                                        a.HasRequiredBlockDims() ? a.required_block_dims.Count() : 1,
                                                        dynamic_shared_bytes));
     if constexpr (DriverOccupancyBackend<B>) {
-      StatusOr<BlockSizeSuggestion> suggestion = Occupancy<B>::SuggestBlockSize(
-          Self().native_state(), Handle(kernel), dynamic_shared_bytes, largest);
+      StatusOr<BlockSizeSuggestion> suggestion =
+          Occupancy<B>::SuggestBlockSize(Self().native_state(), Handle(kernel), dynamic_shared_bytes, largest);
       if (!suggestion.ok()) return Context(caller, kernel, suggestion.status());
       BlockSizeSuggestion best = suggestion.value();
       StatusOr<std::uint64_t> active = Active(caller, kernel, a, best.threads_per_block, dynamic_shared_bytes);
@@ -352,9 +354,8 @@ class OccupancyApi {
     return kernel.template handle<typename B::KernelHandle>();
   }
   Status Context(std::string_view caller, const KernelBase& kernel, const Status& status) const {
-    return Status(status.code(),
-                  fmt::format("{} of kernel '{}' on {}: {}", caller, kernel.name(), Self().DeviceLabel(),
-                              status.message()));
+    return Status(status.code(), fmt::format("{} of kernel '{}' on {}: {}", caller, kernel.name(), Self().DeviceLabel(),
+                                             status.message()));
   }
 
   StatusOr<KernelAttributes> Attributes(std::string_view caller, const KernelBase& kernel) const {
@@ -399,11 +400,9 @@ class OccupancyApi {
     const DeviceDescription& device = Self().GetDeviceDescription();
     const std::uint64_t full_threads =
         DriverOccupancyBackend<B> ? device.threads_per_multiprocessor : RuleThreadsPerMultiprocessor(device);
-    StatusOr<BlockSizeSuggestion> best =
-        SearchBlockSize(Self().DeviceLabel(), kernel.name(), a, largest, full_threads, shared_for,
-                        [&](std::uint64_t size, std::uint64_t shared) {
-                          return Active("SuggestBlockSize", kernel, a, size, shared);
-                        });
+    StatusOr<BlockSizeSuggestion> best = SearchBlockSize(
+        Self().DeviceLabel(), kernel.name(), a, largest, full_threads, shared_for,
+        [&](std::uint64_t size, std::uint64_t shared) { return Active("SuggestBlockSize", kernel, a, size, shared); });
     if (!best.ok()) return best;
     const auto units = static_cast<std::uint64_t>(std::max(device.compute_units, 1));
     best.value().min_blocks_for_full_occupancy = best.value().active_blocks_per_multiprocessor * units;

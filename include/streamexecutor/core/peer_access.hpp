@@ -42,7 +42,6 @@ struct PeerList {
 template <typename B>
 class PeerAccessApi {
  public:
-
   // Whether EnablePeerAccessTo(other) can succeed: the driver says this
   // device can reach the other's memory. False for a null or the same
   // executor, and on backends without peer access.
@@ -111,7 +110,7 @@ class PeerAccessApi {
   // platform is refused; OK for anything else (freed or unknown memory),
   // which the general liveness message describes.
   [[gnu::cold]] Status RefuseOtherExecutorMemory(const std::string& kernel_name, std::size_t index,
-                                       const DeviceMemoryBase& view) const {
+                                                 const DeviceMemoryBase& view) const {
     const StreamExecutor<B>& self = Self();
     const StreamExecutor<B>* owner = self.platform()->ExecutorAt(view.allocation_record()->owner);
     if (owner == nullptr || owner == &self || !owner->IsLiveView(view)) return Status();

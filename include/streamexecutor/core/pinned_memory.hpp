@@ -214,8 +214,10 @@ class PinnedHostMemoryApi {
     requires ZeroCopyBackend<B>
   StatusOr<DeviceMemory<T>> HostMemoryDeviceView(const PinnedHostMemory<T>& pinned) {
     if (!pinned.ok()) {
-      return MakeError(ErrorCode::kInvalidArgument, "HostMemoryDeviceView on {}: the PinnedHostMemory holds no memory "
-                       "({})", Self().DeviceLabel(), pinned.status().message());
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "HostMemoryDeviceView on {}: the PinnedHostMemory holds no memory "
+                       "({})",
+                       Self().DeviceLabel(), pinned.status().message());
     }
     return HostMemoryDeviceView(pinned.data(), pinned.size());
   }
@@ -321,7 +323,8 @@ class PinnedHostMemoryApi {
     auto next = ranges_.lower_bound(begin);
     auto hit = ranges_.end();
     if (next != ranges_.end() && next->first - begin < bytes) hit = next;
-    if (next != ranges_.begin() && begin - std::prev(next)->first < std::prev(next)->second.bytes) hit = std::prev(next);
+    if (next != ranges_.begin() && begin - std::prev(next)->first < std::prev(next)->second.bytes)
+      hit = std::prev(next);
     if (hit == ranges_.end()) return Status();
     return MakeError(ErrorCode::kAlreadyExists,
                      "{} on {}: {} ({} bytes at {}) overlaps {} bytes at {:#x} that are already {} on this executor",
@@ -340,7 +343,8 @@ class PinnedHostMemoryApi {
 
   Status Release(std::string_view caller, void* ptr, Kind kind) {
     StreamExecutor<B>& self = Self();
-    if (ptr == nullptr) return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the pointer is null", caller, self.DeviceLabel());
+    if (ptr == nullptr)
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the pointer is null", caller, self.DeviceLabel());
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = ranges_.find(reinterpret_cast<std::uintptr_t>(ptr));
     if (it == ranges_.end()) {

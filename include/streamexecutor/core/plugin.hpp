@@ -57,7 +57,9 @@ using DnnPluginId = PluginId<PluginKind::kDnn>;
 // Leaves a kind to the backend's default: PluginConfig().SetRng(kDefaultPlugin).
 inline constexpr struct DefaultPluginTag {
   template <PluginKind Kind>
-  constexpr operator PluginId<Kind>() const { return {}; }
+  constexpr operator PluginId<Kind>() const {
+    return {};
+  }
 } kDefaultPlugin{};
 
 namespace detail {

@@ -27,8 +27,8 @@ namespace streamexecutor {
 // A backend that handles prepared launches itself (opencl/prepared.hpp).
 template <typename B, typename... Params>
 concept PreparedLaunchBackend =
-    Backend<B> && requires(typename B::StreamHandle& stream,
-                           const op::PreparedLaunch<typename B::KernelHandle, Params...>& launch) {
+    Backend<B> &&
+    requires(typename B::StreamHandle& stream, const op::PreparedLaunch<typename B::KernelHandle, Params...>& launch) {
       { B::Submit(stream, launch) } -> std::same_as<Status>;
     };
 
@@ -92,9 +92,9 @@ class PreparedLaunch {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "PreparedLaunch: the number of arguments differs from the TypedKernel's parameter count");
     if constexpr (sizeof...(Params) == sizeof...(Args)) {
-      static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(
-                        std::index_sequence_for<Params...>{}) ||
-                    true);
+      static_assert(
+          detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
+          true);
       if constexpr (detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(
                         std::index_sequence_for<Params...>{})) {
         return PackedArgs<Params...>{detail::PackOne<Params>(static_cast<Args&&>(args))...};
@@ -108,8 +108,10 @@ class PreparedLaunch {
   // value otherwise.
   template <typename P>
   static decltype(auto) CheckedArg(const PackedArgT<P>& packed) {
-    if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) return &packed;
-    else return (packed);
+    if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>)
+      return &packed;
+    else
+      return (packed);
   }
 
   // Called by Stream::ThenLaunch(PreparedLaunch&) on an initialized stream.
@@ -120,7 +122,8 @@ class PreparedLaunch {
           return detail::CheckLaunch(executor, threads_, blocks_, *kernel_, CheckedArg<Params>(packed)...);
         },
         args_);
-    if (!checked.ok()) [[unlikely]] return checked;
+    if (!checked.ok()) [[unlikely]]
+      return checked;
     using Handle = typename B::KernelHandle;
     const op::Launch<Handle, Params...> launch{kernel_->template handle<Handle>(), threads_, blocks_, args_,
                                                &kernel_->name()};

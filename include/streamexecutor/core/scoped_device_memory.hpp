@@ -16,8 +16,7 @@ class ScopedDeviceMemory {
   using Free = Status (*)(void* owner, DeviceMemoryBase* memory);
 
   ScopedDeviceMemory() = default;
-  ScopedDeviceMemory(void* owner, Free free, DeviceMemory<T> memory)
-      : owner_(owner), free_(free), memory_(memory) {}
+  ScopedDeviceMemory(void* owner, Free free, DeviceMemory<T> memory) : owner_(owner), free_(free), memory_(memory) {}
   // A failed allocation: null memory plus the reason.
   explicit ScopedDeviceMemory(Status failure) : status_(std::move(failure)) {}
 

@@ -5,8 +5,8 @@
 // failure.
 #pragma once
 
-#include "streamexecutor/version.hpp"
 #include "streamexecutor/detail/fmt.hpp"
+#include "streamexecutor/version.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -62,7 +62,8 @@ class [[nodiscard]] Status {
       : code_(other.code_), message_(other.message_ ? new std::string(*other.message_) : nullptr) {}
   Status(Status&& other) noexcept : code_(other.code_), message_(std::exchange(other.message_, nullptr)) {}
   ~Status() {
-    if (message_ != nullptr) [[unlikely]] DropMessage(message_);
+    if (message_ != nullptr) [[unlikely]]
+      DropMessage(message_);
   }
   // Assignment returns nothing: with a [[nodiscard]] class, nvcc warns on
   // every `status = ...;` statement if it returns Status&.
@@ -72,7 +73,8 @@ class [[nodiscard]] Status {
   }
   void operator=(Status&& other) noexcept {
     if (this == &other) return;
-    if (message_ != nullptr) [[unlikely]] DropMessage(message_);
+    if (message_ != nullptr) [[unlikely]]
+      DropMessage(message_);
     code_ = other.code_;
     message_ = std::exchange(other.message_, nullptr);
   }
@@ -89,9 +91,7 @@ class [[nodiscard]] Status {
   // Explicitly drops a Status that the caller has decided not to inspect.
   void IgnoreError() const {}
 
-  friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message() == b.message();
-  }
+  friend bool operator==(const Status& a, const Status& b) { return a.code_ == b.code_ && a.message() == b.message(); }
 
  private:
   // Out of line and cold, so that destroying a Status on a hot path is one
@@ -123,7 +123,7 @@ Status MakeError(ErrorCode code, fmt::format_string<Args...> format, Args&&... a
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit like absl::StatusOr
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit like absl::StatusOr
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = Status(ErrorCode::kInternal, "StatusOr built from an OK Status without a value");
   }
@@ -174,8 +174,8 @@ struct fmt::formatter<streamexecutor::Status> : fmt::formatter<std::string_view>
 };
 
 // Returns early from the enclosing function when `expr` is an error Status.
-#define STREAMEXECUTOR_RETURN_IF_ERROR(expr)           \
-  do {                                                 \
-    ::streamexecutor::Status se_status_ = (expr);      \
-    if (!se_status_.ok()) return se_status_;           \
+#define STREAMEXECUTOR_RETURN_IF_ERROR(expr)      \
+  do {                                            \
+    ::streamexecutor::Status se_status_ = (expr); \
+    if (!se_status_.ok()) return se_status_;      \
   } while (false)

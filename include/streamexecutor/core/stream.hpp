@@ -45,8 +45,9 @@ class Stream {
 
   Stream& Init() {
     if (parent_ == nullptr) {
-      return Fail(Status(ErrorCode::kInvalidArgument, "Stream::Init: the stream was constructed with a null "
-                                                      "StreamExecutor"));
+      return Fail(Status(ErrorCode::kInvalidArgument,
+                         "Stream::Init: the stream was constructed with a null "
+                         "StreamExecutor"));
     }
     if (initialized_) return Fail(ErrorCode::kFailedPrecondition, "Stream::Init: the stream is already initialized");
     if (Status s = B::CreateStream(parent_->native_state(), handle_); !s.ok()) return Fail(std::move(s));
@@ -105,8 +106,9 @@ class Stream {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
     if constexpr (sizeof...(Params) == sizeof...(Args)) {
-      static_assert(detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
-                    true);
+      static_assert(
+          detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
+          true);
       if (!status_.ok()) return *this;
       if (!initialized_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
         // Fails the stream saying why, or lets memory of a peer through (core/peer_access.hpp).
@@ -123,9 +125,11 @@ class Stream {
         }
       } else {
         const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
-        const op::Launch<typename B::KernelHandle, Params...> launch{
-            kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
-        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]] return Fail(std::move(s));
+        const op::Launch<typename B::KernelHandle, Params...> launch{kernel.template handle<typename B::KernelHandle>(),
+                                                                     thread_dims, block_dims, packed,
+                                                                     kernel.interned_name()};
+        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]]
+          return Fail(std::move(s));
       }
     }
     return *this;
@@ -148,9 +152,9 @@ class Stream {
     if (Status s = detail::CheckUntypedLaunch(*parent_, thread_dims, block_dims, kernel, args); !s.ok()) {
       return Fail(std::move(s));
     }
-    return Check(B::Submit(handle_, op::UntypedLaunch<typename B::KernelHandle>{
-                                        kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims,
-                                        args, kernel.interned_name()}));
+    return Check(B::Submit(
+        handle_, op::UntypedLaunch<typename B::KernelHandle>{kernel.template handle<typename B::KernelHandle>(),
+                                                             thread_dims, block_dims, args, kernel.interned_name()}));
   }
 
   // ---- Copies and fills ------------------------------------------------------
@@ -159,8 +163,7 @@ class Stream {
   Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
     if (!Ready("ThenMemcpyH2D")) return *this;
     if (device_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *device_dst);
-        !s.ok()) {
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *device_dst); !s.ok()) {
       return Fail(std::move(s));
     }
     return CopyH2D("ThenMemcpyH2D", device_dst, host_src.data(), host_src.size_bytes());
@@ -168,8 +171,7 @@ class Stream {
   template <typename T>
   Stream& ThenMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
     if (!Ready("ThenMemcpyD2H")) return *this;
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", device_src, host_dst.size());
-        !s.ok()) {
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", device_src, host_dst.size()); !s.ok()) {
       return Fail(std::move(s));
     }
     return CopyD2H("ThenMemcpyD2H", host_dst.data(), device_src, device_src.size());
@@ -178,8 +180,7 @@ class Stream {
   Stream& ThenMemcpyD2D(DeviceMemory<T>* device_dst, const DeviceMemory<T>& device_src) {
     if (!Ready("ThenMemcpyD2D")) return *this;
     if (device_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
-    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", device_src, *device_dst);
-        !s.ok()) {
+    if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", device_src, *device_dst); !s.ok()) {
       return Fail(std::move(s));
     }
     return CopyD2D("ThenMemcpyD2D", device_dst, device_src, device_src.size());
@@ -276,8 +277,8 @@ class Stream {
     if (!Ready(caller)) return *this;
     if (other == nullptr) return Fail(Null(caller, "stream"));
     if (!other->initialized()) {
-      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the other stream is not initialized", caller,
-                            Label()));
+      return Fail(
+          MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the other stream is not initialized", caller, Label()));
     }
     // A marker of the other stream's own backend, recorded whatever that
     // stream's status (its earlier work may still run). Destroying it right
@@ -342,19 +343,33 @@ class Stream {
   // compiled; without that header the call does not compile. The core stays
   // free of every numeric library.
   template <typename... Args>
-  Stream& ThenBlasAxpy(Args&&... args) { return CannedBlasAxpy(*this, std::forward<Args>(args)...); }
+  Stream& ThenBlasAxpy(Args&&... args) {
+    return CannedBlasAxpy(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenBlasDot(Args&&... args) { return CannedBlasDot(*this, std::forward<Args>(args)...); }
+  Stream& ThenBlasDot(Args&&... args) {
+    return CannedBlasDot(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenBlasGemv(Args&&... args) { return CannedBlasGemv(*this, std::forward<Args>(args)...); }
+  Stream& ThenBlasGemv(Args&&... args) {
+    return CannedBlasGemv(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenBlasGemm(Args&&... args) { return CannedBlasGemm(*this, std::forward<Args>(args)...); }
+  Stream& ThenBlasGemm(Args&&... args) {
+    return CannedBlasGemm(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenBlasGemmBatched(Args&&... args) { return CannedBlasGemmBatched(*this, std::forward<Args>(args)...); }
+  Stream& ThenBlasGemmBatched(Args&&... args) {
+    return CannedBlasGemmBatched(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenFft(Args&&... args) { return CannedFft(*this, std::forward<Args>(args)...); }
+  Stream& ThenFft(Args&&... args) {
+    return CannedFft(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenSetRngSeed(Args&&... args) { return CannedSetRngSeed(*this, std::forward<Args>(args)...); }
+  Stream& ThenSetRngSeed(Args&&... args) {
+    return CannedSetRngSeed(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
   Stream& ThenPopulateRandUniform(Args&&... args) {
     return CannedPopulateRandUniform(*this, std::forward<Args>(args)...);
@@ -364,15 +379,25 @@ class Stream {
     return CannedPopulateRandGaussian(*this, std::forward<Args>(args)...);
   }
   template <typename... Args>
-  Stream& ThenConvolve(Args&&... args) { return CannedConvolve(*this, std::forward<Args>(args)...); }
+  Stream& ThenConvolve(Args&&... args) {
+    return CannedConvolve(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenPoolForward(Args&&... args) { return CannedPoolForward(*this, std::forward<Args>(args)...); }
+  Stream& ThenPoolForward(Args&&... args) {
+    return CannedPoolForward(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenActivate(Args&&... args) { return CannedActivate(*this, std::forward<Args>(args)...); }
+  Stream& ThenActivate(Args&&... args) {
+    return CannedActivate(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenSoftmax(Args&&... args) { return CannedSoftmax(*this, std::forward<Args>(args)...); }
+  Stream& ThenSoftmax(Args&&... args) {
+    return CannedSoftmax(*this, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  Stream& ThenMatMul(Args&&... args) { return CannedMatMul(*this, std::forward<Args>(args)...); }
+  Stream& ThenMatMul(Args&&... args) {
+    return CannedMatMul(*this, std::forward<Args>(args)...);
+  }
 
   // For canned-operation libraries: checks that the stream can take work
   // (initialised, no sticky error) and records `status` as its error when it
@@ -450,8 +475,8 @@ class Stream {
   // ThreadDim by value (passed in memory), makes the compiler store the
   // caller's dimensions on every launch, refused or not.
   template <typename... Params, typename... Args>
-  [[gnu::cold, gnu::noinline]] bool RefuseLaunch(std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-                                                 std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+  [[gnu::cold, gnu::noinline]] bool RefuseLaunch(std::uint64_t tx, std::uint64_t ty, std::uint64_t tz, std::uint64_t bx,
+                                                 std::uint64_t by, std::uint64_t bz,
                                                  const TypedKernel<Params...>& kernel, const Args&... args) {
     const ThreadDim threads(tx, ty, tz);
     const BlockDim blocks(bx, by, bz);
@@ -462,8 +487,10 @@ class Stream {
     Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
     if (why.ok()) [[unlikely]] {
       if (detail::TakesPeerMemory<Params...>(*parent_, args...)) return true;
-      why = MakeError(ErrorCode::kInternal, "ThenLaunch of kernel '{}' on {}: refused by the inline checks, "
-                      "accepted by the full ones", kernel.name(), Label());
+      why = MakeError(ErrorCode::kInternal,
+                      "ThenLaunch of kernel '{}' on {}: refused by the inline checks, "
+                      "accepted by the full ones",
+                      kernel.name(), Label());
     }
     Fail(std::move(why));
     return false;
@@ -491,7 +518,8 @@ class Stream {
   // Validates a copy or fill and hands it to the backend.
   template <typename Operation>
   Stream& Then(std::string_view caller, const Operation& operation) {
-    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]] return Fail(std::move(s));
+    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
+      return Fail(std::move(s));
     return Check(B::Submit(handle_, operation));
   }
 
@@ -511,7 +539,9 @@ class Stream {
     return true;
   }
   // Messages name the device; a stream built on a null executor has none.
-  std::string_view Label() const { return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>"; }
+  std::string_view Label() const {
+    return parent_ != nullptr ? std::string_view(parent_->DeviceLabel()) : "<no executor>";
+  }
   Status OtherExecutor(std::string_view caller, std::string_view what, std::string_view other) const {
     return MakeError(ErrorCode::kUnimplemented,
                      "{} on {}: the {} belongs to {}; on this backend a stream waits only on events and streams of its "
@@ -533,16 +563,15 @@ class Stream {
   }
 
   Stream& Check(Status status) {
-    if (!status.ok()) [[unlikely]] return Fail(std::move(status));
+    if (!status.ok()) [[unlikely]]
+      return Fail(std::move(status));
     return *this;
   }
   Stream& Fail(Status status) {
     if (status_.ok()) status_ = std::move(status);
     return *this;
   }
-  Stream& Fail(ErrorCode code, std::string_view message) {
-    return Fail(MakeError(code, "{} ({})", message, Label()));
-  }
+  Stream& Fail(ErrorCode code, std::string_view message) { return Fail(MakeError(code, "{} ({})", message, Label())); }
 
   StreamExecutor<B>* parent_;
   typename B::StreamHandle handle_{};

@@ -104,7 +104,8 @@ class SynchronousOperations {
       STREAMEXECUTOR_RETURN_IF_ERROR(QueueWaitsForStreams(executor));
       STREAMEXECUTOR_RETURN_IF_ERROR(B::Submit(sync_stream_, operation));
       Status synced = B::SynchronizeStream(sync_stream_);
-      if (!synced.ok()) [[unlikely]] DropSyncStreamLocked(executor);
+      if (!synced.ok()) [[unlikely]]
+        DropSyncStreamLocked(executor);
       return synced;
     }
   }
@@ -161,8 +162,10 @@ class SynchronousOperations {
   void Unlink(LiveStream<B>& stream) {
     {
       std::lock_guard<std::mutex> lock(streams_mutex_);
-      if (stream.previous != nullptr) stream.previous->next = stream.next;
-      else first_stream_ = stream.next;
+      if (stream.previous != nullptr)
+        stream.previous->next = stream.next;
+      else
+        first_stream_ = stream.next;
       if (stream.next != nullptr) stream.next->previous = stream.previous;
       stream.previous = stream.next = nullptr;
     }

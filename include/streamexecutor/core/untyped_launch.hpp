@@ -29,12 +29,9 @@ namespace detail {
 
 inline std::string_view KindName(KernelParamKind kind) {
   switch (kind) {
-    case KernelParamKind::kDevicePointer:
-      return "device memory";
-    case KernelParamKind::kSharedMemory:
-      return "shared memory";
-    default:
-      return "a scalar";
+    case KernelParamKind::kDevicePointer: return "device memory";
+    case KernelParamKind::kSharedMemory: return "shared memory";
+    default: return "a scalar";
   }
 }
 
@@ -51,16 +48,22 @@ inline std::string DescribeArgs(const KernelArgs& args, bool with_shared) {
 inline std::string ArgMismatch(const KernelArg& arg, const DeviceParam& param) {
   switch (arg.kind) {
     case KernelParamKind::kDevicePointer:
-      if (!param.takes_memory) return fmt::format("device memory was given, the kernel takes {}", param.takes_shared ? "shared memory" : "a scalar");
+      if (!param.takes_memory)
+        return fmt::format("device memory was given, the kernel takes {}",
+                           param.takes_shared ? "shared memory" : "a scalar");
       if (arg.size != 0 && param.element_size != 0 && arg.size != param.element_size) {
         return fmt::format("the elements are {} bytes, the kernel's are {}", arg.size, param.element_size);
       }
       return {};
     case KernelParamKind::kSharedMemory:
-      if (!param.takes_shared) return fmt::format("shared memory was given, the kernel takes {}", param.takes_memory ? "device memory" : "a scalar");
+      if (!param.takes_shared)
+        return fmt::format("shared memory was given, the kernel takes {}",
+                           param.takes_memory ? "device memory" : "a scalar");
       return {};
     default:
-      if (!param.takes_scalar) return fmt::format("a scalar was given, the kernel takes {}", param.takes_shared ? "shared memory" : "device memory");
+      if (!param.takes_scalar)
+        return fmt::format("a scalar was given, the kernel takes {}",
+                           param.takes_shared ? "shared memory" : "device memory");
       if (param.size != 0 && arg.size != param.size) {
         return fmt::format("sizes differ: {} bytes given, the kernel's parameter is {} bytes", arg.size, param.size);
       }
@@ -72,7 +75,8 @@ inline std::string ArgMismatch(const KernelArg& arg, const DeviceParam& param) {
                                                  const UntypedKernel& kernel, const KernelArgs& args,
                                                  std::size_t given) {
   std::string params;
-  for (const DeviceParam& param : kernel.params()) params += fmt::format("{}{}", params.empty() ? "" : ", ", param.type);
+  for (const DeviceParam& param : kernel.params())
+    params += fmt::format("{}{}", params.empty() ? "" : ", ", param.type);
   return MakeError(ErrorCode::kInvalidArgument,
                    "ThenLaunch of kernel '{}' on {}: the kernel takes {} parameter(s) ({}) but {} argument(s) were "
                    "given ({}){}",
@@ -85,13 +89,15 @@ inline std::string ArgMismatch(const KernelArg& arg, const DeviceParam& param) {
 template <typename Executor>
 Status CheckUntypedLaunch(const Executor& executor, const ThreadDim& threads, const BlockDim& blocks,
                           const UntypedKernel& kernel, const KernelArgs& args) {
-  if (!kernel.IsLoaded() || kernel.executor() != &executor) [[unlikely]] return KernelNotUsable(executor, kernel);
+  if (!kernel.IsLoaded() || kernel.executor() != &executor) [[unlikely]]
+    return KernelNotUsable(executor, kernel);
   if (!args.status().ok()) [[unlikely]] {
     return Status(args.status().code(), fmt::format("ThenLaunch of kernel '{}' on {}: {}", kernel.name(),
                                                     executor.DeviceLabel(), args.status().message()));
   }
   const DeviceDescription& device = executor.GetDeviceDescription();
-  if (!FitsDevice(device, threads, blocks)) [[unlikely]] return BadDimensions(executor, kernel.name(), threads, blocks);
+  if (!FitsDevice(device, threads, blocks)) [[unlikely]]
+    return BadDimensions(executor, kernel.name(), threads, blocks);
 
   const std::span<const DeviceParam> params = kernel.params();
   std::size_t next = 0;  // the parameter the next argument is for
@@ -100,24 +106,29 @@ Status CheckUntypedLaunch(const Executor& executor, const ThreadDim& threads, co
   bool all_live = true;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& arg = args.args()[i];
-    if (arg.kind == KernelParamKind::kSharedMemory) wrapped |= __builtin_add_overflow(shared, arg.shared_bytes, &shared);
+    if (arg.kind == KernelParamKind::kSharedMemory)
+      wrapped |= __builtin_add_overflow(shared, arg.shared_bytes, &shared);
     if (arg.kind == KernelParamKind::kDevicePointer) all_live &= executor.IsLiveView(arg.memory);
     if (arg.kind == KernelParamKind::kSharedMemory && !kernel.shared_is_parameter()) continue;
     if (next == params.size()) break;  // too many: reported below
     const DeviceParam& param = params[next];
     if (std::string why = ArgMismatch(arg, param); !why.empty()) [[unlikely]] {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "ThenLaunch of kernel '{}' on {}: argument {} is {} ({}) but the kernel's parameter {} is {}: {}",
-                       kernel.name(), executor.DeviceLabel(), i, arg.type, KindName(arg.kind), next, param.type, why);
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          "ThenLaunch of kernel '{}' on {}: argument {} is {} ({}) but the kernel's parameter {} is {}: {}",
+          kernel.name(), executor.DeviceLabel(), i, arg.type, KindName(arg.kind), next, param.type, why);
     }
     ++next;
   }
   std::size_t given = 0;
-  for (const KernelArg& arg : args.args()) given += arg.kind != KernelParamKind::kSharedMemory || kernel.shared_is_parameter();
-  if (given != params.size()) [[unlikely]] return UntypedCountMismatch(executor.DeviceLabel(), kernel.name(), kernel, args, given);
+  for (const KernelArg& arg : args.args())
+    given += arg.kind != KernelParamKind::kSharedMemory || kernel.shared_is_parameter();
+  if (given != params.size()) [[unlikely]]
+    return UntypedCountMismatch(executor.DeviceLabel(), kernel.name(), kernel, args, given);
   if (!all_live) [[unlikely]] {
     std::vector<const DeviceMemoryBase*> views;
-    for (const KernelArg& arg : args.args()) views.push_back(arg.kind == KernelParamKind::kDevicePointer ? &arg.memory : nullptr);
+    for (const KernelArg& arg : args.args())
+      views.push_back(arg.kind == KernelParamKind::kDevicePointer ? &arg.memory : nullptr);
     // Memory of a peer passes there (core/peer_access.hpp); the shared memory is checked still.
     STREAMEXECUTOR_RETURN_IF_ERROR(executor.CheckLaunchMemory(kernel.name(), views));
   }

@@ -88,8 +88,9 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
       return api.Error(r, "cuDevicePrimaryCtxRetain", "on cuda:{}", ordinal);
     }
     executor.modules = new cuda_detail::ModuleCache();
-    for (auto [which, field] : {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &CudaComputeCapability::major},
-                                std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &CudaComputeCapability::minor}}) {
+    for (auto [which, field] :
+         {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &CudaComputeCapability::major},
+          std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &CudaComputeCapability::minor}}) {
       if (const CUresult r = api.cuDeviceGetAttribute(&(executor.modules->capability.*field), which, executor.device);
           r != CUDA_SUCCESS) {
         return api.Error(r, "cuDeviceGetAttribute", "reading the compute capability of cuda:{}", ordinal);
@@ -122,7 +123,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
 
   static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAlloc", "allocating {} bytes on cuda:{}", bytes, executor.ordinal);
@@ -131,7 +133,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     CUdeviceptr ptr = 0;
     if (const CUresult r = executor.api->cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemAllocManaged", "allocating {} bytes of managed memory on cuda:{}", bytes,
@@ -142,7 +145,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static void* HostAddress(const DeviceMemoryBase& m) { return reinterpret_cast<void*>(m.start_address()); }  // managed
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = executor.api->cuMemFree(Address(memory)); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFree", "freeing {} bytes at {} on cuda:{}", memory.size(), memory.opaque(),
                                  executor.ordinal);
@@ -153,7 +157,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   // mapped into the device's address space for kernels (HostMemoryDeviceView).
   static StatusOr<void*> HostAllocate(ExecutorState& executor, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     void* ptr = nullptr;
     const unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
     if (const CUresult r = executor.api->cuMemHostAlloc(&ptr, bytes, flags); r != CUDA_SUCCESS) {
@@ -164,7 +169,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   static Status HostDeallocate(ExecutorState& executor, void* ptr) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = executor.api->cuMemFreeHost(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemFreeHost", "freeing pinned host memory {} for cuda:{}", ptr,
                                  executor.ordinal);
@@ -176,12 +182,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
 
   static CUdeviceptr Address(const DeviceMemoryBase& memory) { return cuda_detail::DeviceAddress(memory); }
 
-
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     auto state = std::make_unique<cuda_detail::StreamState>();
     state->api = executor.api;
     state->context = executor.context;
@@ -216,7 +222,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static Status SynchronizeStream(StreamHandle& stream) {
     if (stream == nullptr) return Status(ErrorCode::kFailedPrecondition, "SynchronizeStream: no CUDA stream");
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = stream->api->cuStreamSynchronize(stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamSynchronize", "on a stream of cuda:{}", stream->ordinal);
     }
@@ -228,10 +235,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const void* src = operation.src;
     const std::uint64_t bytes = operation.bytes;
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyHtoDAsync(Address(dst), src, bytes, stream->stream),
                        "cuMemcpyHtoDAsync", bytes);
   }
@@ -240,10 +249,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const DeviceMemoryBase& src = operation.src;
     const std::uint64_t bytes = operation.bytes;
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyDtoHAsync(dst, Address(src), bytes, stream->stream),
                        "cuMemcpyDtoHAsync", bytes);
   }
@@ -252,10 +263,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const DeviceMemoryBase& src = operation.src;
     const std::uint64_t bytes = operation.bytes;
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return CheckStream(stream, stream->api->cuMemcpyDtoDAsync(Address(dst), Address(src), bytes, stream->stream),
                        "cuMemcpyDtoDAsync", bytes);
   }
@@ -265,7 +278,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
                                   const ExecutorState& src_executor, DeviceMemoryBase src, std::uint64_t bytes) {
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = stream->api->cuMemcpyPeerAsync(Address(dst), dst_executor.context, Address(src),
                                                           src_executor.context, bytes, stream->stream);
         r != CUDA_SUCCESS) {
@@ -279,24 +293,28 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     const std::uint32_t value = operation.value;
     const std::uint64_t bytes = operation.bytes;
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    return CheckStream(stream,
-                       stream->api->cuMemsetD8Async(Address(dst), static_cast<unsigned char>(value & 0xff), bytes,
-                                                    stream->stream),
-                       "cuMemsetD8Async", bytes);
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
+    return CheckStream(
+        stream,
+        stream->api->cuMemsetD8Async(Address(dst), static_cast<unsigned char>(value & 0xff), bytes, stream->stream),
+        "cuMemsetD8Async", bytes);
   }
   static Status Submit(StreamHandle& stream, const op::Memset32& operation) {
     const DeviceMemoryBase& dst = operation.dst;
     const std::uint32_t pattern = operation.pattern;
     const std::uint64_t bytes = operation.bytes;
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     if (bytes == 0) return Status();
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return CheckStream(stream, stream->api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, stream->stream),
                        "cuMemsetD32Async", bytes);
   }
@@ -305,10 +323,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
     Callback&& callback = static_cast<Callback&&>(operation.callable);
 
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     using Box = cuda_detail::CallbackBox<std::decay_t<Callback>>;
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     std::unique_ptr<Box> box;
     try {
       box = std::make_unique<Box>(Box{stream, std::forward<Callback>(callback)});
@@ -340,7 +360,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   static Status CreateEventWithFlags(ExecutorState& executor, EventHandle& event, unsigned flags) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     event.api = executor.api;
     event.context = executor.context;
     if (const CUresult r = executor.api->cuEventCreate(&event.event, flags); r != CUDA_SUCCESS) {
@@ -360,7 +381,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     EventHandle& event = *operation.event;
 
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = stream->api->cuEventRecord(event.event, stream->stream); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuEventRecord", "on a stream of cuda:{}", stream->ordinal);
     }
@@ -370,7 +392,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     EventHandle& event = *operation.event;
 
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = stream->api->cuStreamWaitEvent(stream->stream, event.event, 0); r != CUDA_SUCCESS) {
       return stream->api->Error(r, "cuStreamWaitEvent", "on a stream of cuda:{}", stream->ordinal);
     }
@@ -381,7 +404,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   // our events notify from a host function behind a wait on the event.
   static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
     const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (stream->wait_ring == nullptr) {
       StatusOr<cuda_detail::WaitRing*> ring = stream->wait_rings->Take(*stream->api, stream->ordinal);
       if (!ring.ok()) return ring.status();
@@ -395,13 +419,15 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return cuda_detail::NotifyForeign(*event.api, event.event, executor.ordinal, release);
   }
 
   static StatusOr<bool> QueryEvent(EventHandle& event) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     const CUresult r = event.api->cuEventQuery(event.event);
     if (r == CUDA_SUCCESS) return true;
     if (r == CUDA_ERROR_NOT_READY) return false;
@@ -409,14 +435,16 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   static Status SynchronizeEvent(EventHandle& event) {
     const cuda_detail::ContextScope context_scope(*event.api, event.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = event.api->cuEventSynchronize(event.event); r != CUDA_SUCCESS) {
       return event.api->Error(r, "cuEventSynchronize", "waiting for an event");
     }
     return Status();
   }
   static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
-    if (cuda_detail::InHostFunction()) [[unlikely]] return cuda_detail::InHostFunctionError();
+    if (cuda_detail::InHostFunction()) [[unlikely]]
+      return cuda_detail::InHostFunctionError();
     STREAMEXECUTOR_RETURN_IF_ERROR(SynchronizeEvent(stop));
     float milliseconds = 0.0f;
     if (const CUresult r = start.api->cuEventElapsedTime(&milliseconds, start.event, stop.event); r != CUDA_SUCCESS) {
@@ -437,9 +465,10 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   template <typename... Params>
   static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
-    return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec, detail::kParamInfos<Params...>,
-                                   kernel.function);
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
+    return cuda_detail::LoadKernel(*executor.api, *executor.modules, executor.ordinal, spec,
+                                   detail::kParamInfos<Params...>, kernel.function);
   }
   // Modules belong to the executor's cache and outlive their kernels.
   static void ReleaseKernel(ExecutorState&, KernelHandle&) {}
@@ -450,7 +479,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   template <typename... Params, typename... Args>
   [[gnu::always_inline]] static Status SubmitArguments(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
                                                        const Args&... args) {
-    if (stream->Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     // The success path builds no Status (launch.hpp).
     return cuda_detail::WithArgumentParams<Params...>(
         [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
@@ -476,13 +506,15 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
                                   std::vector<DeviceParam>& params, bool& shared_is_parameter) {
     shared_is_parameter = false;  // dynamic shared memory is a launch setting
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     return cuda_detail::LoadUntypedFunction(*executor.api, *executor.modules, executor.ordinal, spec, kernel.function,
                                             params);
   }
   // A launch typed at run time, checked by the core.
   static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& launch) {
-    if (stream->Failed()) [[unlikely]] return Status();
+    if (stream->Failed()) [[unlikely]]
+      return Status();
     cuda_detail::UntypedParams params;
     params.Fill(launch.args);
     return cuda_detail::LaunchFunction(*stream, launch.kernel.function, launch.threads, launch.blocks,
@@ -496,7 +528,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   using CommandBufferHandle = cuda_detail::RecordedGraph*;
   static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
     buffer = new (std::nothrow) cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal);
-    if (buffer == nullptr) return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on cuda:{}: out of memory", executor.ordinal);
+    if (buffer == nullptr)
+      return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on cuda:{}: out of memory", executor.ordinal);
     if (Status s = buffer->Create(); !s.ok()) {
       std::exchange(buffer, nullptr)->Release();
       return s;
@@ -507,10 +540,12 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     if (buffer) std::exchange(buffer, nullptr)->Release();
   }
   static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) {
-    return buffer->AddCopy(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr, copy.bytes);
+    return buffer->AddCopy(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr,
+                           copy.bytes);
   }
   static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) {
-    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST, 0, copy.dst, copy.bytes);
+    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST, 0, copy.dst,
+                           copy.bytes);
   }
   static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) {
     return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_DEVICE, Address(copy.dst),
@@ -534,20 +569,20 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   }
   template <typename... Params>
   static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params,
-                                                                     std::uint64_t shared_bytes) -> Status {
-      CUDA_KERNEL_NODE_PARAMS node_params{};
-      node_params.func = launch.kernel.function;
-      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
-      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
-      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
-      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
-      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
-      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
-      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
-      node_params.kernelParams = params;  // copied by the driver
-      return buffer->AddKernel(node_params);
-    });
+    return cuda_detail::WithKernelParams<Params...>(launch.args,
+                                                    [&](void** params, std::uint64_t shared_bytes) -> Status {
+                                                      CUDA_KERNEL_NODE_PARAMS node_params{};
+                                                      node_params.func = launch.kernel.function;
+                                                      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
+                                                      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
+                                                      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
+                                                      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
+                                                      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
+                                                      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
+                                                      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+                                                      node_params.kernelParams = params;  // copied by the driver
+                                                      return buffer->AddKernel(node_params);
+                                                    });
   }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
@@ -557,14 +592,16 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   // ---- Peer access ---------------------------------------------------------------
 
   static bool CanEnablePeerAccess(ExecutorState& from, ExecutorState& to) {
-    if (cuda_detail::InHostFunction()) [[unlikely]] return false;
+    if (cuda_detail::InHostFunction()) [[unlikely]]
+      return false;
     int can = 0;
     return from.api->cuDeviceCanAccessPeer(&can, from.device, to.device) == CUDA_SUCCESS && can != 0;
   }
   // Lets kernels and copies on `from` access memory of `to`.
   static Status EnablePeerAccess(ExecutorState& from, ExecutorState& to) {
     const cuda_detail::ContextScope context_scope(*from.api, from.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     const CUresult r = from.api->cuCtxEnablePeerAccess(to.context, 0);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return Status();
     return from.api->Error(r, "cuCtxEnablePeerAccess", "from cuda:{} to cuda:{}", from.ordinal, to.ordinal);
@@ -574,7 +611,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
   static void* ToOpaque(CUdeviceptr ptr) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)); }
 
   static Status CheckStream(StreamHandle stream, CUresult r, std::string_view call, std::uint64_t bytes) {
-    if (r == CUDA_SUCCESS) [[likely]] return Status();
+    if (r == CUDA_SUCCESS) [[likely]]
+      return Status();
     return stream->api->Error(r, call, "({} bytes on a stream of cuda:{})", bytes, stream->ordinal);
   }
 };

@@ -25,7 +25,8 @@ namespace streamexecutor::cuda_detail {
 
 class RecordedGraph {
  public:
-  RecordedGraph(const DriverApi& api, CUcontext context, int ordinal) : api_(&api), context_(context), ordinal_(ordinal) {}
+  RecordedGraph(const DriverApi& api, CUcontext context, int ordinal)
+      : api_(&api), context_(context), ordinal_(ordinal) {}
   RecordedGraph(const RecordedGraph&) = delete;
   RecordedGraph& operator=(const RecordedGraph&) = delete;
 
@@ -70,10 +71,10 @@ class RecordedGraph {
   }
 
   Status AddKernel(const CUDA_KERNEL_NODE_PARAMS& params) {
-    return AddNode("cuGraphAddKernelNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                               std::size_t n) {
-      return api_->cuGraphAddKernelNode(node, graph, deps, n, &params);
-    });
+    return AddNode("cuGraphAddKernelNode",
+                   [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                     return api_->cuGraphAddKernelNode(node, graph, deps, n, &params);
+                   });
   }
   Status AddCopy(CUmemorytype src_type, CUdeviceptr src_device, const void* src_host, CUmemorytype dst_type,
                  CUdeviceptr dst_device, void* dst_host, std::uint64_t bytes) {
@@ -88,10 +89,10 @@ class RecordedGraph {
     copy.WidthInBytes = bytes;
     copy.Height = 1;
     copy.Depth = 1;
-    return AddNode("cuGraphAddMemcpyNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                               std::size_t n) {
-      return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
-    });
+    return AddNode("cuGraphAddMemcpyNode",
+                   [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                     return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
+                   });
   }
   // `count` elements of `element_size` (1 or 4) bytes.
   Status AddFill(CUdeviceptr dst, unsigned value, unsigned element_size, std::uint64_t count) {
@@ -102,22 +103,22 @@ class RecordedGraph {
     fill.elementSize = element_size;
     fill.width = count;
     fill.height = 1;
-    return AddNode("cuGraphAddMemsetNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                               std::size_t n) {
-      return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
-    });
+    return AddNode("cuGraphAddMemsetNode",
+                   [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                     return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
+                   });
   }
   Status AddEvent(bool record, CUevent event) {
     if (record) {
-      return AddNode("cuGraphAddEventRecordNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                                      std::size_t n) {
-        return api_->cuGraphAddEventRecordNode(node, graph, deps, n, event);
-      });
+      return AddNode("cuGraphAddEventRecordNode",
+                     [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                       return api_->cuGraphAddEventRecordNode(node, graph, deps, n, event);
+                     });
     }
-    return AddNode("cuGraphAddEventWaitNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
-                                                  std::size_t n) {
-      return api_->cuGraphAddEventWaitNode(node, graph, deps, n, event);
-    });
+    return AddNode("cuGraphAddEventWaitNode",
+                   [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                     return api_->cuGraphAddEventWaitNode(node, graph, deps, n, event);
+                   });
   }
 
   template <typename Callback>
@@ -150,9 +151,11 @@ class RecordedGraph {
   }
 
   Status SubmitTo(StreamState& stream) {
-    if (stream.Failed()) [[unlikely]] return Status();  // skipped after a failure, as on every backend
+    if (stream.Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
     const ContextScope scope(*api_, context_);
-    if (!scope.ok()) [[unlikely]] return scope.status();
+    if (!scope.ok()) [[unlikely]]
+      return scope.status();
     if (const CUresult r = api_->cuGraphLaunch(exec_, stream.stream); r != CUDA_SUCCESS) {
       return api_->Error(r, "cuGraphLaunch", "submitting a command buffer on cuda:{}", ordinal_);
     }

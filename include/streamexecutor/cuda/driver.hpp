@@ -25,71 +25,71 @@ namespace streamexecutor::cuda_detail {
 // X(name, version): the entry point and the CUDA version whose ABI we call.
 // Asking cuGetProcAddress for that exact version returns the variant that
 // matches the typedef, whatever the installed driver's default is.
-#define SE_CUDA_REQUIRED_ENTRY_POINTS(X) \
-  X(cuDriverGetVersion, 2020)            \
-  X(cuDeviceGetCount, 2000)              \
-  X(cuDeviceGet, 2000)                   \
-  X(cuDeviceGetName, 2000)               \
-  X(cuDeviceGetAttribute, 2000)          \
-  X(cuDeviceTotalMem, 3020)              \
-  X(cuDevicePrimaryCtxRetain, 7000)      \
-  X(cuDevicePrimaryCtxRelease, 11000)    \
-  X(cuCtxSetCurrent, 4000)               \
-  X(cuCtxGetCurrent, 4000)               \
-  X(cuCtxSynchronize, 2000)              \
-  X(cuMemAlloc, 3020)                    \
-  X(cuMemFree, 3020)                     \
-  X(cuMemAllocManaged, 6000)             \
-  X(cuMemHostAlloc, 2020)                \
-  X(cuMemFreeHost, 2000)                 \
-  X(cuMemHostRegister, 6050)             \
-  X(cuMemHostUnregister, 4000)           \
-  X(cuMemHostGetDevicePointer, 3020)     \
-  X(cuMemcpyHtoD, 3020)                  \
-  X(cuMemcpyDtoH, 3020)                  \
-  X(cuMemcpyDtoD, 3020)                  \
-  X(cuMemcpyHtoDAsync, 3020)             \
-  X(cuMemcpyDtoHAsync, 3020)             \
-  X(cuMemcpyDtoDAsync, 3020)             \
-  X(cuMemcpyPeerAsync, 4000)             \
-  X(cuMemsetD8, 3020)                    \
-  X(cuMemsetD32, 3020)                   \
-  X(cuMemsetD8Async, 3020)               \
-  X(cuMemsetD32Async, 3020)              \
-  X(cuStreamCreate, 2000)                \
-  X(cuStreamDestroy, 4000)               \
-  X(cuStreamSynchronize, 2000)           \
-  X(cuStreamWaitEvent, 3020)             \
-  X(cuStreamGetCtx, 9020)                \
-  X(cuPointerGetAttribute, 4000)         \
-  X(cuMemGetAddressRange, 3020)          \
-  X(cuEventCreate, 2000)                 \
-  X(cuEventDestroy, 4000)                \
-  X(cuEventRecord, 2000)                 \
-  X(cuEventQuery, 2000)                  \
-  X(cuEventSynchronize, 2000)            \
-  X(cuEventElapsedTime, 2000)            \
-  X(cuLaunchHostFunc, 10000)             \
-  X(cuModuleLoadDataEx, 2010)            \
-  X(cuModuleUnload, 2000)                \
-  X(cuModuleGetFunction, 2000)           \
-  X(cuLaunchKernel, 4000)                \
-  X(cuFuncGetAttribute, 2020)            \
+#define SE_CUDA_REQUIRED_ENTRY_POINTS(X)               \
+  X(cuDriverGetVersion, 2020)                          \
+  X(cuDeviceGetCount, 2000)                            \
+  X(cuDeviceGet, 2000)                                 \
+  X(cuDeviceGetName, 2000)                             \
+  X(cuDeviceGetAttribute, 2000)                        \
+  X(cuDeviceTotalMem, 3020)                            \
+  X(cuDevicePrimaryCtxRetain, 7000)                    \
+  X(cuDevicePrimaryCtxRelease, 11000)                  \
+  X(cuCtxSetCurrent, 4000)                             \
+  X(cuCtxGetCurrent, 4000)                             \
+  X(cuCtxSynchronize, 2000)                            \
+  X(cuMemAlloc, 3020)                                  \
+  X(cuMemFree, 3020)                                   \
+  X(cuMemAllocManaged, 6000)                           \
+  X(cuMemHostAlloc, 2020)                              \
+  X(cuMemFreeHost, 2000)                               \
+  X(cuMemHostRegister, 6050)                           \
+  X(cuMemHostUnregister, 4000)                         \
+  X(cuMemHostGetDevicePointer, 3020)                   \
+  X(cuMemcpyHtoD, 3020)                                \
+  X(cuMemcpyDtoH, 3020)                                \
+  X(cuMemcpyDtoD, 3020)                                \
+  X(cuMemcpyHtoDAsync, 3020)                           \
+  X(cuMemcpyDtoHAsync, 3020)                           \
+  X(cuMemcpyDtoDAsync, 3020)                           \
+  X(cuMemcpyPeerAsync, 4000)                           \
+  X(cuMemsetD8, 3020)                                  \
+  X(cuMemsetD32, 3020)                                 \
+  X(cuMemsetD8Async, 3020)                             \
+  X(cuMemsetD32Async, 3020)                            \
+  X(cuStreamCreate, 2000)                              \
+  X(cuStreamDestroy, 4000)                             \
+  X(cuStreamSynchronize, 2000)                         \
+  X(cuStreamWaitEvent, 3020)                           \
+  X(cuStreamGetCtx, 9020)                              \
+  X(cuPointerGetAttribute, 4000)                       \
+  X(cuMemGetAddressRange, 3020)                        \
+  X(cuEventCreate, 2000)                               \
+  X(cuEventDestroy, 4000)                              \
+  X(cuEventRecord, 2000)                               \
+  X(cuEventQuery, 2000)                                \
+  X(cuEventSynchronize, 2000)                          \
+  X(cuEventElapsedTime, 2000)                          \
+  X(cuLaunchHostFunc, 10000)                           \
+  X(cuModuleLoadDataEx, 2010)                          \
+  X(cuModuleUnload, 2000)                              \
+  X(cuModuleGetFunction, 2000)                         \
+  X(cuLaunchKernel, 4000)                              \
+  X(cuFuncGetAttribute, 2020)                          \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
-  X(cuOccupancyMaxPotentialBlockSize, 6050) \
-  X(cuDeviceCanAccessPeer, 4000)         \
-  X(cuCtxEnablePeerAccess, 4000)         \
-  X(cuGraphCreate, 10000)                \
-  X(cuGraphDestroy, 10000)               \
-  X(cuGraphAddKernelNode, 12000)         \
-  X(cuGraphAddMemcpyNode, 10000)         \
-  X(cuGraphAddMemsetNode, 10000)         \
-  X(cuGraphAddHostNode, 10000)           \
-  X(cuGraphAddEventRecordNode, 11010)    \
-  X(cuGraphAddEventWaitNode, 11010)      \
-  X(cuGraphInstantiateWithFlags, 11040)  \
-  X(cuGraphLaunch, 10000)                \
-  X(cuGraphExecDestroy, 10000)           \
+  X(cuOccupancyMaxPotentialBlockSize, 6050)            \
+  X(cuDeviceCanAccessPeer, 4000)                       \
+  X(cuCtxEnablePeerAccess, 4000)                       \
+  X(cuGraphCreate, 10000)                              \
+  X(cuGraphDestroy, 10000)                             \
+  X(cuGraphAddKernelNode, 12000)                       \
+  X(cuGraphAddMemcpyNode, 10000)                       \
+  X(cuGraphAddMemsetNode, 10000)                       \
+  X(cuGraphAddHostNode, 10000)                         \
+  X(cuGraphAddEventRecordNode, 11010)                  \
+  X(cuGraphAddEventWaitNode, 11010)                    \
+  X(cuGraphInstantiateWithFlags, 11040)                \
+  X(cuGraphLaunch, 10000)                              \
+  X(cuGraphExecDestroy, 10000)                         \
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.
@@ -161,7 +161,8 @@ inline Status ResolveAll(DriverApi& api) {
     if (result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS && *slot != nullptr) return Status();
     *slot = nullptr;
     if (!required) return Status();
-    if (result != CUDA_SUCCESS) return api.Error(result, "cuGetProcAddress", "resolving {} (ABI of CUDA {})", name, version);
+    if (result != CUDA_SUCCESS)
+      return api.Error(result, "cuGetProcAddress", "resolving {} (ABI of CUDA {})", name, version);
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the CUDA driver (version {}) has no entry point {} with the ABI of CUDA {} (query result {})",
                      api.driver_version, name, version, static_cast<int>(found));
@@ -195,8 +196,10 @@ inline DriverLoad LoadDriver() {
   api.cuGetErrorString = reinterpret_cast<PFN_cuGetErrorString_v6000>(dlsym(api.library, "cuGetErrorString"));
   auto driver_get_version = reinterpret_cast<PFN_cuDriverGetVersion_v2020>(dlsym(api.library, "cuDriverGetVersion"));
   if (api.cuInit == nullptr || driver_get_version == nullptr) {
-    load.status = MakeError(ErrorCode::kUnavailable, "{} was loaded but does not export cuInit/cuDriverGetVersion: "
-                            "it is not a CUDA driver", kDriverLibrary);
+    load.status = MakeError(ErrorCode::kUnavailable,
+                            "{} was loaded but does not export cuInit/cuDriverGetVersion: "
+                            "it is not a CUDA driver",
+                            kDriverLibrary);
     return load;
   }
   if (const CUresult result = api.cuInit(0); result != CUDA_SUCCESS) {
@@ -204,7 +207,8 @@ inline DriverLoad LoadDriver() {
                             result == CUDA_ERROR_STUB_LIBRARY
                                 ? ": this is the CUDA toolkit's stub library, not a real driver (it lets programs "
                                   "link without a GPU); install the NVIDIA driver"
-                                : result == CUDA_ERROR_NO_DEVICE ? ": the driver sees no CUDA device" : "");
+                            : result == CUDA_ERROR_NO_DEVICE ? ": the driver sees no CUDA device"
+                                                             : "");
     return load;
   }
   if (const CUresult result = driver_get_version(&api.driver_version); result != CUDA_SUCCESS) {
@@ -307,7 +311,8 @@ class ContextScope {
       Fail(r, DriverStep::kCtxGetCurrent);
       return;
     }
-    if (current == context) [[likely]] return;
+    if (current == context) [[likely]]
+      return;
     if (const CUresult r = api.cuCtxSetCurrent(context); r != CUDA_SUCCESS) [[unlikely]] {
       Fail(r, DriverStep::kCtxSetCurrent);
       return;
@@ -315,7 +320,8 @@ class ContextScope {
     previous_ = current;  // null: nothing of the caller's to give back
   }
   [[gnu::always_inline]] ~ContextScope() {
-    if (previous_ != nullptr) [[unlikely]] api_->cuCtxSetCurrent(previous_);
+    if (previous_ != nullptr) [[unlikely]]
+      api_->cuCtxSetCurrent(previous_);
   }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
@@ -342,7 +348,6 @@ class ContextScope {
   CUresult failure_ = CUDA_SUCCESS;
   DriverStep step_ = DriverStep::kNone;
 };
-
 
 }  // namespace streamexecutor::cuda_detail
 

@@ -38,7 +38,9 @@ struct WaitRing {
   CUdeviceptr device = 0;
   std::uint32_t next = 0;  // number of the latest wait queued through this ring
 
-  std::uint32_t Progress() const { return std::atomic_ref<std::uint32_t>(host[kWords]).load(std::memory_order_acquire); }
+  std::uint32_t Progress() const {
+    return std::atomic_ref<std::uint32_t>(host[kWords]).load(std::memory_order_acquire);
+  }
 };
 
 // The rings of one executor. Rings are never freed before the executor
@@ -107,8 +109,7 @@ inline StatusOr<op::ForeignRelease> QueueForeignWait(const DriverApi& api, CUstr
   const std::uint32_t number = ring.next + 1;
   const std::uint32_t slot = number % WaitRing::kWords;
   // The wait that used this word last, number - kWords, must have passed.
-  if (number > WaitRing::kWords &&
-      static_cast<std::int32_t>(ring.Progress() - (number - WaitRing::kWords)) < 0) {
+  if (number > WaitRing::kWords && static_cast<std::int32_t>(ring.Progress() - (number - WaitRing::kWords)) < 0) {
     return MakeError(ErrorCode::kResourceExhausted,
                      "ThenWaitFor (another backend) on cuda:{}: {} waits on other backends are already pending on this "
                      "stream; synchronize it before queueing more",

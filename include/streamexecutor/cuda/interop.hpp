@@ -47,7 +47,8 @@ struct Interop<cuda> {
                        native == nullptr ? "null (the legacy default stream)" : "a special default-stream handle");
     }
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     CUcontext owner = nullptr;
     if (const CUresult r = executor.api->cuStreamGetCtx(native, &owner); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuStreamGetCtx", "adopting a CUstream on cuda:{}", executor.ordinal);
@@ -78,7 +79,8 @@ struct Interop<cuda> {
                        executor.ordinal);
     }
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     CUcontext owner = nullptr;
     if (const CUresult r = executor.api->cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, native);
         r != CUDA_SUCCESS) {
@@ -113,7 +115,8 @@ struct Interop<cuda> {
   // buffer, portable and mapped for kernels (HostMemoryDeviceView).
   static Status HostRegister(cuda::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     const unsigned flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
     if (const CUresult r = executor.api->cuMemHostRegister(ptr, bytes, flags); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostRegister", "pinning {} bytes at {} for cuda:{}", bytes, ptr,
@@ -123,7 +126,8 @@ struct Interop<cuda> {
   }
   static Status HostUnregister(cuda::ExecutorState& executor, void* ptr) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     if (const CUresult r = executor.api->cuMemHostUnregister(ptr); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostUnregister", "unpinning {} for cuda:{}", ptr, executor.ordinal);
     }
@@ -135,7 +139,8 @@ struct Interop<cuda> {
   // host address; kernels must be given this one either way.
   static StatusOr<DeviceMemoryBase> HostMemoryView(cuda::ExecutorState& executor, void* base, std::uint64_t bytes) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
-    if (!context_scope.ok()) [[unlikely]] return context_scope.status();
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
     CUdeviceptr device = 0;
     if (const CUresult r = executor.api->cuMemHostGetDevicePointer(&device, base, 0); r != CUDA_SUCCESS) {
       return executor.api->Error(r, "cuMemHostGetDevicePointer",

@@ -21,10 +21,10 @@
 namespace streamexecutor::cuda_detail {
 
 struct CppType {
-  std::string spelling;      // "const float*"
-  int pointer_depth = 0;     // 1 for float*
-  char builtin = 0;          // mangling code of the value (or pointee) type; 0 for classes
-  std::string class_name;    // "test_kernels::Pair" for class types
+  std::string spelling;    // "const float*"
+  int pointer_depth = 0;   // 1 for float*
+  char builtin = 0;        // mangling code of the value (or pointee) type; 0 for classes
+  std::string class_name;  // "test_kernels::Pair" for class types
 };
 
 struct BuiltinType {
@@ -36,12 +36,24 @@ struct BuiltinType {
 
 // LP64 (Linux x86-64/aarch64), the only data model CUDA supports on Linux.
 inline constexpr BuiltinType kBuiltinTypes[] = {
-    {'v', "void", 0, 'v'},         {'b', "bool", 1, 'b'},           {'c', "char", 1, 's'},
-    {'a', "signed char", 1, 's'},  {'h', "unsigned char", 1, 'u'},  {'s', "short", 2, 's'},
-    {'t', "unsigned short", 2, 'u'}, {'i', "int", 4, 's'},          {'j', "unsigned int", 4, 'u'},
-    {'l', "long", 8, 's'},         {'m', "unsigned long", 8, 'u'},  {'x', "long long", 8, 's'},
-    {'y', "unsigned long long", 8, 'u'}, {'n', "__int128", 16, 's'}, {'o', "unsigned __int128", 16, 'u'},
-    {'f', "float", 4, 'f'},        {'d', "double", 8, 'f'},         {'e', "long double", 16, 'f'},
+    {'v', "void", 0, 'v'},
+    {'b', "bool", 1, 'b'},
+    {'c', "char", 1, 's'},
+    {'a', "signed char", 1, 's'},
+    {'h', "unsigned char", 1, 'u'},
+    {'s', "short", 2, 's'},
+    {'t', "unsigned short", 2, 'u'},
+    {'i', "int", 4, 's'},
+    {'j', "unsigned int", 4, 'u'},
+    {'l', "long", 8, 's'},
+    {'m', "unsigned long", 8, 'u'},
+    {'x', "long long", 8, 's'},
+    {'y', "unsigned long long", 8, 'u'},
+    {'n', "__int128", 16, 's'},
+    {'o', "unsigned __int128", 16, 'u'},
+    {'f', "float", 4, 'f'},
+    {'d', "double", 8, 'f'},
+    {'e', "long double", 16, 'f'},
 };
 
 constexpr const BuiltinType* FindBuiltin(char code) {
@@ -60,18 +72,30 @@ inline const BuiltinType* BuiltinFromSpelling(std::string_view spelling) {
     char code;
   };
   static constexpr Alias kAliases[] = {
-      {"bool", 'b'},          {"char", 'c'},
-      {"signed char", 'a'},   {"unsigned char", 'h'},
-      {"short", 's'},         {"short int", 's'},
-      {"unsigned short", 't'}, {"short unsigned int", 't'},
-      {"int", 'i'},           {"unsigned int", 'j'},
-      {"unsigned", 'j'},      {"long", 'l'},
-      {"long int", 'l'},      {"unsigned long", 'm'},
-      {"long unsigned int", 'm'}, {"long long", 'x'},
-      {"long long int", 'x'}, {"unsigned long long", 'y'},
-      {"long long unsigned int", 'y'}, {"float", 'f'},
-      {"double", 'd'},        {"long double", 'e'},
-      {"__int128", 'n'},      {"unsigned __int128", 'o'},
+      {"bool", 'b'},
+      {"char", 'c'},
+      {"signed char", 'a'},
+      {"unsigned char", 'h'},
+      {"short", 's'},
+      {"short int", 's'},
+      {"unsigned short", 't'},
+      {"short unsigned int", 't'},
+      {"int", 'i'},
+      {"unsigned int", 'j'},
+      {"unsigned", 'j'},
+      {"long", 'l'},
+      {"long int", 'l'},
+      {"unsigned long", 'm'},
+      {"long unsigned int", 'm'},
+      {"long long", 'x'},
+      {"long long int", 'x'},
+      {"unsigned long long", 'y'},
+      {"long long unsigned int", 'y'},
+      {"float", 'f'},
+      {"double", 'd'},
+      {"long double", 'e'},
+      {"__int128", 'n'},
+      {"unsigned __int128", 'o'},
   };
   for (const Alias& alias : kAliases) {
     if (alias.spelling == spelling) return FindBuiltin(alias.code);

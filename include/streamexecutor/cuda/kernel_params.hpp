@@ -81,8 +81,7 @@ template <typename... Params, typename Values, typename Use>
 // `use(params, shared_bytes)` runs while the values live. No allocation.
 template <typename... Params, typename Use>
 [[gnu::always_inline]] inline decltype(auto) WithKernelParams(const PackedArgs<Params...>& args, Use&& use) {
-  auto values =
-      std::apply([](const auto&... packed) { return std::tuple{DeviceValueOf<Params>(packed)...}; }, args);
+  auto values = std::apply([](const auto&... packed) { return std::tuple{DeviceValueOf<Params>(packed)...}; }, args);
   return WithDeviceValues<Params...>(values, use);
 }
 

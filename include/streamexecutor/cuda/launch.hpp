@@ -31,12 +31,9 @@ namespace streamexecutor::cuda_detail {
 }
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(const StreamState& stream, CUresult r,
-                                                                     std::uint64_t tx, std::uint64_t ty,
-                                                                     std::uint64_t tz, std::uint64_t bx,
-                                                                     std::uint64_t by, std::uint64_t bz,
-                                                                     std::uint64_t shared_bytes,
-                                                                     const std::string* kernel_name) {
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(
+    const StreamState& stream, CUresult r, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz, std::uint64_t bx,
+    std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, const std::string* kernel_name) {
   return stream.api->Error(r, "cuLaunchKernel",
                            "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads and {} "
                            "bytes of dynamic shared memory",
@@ -53,10 +50,10 @@ namespace streamexecutor::cuda_detail {
 // The launch when another context, or none, is current on the thread: switch
 // (ContextScope), launch, and give the caller's context back. Out of line, so
 // that the common path keeps no context to restore.
-[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchSwitchingContext(
-    const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, void** params,
-    const std::string* kernel_name) {
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status
+LaunchSwitchingContext(const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty,
+                       std::uint64_t tz, std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                       std::uint64_t shared_bytes, void** params, const std::string* kernel_name) {
   const ContextScope context_scope(*stream.api, stream.context);
   if (!context_scope.ok()) return context_scope.status();
   const CUresult r = CallLaunchKernel(stream, function, tx, ty, tz, bx, by, bz, shared_bytes, params);
@@ -64,18 +61,15 @@ namespace streamexecutor::cuda_detail {
   return LaunchFailed(stream, r, tx, ty, tz, bx, by, bz, shared_bytes, kernel_name);
 }
 #else
-[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(const StreamState& stream, CUresult r,
-                                                                     std::uint64_t tx, std::uint64_t ty,
-                                                                     std::uint64_t tz, std::uint64_t bx,
-                                                                     std::uint64_t by, std::uint64_t bz,
-                                                                     std::uint64_t shared_bytes,
-                                                                     const std::string* kernel_name);
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchFailed(
+    const StreamState& stream, CUresult r, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz, std::uint64_t bx,
+    std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, const std::string* kernel_name);
 [[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status ContextRefused(const StreamState& stream, CUresult r,
                                                                        DriverStep step);
-[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status LaunchSwitchingContext(
-    const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
-    std::uint64_t bx, std::uint64_t by, std::uint64_t bz, std::uint64_t shared_bytes, void** params,
-    const std::string* kernel_name);
+[[gnu::cold, gnu::noinline]] STREAMEXECUTOR_DECL Status
+LaunchSwitchingContext(const StreamState& stream, CUfunction function, std::uint64_t tx, std::uint64_t ty,
+                       std::uint64_t tz, std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                       std::uint64_t shared_bytes, void** params, const std::string* kernel_name);
 #endif
 
 // The launch: the same steps as ContextScope, written out so that the path
@@ -96,8 +90,8 @@ namespace streamexecutor::cuda_detail {
     return LaunchSwitchingContext(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
                                   shared_bytes, params, kernel_name);
   }
-  const CUresult r = CallLaunchKernel(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y,
-                                      blocks.z, shared_bytes, params);
+  const CUresult r = CallLaunchKernel(stream, function, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z,
+                                      shared_bytes, params);
   if (r != CUDA_SUCCESS) [[unlikely]] {
     return LaunchFailed(stream, r, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, shared_bytes,
                         kernel_name);

@@ -59,8 +59,7 @@ STREAMEXECUTOR_DECL Status LoadModule(const DriverApi& api, int ordinal, std::st
   constexpr std::size_t kLogBytes = 16 * 1024;
   std::string info_log(kLogBytes, '\0'), error_log(kLogBytes, '\0');
   std::array<CUjit_option, 5> options{CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                                      CU_JIT_LOG_VERBOSE};
+                                      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
   std::array<void*, 5> values{info_log.data(), reinterpret_cast<void*>(kLogBytes), error_log.data(),
                               reinterpret_cast<void*>(kLogBytes), reinterpret_cast<void*>(std::uintptr_t{0})};
   const CUresult r = api.cuModuleLoadDataEx(&image_module, image.c_str(), static_cast<unsigned>(options.size()),

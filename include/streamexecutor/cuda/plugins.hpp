@@ -9,11 +9,11 @@
 namespace streamexecutor::cuda_detail {
 
 struct PluginIds {
-  static constexpr BlasPluginId kCuBlasPlugin{"cuda", "cublas"};   // default BLAS
-  static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};     // default RNG (Random123 in PTX)
-  static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};     // the vendor generator
-  static constexpr FftPluginId kCuFftPlugin{"cuda", "cufft"};        // default FFT (cuFFT, loaded at run time)
-  static constexpr DnnPluginId kCuDnnPlugin{"cuda", "cudnn"};       // default DNN (cuDNN, loaded at run time)
+  static constexpr BlasPluginId kCuBlasPlugin{"cuda", "cublas"};  // default BLAS
+  static constexpr RngPluginId kPhiloxPlugin{"cuda", "philox"};   // default RNG (Random123 in PTX)
+  static constexpr RngPluginId kCuRandPlugin{"cuda", "curand"};   // the vendor generator
+  static constexpr FftPluginId kCuFftPlugin{"cuda", "cufft"};     // default FFT (cuFFT, loaded at run time)
+  static constexpr DnnPluginId kCuDnnPlugin{"cuda", "cudnn"};     // default DNN (cuDNN, loaded at run time)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {

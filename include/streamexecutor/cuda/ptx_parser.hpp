@@ -16,12 +16,12 @@ namespace streamexecutor::cuda_detail {
 
 struct PtxParam {
   std::string name;
-  std::string type;        // ".u64", ".f32", ".b8" ...
+  std::string type;  // ".u64", ".f32", ".b8" ...
   std::uint64_t element_size = 0;
-  std::uint64_t size = 0;  // element_size, times the array length for `name[N]`
-  std::uint64_t align = 0; // from `.align N`, 0 when absent
-  bool is_array = false;   // `.param .align 8 .b8 p[16]`: a struct passed by value
-  bool is_ptr = false;     // `.ptr` attribute: the parameter is a pointer
+  std::uint64_t size = 0;   // element_size, times the array length for `name[N]`
+  std::uint64_t align = 0;  // from `.align N`, 0 when absent
+  bool is_array = false;    // `.param .align 8 .b8 p[16]`: a struct passed by value
+  bool is_ptr = false;      // `.ptr` attribute: the parameter is a pointer
 };
 
 struct PtxEntry {
@@ -38,9 +38,9 @@ constexpr std::uint64_t PtxTypeSize(std::string_view type) {
     std::uint64_t size;
   };
   constexpr Entry kTypes[] = {
-      {".b8", 1},   {".s8", 1},   {".u8", 1},   {".b16", 2},  {".s16", 2},    {".u16", 2},  {".f16", 2},
-      {".bf16", 2}, {".b32", 4},  {".s32", 4},  {".u32", 4},  {".f32", 4},    {".f16x2", 4}, {".bf16x2", 4},
-      {".b64", 8},  {".s64", 8},  {".u64", 8},  {".f64", 8},  {".b128", 16},
+      {".b8", 1},   {".s8", 1},  {".u8", 1},  {".b16", 2}, {".s16", 2},   {".u16", 2},   {".f16", 2},
+      {".bf16", 2}, {".b32", 4}, {".s32", 4}, {".u32", 4}, {".f32", 4},   {".f16x2", 4}, {".bf16x2", 4},
+      {".b64", 8},  {".s64", 8}, {".u64", 8}, {".f64", 8}, {".b128", 16},
   };
   for (const Entry& entry : kTypes) {
     if (entry.name == type) return entry.size;
@@ -48,9 +48,7 @@ constexpr std::uint64_t PtxTypeSize(std::string_view type) {
   return 0;
 }
 
-constexpr bool PtxTypeIsFloat(std::string_view type) {
-  return type.size() > 1 && type[1] == 'f';
-}
+constexpr bool PtxTypeIsFloat(std::string_view type) { return type.size() > 1 && type[1] == 'f'; }
 
 class PtxLexer {
  public:
@@ -158,9 +156,8 @@ inline bool IsStateSpace(std::string_view token) {
 inline Status ParsePtxParam(PtxLexer& lexer, std::string_view entry, std::size_t index, PtxParam& param) {
   using ptx_detail::Shown;
   auto error = [&](std::string_view expected, std::string_view found) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "PTX line {}: parameter {} of entry '{}': expected {}, found {}", lexer.line(), index, entry,
-                     expected, Shown(found));
+    return MakeError(ErrorCode::kInvalidArgument, "PTX line {}: parameter {} of entry '{}': expected {}, found {}",
+                     lexer.line(), index, entry, expected, Shown(found));
   };
   bool in_ptr_attributes = false;
   for (;;) {
@@ -215,8 +212,9 @@ inline StatusOr<std::vector<PtxEntry>> ParsePtxEntries(std::string_view ptx) {
     PtxEntry entry;
     entry.line = lexer.line();
     const std::string_view name = lexer.Next();
-    if (name.empty() || name[0] == '.' || !(name[0] == '_' || name[0] == '$' || (name[0] >= 'a' && name[0] <= 'z') ||
-                                           (name[0] >= 'A' && name[0] <= 'Z'))) {
+    if (name.empty() || name[0] == '.' ||
+        !(name[0] == '_' || name[0] == '$' || (name[0] >= 'a' && name[0] <= 'z') ||
+          (name[0] >= 'A' && name[0] <= 'Z'))) {
       return MakeError(ErrorCode::kInvalidArgument, "PTX line {}: expected a kernel name after .entry, found {}",
                        lexer.line(), Shown(name));
     }
@@ -242,8 +240,8 @@ inline StatusOr<std::vector<PtxEntry>> ParsePtxEntries(std::string_view ptx) {
           if (separator == ")") break;
           if (separator != ",") {
             return MakeError(ErrorCode::kInvalidArgument,
-                             "PTX line {}: entry '{}': expected ',' or ')' after parameter {}, found {}",
-                             lexer.line(), entry.name, entry.params.size() - 1, Shown(separator));
+                             "PTX line {}: entry '{}': expected ',' or ')' after parameter {}, found {}", lexer.line(),
+                             entry.name, entry.params.size() - 1, Shown(separator));
           }
         }
       }

@@ -102,8 +102,8 @@ inline StatusOr<PtxEntry> ReadPtxEntry(std::string_view ptx, std::string_view ke
   for (const PtxEntry& candidate : entries) {
     if (names.size() < 400) names += (names.empty() ? "" : ", ") + candidate.name;
     if (MangledBaseName(candidate.name) == kernel_name) {
-      hint = fmt::format(" ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")",
-                         kernel_name, candidate.name);
+      hint = fmt::format(" ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")", kernel_name,
+                         candidate.name);
     }
   }
   return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the PTX has no kernel (.entry) named '{}'{}; it has: {}",

@@ -15,8 +15,8 @@
 
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/core/status.hpp"
-#include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/detail/sticky_status.hpp"
 
 namespace streamexecutor::cuda_detail {
 

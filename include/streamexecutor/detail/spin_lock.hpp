@@ -14,7 +14,8 @@ namespace streamexecutor::detail {
 class SpinLock {
  public:
   void lock() noexcept {
-    if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] WaitAndLock();
+    if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]]
+      WaitAndLock();
   }
   bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }

@@ -56,8 +56,7 @@ template <typename Callback>
 constexpr bool CheckHostCallback() {
   static_assert(std::is_invocable_v<std::decay_t<Callback>&>, "ThenDoHostCallback takes a callable with no arguments");
   if constexpr (std::is_invocable_v<std::decay_t<Callback>&>) {
-    static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Callback>&>> ||
-                      kHostCallbackReturnsStatus<Callback>,
+    static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Callback>&>> || kHostCallbackReturnsStatus<Callback>,
                   "ThenDoHostCallback takes a callable returning void or se::Status (a non-OK Status fails the "
                   "stream)");
   }

@@ -68,7 +68,7 @@ struct HostBackend : Traits, HostBackendBase {
     host_detail::BlockRunner runner;
     host_detail::AnyFunction function;
     const host_detail::abi::RuntimeAbi* runtime;  // for launches typed at run time
-    std::uint64_t max_threads;  // per block: what the kernel's runner can run
+    std::uint64_t max_threads;                    // per block: what the kernel's runner can run
   };
 
   // ---- Platform and executor -------------------------------------------------
@@ -266,8 +266,7 @@ struct HostBackend : Traits, HostBackendBase {
     } catch (...) {
       stream->Cancel();
       return MakeError(ErrorCode::kInternal,
-                       "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
-                       stream->label());
+                       "ThenDoHostCallback on {}: copying the callback threw a non-std::exception", stream->label());
     }
     command->kind = Command::Kind::kCallback;
     stream->Publish();
@@ -279,8 +278,7 @@ struct HostBackend : Traits, HostBackendBase {
   static Status CreateEvent(ExecutorState& executor, EventHandle& event) {
     event = new (std::nothrow) host_detail::HostEvent();
     if (event == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating an event on {}: out of memory",
-                       executor.label);
+      return MakeError(ErrorCode::kResourceExhausted, "creating an event on {}: out of memory", executor.label);
     }
     return Status();
   }
@@ -292,8 +290,7 @@ struct HostBackend : Traits, HostBackendBase {
 
     auto* token = new (std::nothrow) host_detail::CompletionToken(stream->pool());
     if (token == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on {}: out of memory",
-                       stream->label());
+      return MakeError(ErrorCode::kResourceExhausted, "ThenRecordEvent on {}: out of memory", stream->label());
     }
     Command* command = stream->Reserve();
     if (command == nullptr) {
@@ -386,7 +383,8 @@ struct HostBackend : Traits, HostBackendBase {
   // ---- Kernels -----------------------------------------------------------------
 
   static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
-    return spec.host_kernel() ? std::string_view(spec.host_kernel()->kernel_name) : std::string_view("<no host kernel>");
+    return spec.host_kernel() ? std::string_view(spec.host_kernel()->kernel_name)
+                              : std::string_view("<no host kernel>");
   }
 
   template <typename... Params>
@@ -415,7 +413,8 @@ struct HostBackend : Traits, HostBackendBase {
                                   std::vector<DeviceParam>& params, bool& shared_is_parameter) {
     if (!spec.host_kernel()) return LoadKernel<>(executor, spec, kernel);  // its "no host kernel" error
     const HostKernelLoaderSpec& entry = *spec.host_kernel();
-    STREAMEXECUTOR_RETURN_IF_ERROR(host_detail::RuntimeParams(entry, executor.label, host_detail::Command::kPayloadBytes, params));
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        host_detail::RuntimeParams(entry, executor.label, host_detail::Command::kPayloadBytes, params));
     shared_is_parameter = true;
     kernel = EntryHandle(entry.entry);
     return Status();
@@ -425,7 +424,8 @@ struct HostBackend : Traits, HostBackendBase {
   template <typename... Params>
   static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
     host_detail::Command* command = stream->Reserve();
-    if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
+    if (command == nullptr) [[unlikely]]
+      return stream->Refused("ThenLaunch");
     if (Status s = PackLaunch(*command, operation, stream->label()); !s.ok()) [[unlikely]] {
       stream->Cancel();
       return s;
@@ -438,7 +438,8 @@ struct HostBackend : Traits, HostBackendBase {
   // the stored arguments from the KernelArgs in the command slot.
   static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& operation) {
     host_detail::Command* command = stream->Reserve();
-    if (command == nullptr) [[unlikely]] return stream->Refused("ThenLaunch");
+    if (command == nullptr) [[unlikely]]
+      return stream->Refused("ThenLaunch");
     const std::uint64_t shared = operation.kernel.runtime->assemble(operation.args, command->payload);
     if (Status s = FinishLaunch(*command, operation.kernel, operation.threads, operation.blocks, shared,
                                 operation.kernel_name, stream->label());
@@ -457,8 +458,7 @@ struct HostBackend : Traits, HostBackendBase {
   static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
     buffer = new (std::nothrow) host_detail::RecordedCommands(executor.label);
     if (buffer == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on {}: out of memory",
-                       executor.label);
+      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on {}: out of memory", executor.label);
     }
     return Status();
   }
@@ -518,8 +518,8 @@ struct HostBackend : Traits, HostBackendBase {
     static_assert(sizeof(Stored) <= Command::kPayloadBytes,
                   "host backend: the kernel's arguments take more than 192 bytes; pass large data in DeviceMemory");
     static_assert(std::is_trivially_destructible_v<Stored>);
-    const Stored* stored = ::new (static_cast<void*>(command.payload)) Stored(std::apply(
-        [](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
+    const Stored* stored = ::new (static_cast<void*>(command.payload))
+        Stored(std::apply([](const auto&... packed) { return Stored(ToStored<Params>(packed)...); }, args));
     // Checked with the layout the runner will carve the scratch with: padding
     // can push arguments that fit in sum past it.
     std::array<std::uint64_t, sizeof...(Params) + 1> offsets{};
@@ -538,8 +538,9 @@ struct HostBackend : Traits, HostBackendBase {
       return host_detail::TooManyThreads(device, kernel_name, threads.Count(), kernel.max_threads);
     }
     command.kind = host_detail::Command::Kind::kLaunch;
-    command.launch = host_detail::LaunchCommand{kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z},
-                                                {threads.x, threads.y, threads.z}, shared, kernel_name};
+    command.launch = host_detail::LaunchCommand{
+        kernel.runner, kernel.function, {blocks.x, blocks.y, blocks.z}, {threads.x, threads.y, threads.z},
+        shared,        kernel_name};
     return Status();
   }
   static KernelHandle EntryHandle(const host_detail::KernelEntry& entry) {

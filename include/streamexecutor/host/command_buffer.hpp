@@ -36,9 +36,7 @@ class RecordedCommands {
 
   const DeviceLabel& label() const { return label_; }
 
-  Status Add(const Command& command) {
-    return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr});
-  }
+  Status Add(const Command& command) { return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr}); }
   Status AddEvent(bool record, HostEvent** event) {
     return Append(Entry{record ? Entry::Kind::kRecordEvent : Entry::Kind::kWaitEvent, Command{}, event, nullptr});
   }
@@ -97,8 +95,7 @@ class RecordedCommands {
     try {
       entries_.push_back(entry);
     } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory",
-                       label_);
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory", label_);
     }
     return Status();
   }
@@ -107,9 +104,7 @@ class RecordedCommands {
   // recording that already completed) or on failure.
   bool Fill(const Entry& entry, Command& slot, Pool* pool, Status& failure) {
     switch (entry.kind) {
-      case Entry::Kind::kCommand:
-        slot = entry.command;
-        return true;
+      case Entry::Kind::kCommand: slot = entry.command; return true;
       case Entry::Kind::kCallback: {
         Retain();
         ::new (static_cast<void*>(slot.payload)) CallbackRef{this, entry.callback};
@@ -121,8 +116,8 @@ class RecordedCommands {
       case Entry::Kind::kRecordEvent: {
         auto* token = new (std::nothrow) CompletionToken(pool);
         if (token == nullptr) {
-          failure = MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on {}: out of memory for an event record",
-                              label_);
+          failure =
+              MakeError(ErrorCode::kResourceExhausted, "ThenSubmit on {}: out of memory for an event record", label_);
           return false;
         }
         slot.kind = Command::Kind::kRecordEvent;

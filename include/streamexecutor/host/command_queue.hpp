@@ -11,15 +11,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
-#include <thread>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
-#include <cstdlib>
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/operations.hpp"
@@ -103,7 +103,7 @@ class CompletionToken {
   std::atomic<bool> done_{false};
   std::atomic<std::int64_t> timestamp_ns_{0};
   std::mutex mutex_;
-  HostStream* waiters_ = nullptr;  // intrusive list through HostStream::next_waiter_
+  HostStream* waiters_ = nullptr;                                  // intrusive list through HostStream::next_waiter_
   std::vector<streamexecutor::op::ForeignRelease> notifications_;  // other backends' waits
 };
 
@@ -322,9 +322,7 @@ class HostStream {
     static inline thread_local DrainFrame* top = nullptr;
   };
 
-  bool HasPendingWork() const {
-    return head_.load(std::memory_order_seq_cst) < tail_.load(std::memory_order_seq_cst);
-  }
+  bool HasPendingWork() const { return head_.load(std::memory_order_seq_cst) < tail_.load(std::memory_order_seq_cst); }
   // Frees `deferred` (its share of it) once everything enqueued so far has run.
   void DeferUntilDone(DeferredFree* deferred) {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
@@ -391,8 +389,8 @@ class HostStream {
 
   // The producer's line.
   alignas(kCacheLine) std::atomic<std::uint64_t> tail_{0};  // next slot to fill; advanced by Publish
-  streamexecutor::detail::SpinLock producer_lock_;  // held from Reserve to Publish
-  std::uint64_t seen_head_ = 0;  // a head_ the producer has read; under producer_lock_
+  streamexecutor::detail::SpinLock producer_lock_;          // held from Reserve to Publish
+  std::uint64_t seen_head_ = 0;                             // a head_ the producer has read; under producer_lock_
 
   // The draining thread's line.
   alignas(kCacheLine) std::atomic<std::uint64_t> head_{0};  // next command to run; advanced by the running thread only

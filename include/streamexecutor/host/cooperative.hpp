@@ -179,7 +179,8 @@ class FiberBlock {
   void Arrive() {
     at_barrier_ = true;
     SwitchToScheduler();
-    if (unwinding_) [[unlikely]] throw Unwind{};
+    if (unwinding_) [[unlikely]]
+      throw Unwind{};
   }
 
  private:
@@ -291,9 +292,9 @@ class FiberBlock {
     stack.size = FiberStacks::kStackBytes;
     const std::uint64_t x = block_dim_.x, y = block_dim_.y;
     const Dim3 thread{i % x, (i / x) % y, i / (x * y)};
-    stacks_.fibers()[i] = boost::context::fiber(std::allocator_arg,
-                                                boost::context::preallocated(stack.sp, stack.size, stack),
-                                                KeepStack{}, Main<Body>{this, &body, thread});
+    stacks_.fibers()[i] =
+        boost::context::fiber(std::allocator_arg, boost::context::preallocated(stack.sp, stack.size, stack),
+                              KeepStack{}, Main<Body>{this, &body, thread});
     Resume(i);
   }
 
@@ -336,9 +337,9 @@ class FiberBlock {
   Dim3 block_dim_;
   Dim3 grid_;
   std::size_t threads_;
-  std::uint64_t block_ = 0;  // the linear block being run
+  std::uint64_t block_ = 0;          // the linear block being run
   boost::context::fiber scheduler_;  // while a fiber runs: how it returns to the scheduler
-  bool at_barrier_ = false;  // why the fiber that just ran gave control back
+  bool at_barrier_ = false;          // why the fiber that just ran gave control back
   bool stop_ = false;
   bool unwinding_ = false;
   std::exception_ptr error_;

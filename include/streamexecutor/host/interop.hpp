@@ -33,8 +33,7 @@ struct Interop<B> {
   // memory is not ours to free).
   static StatusOr<DeviceMemoryBase> AdoptMemory(typename B::ExecutorState& executor, void* ptr, std::uint64_t bytes) {
     if (ptr == nullptr) {
-      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: the pointer is null",
-                       executor.label);
+      return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: the pointer is null", executor.label);
     }
     return DeviceMemoryBase(ptr, bytes);
   }

@@ -82,7 +82,8 @@ class CommandInterpreter {
             void operator()() const { command.callback.invoke(command.payload); }
           } invoke{command};
           const typename Scheduler::BlockingGuard blocking(&scheduler());
-          if (Status status = streamexecutor::detail::InvokeHostCallback(invoke, stream->label().backend, stream->label().ordinal);
+          if (Status status =
+                  streamexecutor::detail::InvokeHostCallback(invoke, stream->label().backend, stream->label().ordinal);
               !status.ok()) {
             stream->Fail(std::move(status));
           }
@@ -226,7 +227,6 @@ class CommandInterpreter {
   };
 
  private:
-
   Scheduler& scheduler() { return static_cast<Scheduler&>(*this); }
 
   std::array<JobSlot, kMaxJobs> jobs_storage_;

@@ -20,8 +20,8 @@
 #include <array>
 #include <bit>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <tuple>
@@ -128,8 +128,10 @@ inline constexpr bool is_span_v<std::span<T>> = true;
 
 template <typename H>
 constexpr std::size_t SharedElementSize() {
-  if constexpr (is_span_v<H>) return sizeof(typename H::element_type);
-  else return 0;
+  if constexpr (is_span_v<H>)
+    return sizeof(typename H::element_type);
+  else
+    return 0;
 }
 
 inline constexpr std::uint64_t kSharedAlignment = 64;
@@ -148,8 +150,8 @@ constexpr std::uint64_t SharedLayout(const std::tuple<StoredT<H>...>& stored,
       // size check, not pass it as a small number.
       constexpr std::uint64_t kMax = ~std::uint64_t{0};
       constexpr std::uint64_t kElement = SharedElementSize<Param>();
-      const std::uint64_t bytes = value > (kMax - kSharedAlignment) / kElement ? kMax - kSharedAlignment + 1
-                                                                                : value * kElement;
+      const std::uint64_t bytes =
+          value > (kMax - kSharedAlignment) / kElement ? kMax - kSharedAlignment + 1 : value * kElement;
       const std::uint64_t padded = (bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
       total = padded > kMax - total ? kMax : total + padded;
     }
@@ -219,8 +221,8 @@ void RunWholeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t firs
 
 // Kernels with a barrier: each block's threads as fibers (cooperative.hpp).
 template <typename Invoker, typename... H>
-void RunCooperativeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block,
-                          std::uint64_t end_block, std::byte* shared) {
+void RunCooperativeBlocks(AnyFunction fn, const LaunchView& launch, std::uint64_t first_block, std::uint64_t end_block,
+                          std::byte* shared) {
   const auto& stored = *static_cast<const std::tuple<StoredT<H>...>*>(launch.args);
   std::array<std::uint64_t, sizeof...(H) + 1> offsets{};
   SharedLayout<H...>(stored, offsets);
@@ -285,9 +287,10 @@ template <typename R, typename Ctx, typename... P>
 struct FunctionParams<R (*)(Ctx, P...)> {
   using Return = R;
   using Context = Ctx;
-  static constexpr Runner kRunner = std::is_same_v<std::remove_cvref_t<Ctx>, BlockContext>         ? Runner::kPerBlock
-                                    : std::is_same_v<std::remove_cvref_t<Ctx>, CooperativeContext> ? Runner::kCooperative
-                                                                                                    : Runner::kPerThread;
+  static constexpr Runner kRunner = std::is_same_v<std::remove_cvref_t<Ctx>, BlockContext> ? Runner::kPerBlock
+                                    : std::is_same_v<std::remove_cvref_t<Ctx>, CooperativeContext>
+                                        ? Runner::kCooperative
+                                        : Runner::kPerThread;
   template <template <typename...> class T>
   using Apply = T<NormalizeT<P>...>;
 };
@@ -410,7 +413,7 @@ struct BindInvoker {
 // RuntimeAbi its entry carries.
 // `payload_bytes`: what a launch command holds (Command::kPayloadBytes).
 inline Status RuntimeParams(const HostKernelLoaderSpec& entry, const DeviceLabel& device, std::size_t payload_bytes,
-                           std::vector<DeviceParam>& params) {
+                            std::vector<DeviceParam>& params) {
   const auto* abi = static_cast<const abi::RuntimeAbi*>(entry.entry.runtime_abi);
   if (abi == nullptr) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -430,22 +433,23 @@ inline Status RuntimeParams(const HostKernelLoaderSpec& entry, const DeviceLabel
     param.takes_shared = info.kind == KernelParamKind::kSharedMemory;
     param.takes_scalar = info.kind == KernelParamKind::kScalar;
     (param.takes_scalar ? param.size : param.element_size) = info.value_size;
-    param.type = param.takes_shared ? "std::span<" + std::string(info.value_type) + ">" : std::string(info.declared_type);
+    param.type =
+        param.takes_shared ? "std::span<" + std::string(info.value_type) + ">" : std::string(info.declared_type);
   }
   return Status();
 }
 
 // Launches refused by the host backend, built out of line.
-[[gnu::cold]] inline Status SharedTooLarge(const DeviceLabel& device, const std::string* kernel_name, std::uint64_t shared,
-                                           std::uint64_t per_block) {
+[[gnu::cold]] inline Status SharedTooLarge(const DeviceLabel& device, const std::string* kernel_name,
+                                           std::uint64_t shared, std::uint64_t per_block) {
   return MakeError(ErrorCode::kResourceExhausted,
                    "ThenLaunch of kernel '{}' on {}: the shared-memory arguments need {} bytes once each is "
                    "aligned to {} bytes; a block has {}",
                    kernel_name ? *kernel_name : std::string("<unnamed>"), device, shared, abi::kSharedAlignment,
                    per_block);
 }
-[[gnu::cold]] inline Status TooManyThreads(const DeviceLabel& device, const std::string* kernel_name, std::uint64_t threads,
-                                           std::uint64_t limit) {
+[[gnu::cold]] inline Status TooManyThreads(const DeviceLabel& device, const std::string* kernel_name,
+                                           std::uint64_t threads, std::uint64_t limit) {
   return MakeError(ErrorCode::kInvalidArgument,
                    "ThenLaunch of kernel '{}' on {}: {} threads per block; a kernel taking "
                    "se::host::CooperativeContext runs at most {} (each thread is a fiber with a stack of its own)",
@@ -474,8 +478,8 @@ KernelEntry MakeKernelEntry(Callable callable) {
   } else {
     static_assert(std::is_empty_v<Callable> && std::is_default_constructible_v<Callable>,
                   "host kernels must be stateless (capture nothing): pass state as kernel arguments");
-    static_assert(requires { &Callable::operator(); },
-                  "host kernels must have concrete parameter types (no `auto` parameters)");
+    static_assert(
+        requires { &Callable::operator(); }, "host kernels must have concrete parameter types (no `auto` parameters)");
     using Call = decltype(&Callable::operator());
     static_assert(abi::CheckKernelShape<Call>());
     using Entry = typename abi::FunctionParams<Call>::template Apply<

@@ -10,9 +10,9 @@ namespace streamexecutor::host_detail {
 
 struct PluginIds {
   static constexpr BlasPluginId kOpenBlasPlugin{"host", "openblas"};  // default BLAS (cblas)
-  static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};      // default RNG (Random123)
-  static constexpr FftPluginId kFftw3Plugin{"host", "fftw3"};        // default FFT (FFTW3)
-  static constexpr DnnPluginId kOneDnnPlugin{"host", "onednn"};     // default DNN (oneDNN CPU engine)
+  static constexpr RngPluginId kPhiloxPlugin{"host", "philox"};       // default RNG (Random123)
+  static constexpr FftPluginId kFftw3Plugin{"host", "fftw3"};         // default FFT (FFTW3)
+  static constexpr DnnPluginId kOneDnnPlugin{"host", "onednn"};       // default DNN (oneDNN CPU engine)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {

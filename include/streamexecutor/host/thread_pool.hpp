@@ -88,8 +88,10 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     {
       std::lock_guard<std::mutex> lock(ready_mutex_);
       stream->next_ready_ = nullptr;
-      if (ready_tail_) ready_tail_->next_ready_ = stream;
-      else ready_head_ = stream;
+      if (ready_tail_)
+        ready_tail_->next_ready_ = stream;
+      else
+        ready_head_ = stream;
       ready_tail_ = stream;
       ready_count_.fetch_add(1, std::memory_order_seq_cst);
     }
@@ -126,7 +128,6 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   }
 
  private:
-
   void StopAndJoin() {
     {
       std::lock_guard<std::mutex> lock(sleep_mutex_);
@@ -212,7 +213,6 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   friend class CompletionToken;
   friend class CommandInterpreter<Pool>;
 
-
   // Runs up to kBatch commands of `stream`, then either finds it empty (idle),
   // parked on an event, or puts it back at the end of the ready list.
   // Runs the commands of a stream this thread has claimed (state kRunning).
@@ -239,7 +239,8 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
         // seq_cst pairs with HostStream::DeferUntilDone: either it sees this
         // head, or this thread sees its flag.
         stream->head_.store(head, std::memory_order_seq_cst);
-        if (stream->has_deferred_.load(std::memory_order_seq_cst)) [[unlikely]] stream->ReleaseDeferred(head);
+        if (stream->has_deferred_.load(std::memory_order_seq_cst)) [[unlikely]]
+          stream->ReleaseDeferred(head);
         stream->head_.notify_all();
         ++ran;
       }
@@ -292,7 +293,6 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     return more ? PollResult::kMore : PollResult::kQuiet;
   }
 
-
   void ResumeWaiters(HostStream* waiter) {
     while (waiter) {
       HostStream* next = waiter->next_waiter_;
@@ -340,7 +340,6 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     }
   }
 
-
   const bool serial_;
   std::vector<std::thread> workers_;
   std::atomic<unsigned> started_{0};
@@ -355,7 +354,6 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   HostStream* ready_head_ = nullptr;
   HostStream* ready_tail_ = nullptr;
   std::atomic<int> ready_count_{0};
-
 
   std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;

@@ -57,8 +57,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     cl_uint count = 0;
     cl_int error = clGetPlatformIDs(0, nullptr, &count);
     if (error != CL_SUCCESS || count == 0) {
-      return opencl_detail::ClError("clGetPlatformIDs", error == CL_SUCCESS ? -1001 : error,
-                     "(the ICD loader found no OpenCL platform: is an ICD such as pocl-opencl-icd installed?)");
+      return opencl_detail::ClError(
+          "clGetPlatformIDs", error == CL_SUCCESS ? -1001 : error,
+          "(the ICD loader found no OpenCL platform: is an ICD such as pocl-opencl-icd installed?)");
     }
     std::vector<cl_platform_id> platforms(count);
     error = clGetPlatformIDs(count, platforms.data(), nullptr);
@@ -88,12 +89,12 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     impl->context = clCreateContext(properties, 1, &entry.device, nullptr, nullptr, &error);
     if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateContext", error, "for {}", impl->label);
     impl->sync_queue = clCreateCommandQueueWithProperties(impl->context, entry.device, nullptr, &error);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for {}", impl->label);
-    impl->svm = opencl_detail::Info<cl_device_svm_capabilities>(clGetDeviceInfo, entry.device,
-                                                                CL_DEVICE_SVM_CAPABILITIES);
-    impl->base_address_align =
-        std::max<std::uint64_t>(1, opencl_detail::Info<cl_uint>(clGetDeviceInfo, entry.device,
-                                                                CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for {}", impl->label);
+    impl->svm =
+        opencl_detail::Info<cl_device_svm_capabilities>(clGetDeviceInfo, entry.device, CL_DEVICE_SVM_CAPABILITIES);
+    impl->base_address_align = std::max<std::uint64_t>(
+        1, opencl_detail::Info<cl_uint>(clGetDeviceInfo, entry.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
     impl->max_allocation = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, entry.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     // Slices at any offset need SVM-backed allocations; without SVM, offsets
     // must be sub-buffer aligned. The variable forces the sub-buffer scheme
@@ -123,7 +124,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     }
     cl_int error = CL_SUCCESS;
     cl_mem buffer = clCreateBuffer(e.context, CL_MEM_READ_WRITE, bytes, nullptr, &error);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateBuffer", error, "of {} bytes on {}", bytes, e.label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clCreateBuffer", error, "of {} bytes on {}", bytes, e.label);
     return DeviceMemoryBase(buffer, bytes);
   }
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
@@ -145,13 +147,13 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
                        "(CL_DEVICE_SVM_CAPABILITIES = {:#x}: {}), so host and device cannot share memory",
                        e.label, e.svm, opencl_detail::SvmCapabilities(e.svm));
     }
-    return opencl_detail::AllocateSvm(e, bytes, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, "clSVMAlloc (fine-grained)");
+    return opencl_detail::AllocateSvm(e, bytes, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+                                      "clSVMAlloc (fine-grained)");
   }
   // The host address of a unified allocation (plus the view's offset); null
   // for memory that is not SVM-backed.
   static void* HostAddress(const DeviceMemoryBase& memory) {
-    void* base = opencl_detail::Info<void*>(clGetMemObjectInfo, static_cast<cl_mem>(memory.opaque()),
-                                            CL_MEM_HOST_PTR);
+    void* base = opencl_detail::Info<void*>(clGetMemObjectInfo, static_cast<cl_mem>(memory.opaque()), CL_MEM_HOST_PTR);
     return base ? static_cast<std::byte*>(base) + memory.offset() : nullptr;
   }
 
@@ -161,12 +163,15 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     opencl_detail::Executor& e = *executor.impl;
     cl_int error = CL_SUCCESS;
     cl_mem buffer = clCreateBuffer(e.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &error);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", error, "of {} bytes on {}", bytes, e.label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", error, "of {} bytes on {}", bytes,
+                                    e.label);
     void* ptr = clEnqueueMapBuffer(e.sync_queue, buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
                                    nullptr, &error);
     if (error != CL_SUCCESS) {
       clReleaseMemObject(buffer);
-      return opencl_detail::ClError("clEnqueueMapBuffer", error, "mapping {} bytes of pinned memory on {}", bytes, e.label);
+      return opencl_detail::ClError("clEnqueueMapBuffer", error, "mapping {} bytes of pinned memory on {}", bytes,
+                                    e.label);
     }
     std::lock_guard<std::mutex> lock(e.mutex);
     e.pinned.emplace(ptr, buffer);
@@ -180,7 +185,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
       auto it = e.pinned.find(ptr);
       if (it == e.pinned.end()) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "HostDeallocate on {}: {} was not returned by HostAllocate or was already freed", e.label, ptr);
+                         "HostDeallocate on {}: {} was not returned by HostAllocate or was already freed", e.label,
+                         ptr);
       }
       buffer = it->second;
       e.pinned.erase(it);
@@ -188,7 +194,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     cl_int error = clEnqueueUnmapMemObject(e.sync_queue, buffer, ptr, 0, nullptr, nullptr);
     if (error == CL_SUCCESS) error = clFinish(e.sync_queue);
     clReleaseMemObject(buffer);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clEnqueueUnmapMemObject", error, "of pinned memory on {}", e.label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clEnqueueUnmapMemObject", error, "of pinned memory on {}", e.label);
     return Status();
   }
 
@@ -199,7 +206,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     // No profiling until a timer asks for it (EnableTiming).
     cl_int error = CL_SUCCESS;
     cl_command_queue queue = clCreateCommandQueueWithProperties(e.context, e.device, nullptr, &error);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for a stream on {}", e.label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for a stream on {}", e.label);
     stream = new opencl_detail::StreamState();
     stream->executor = &e;
     stream->queue = queue;
@@ -223,7 +231,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static Status SynchronizeStream(StreamHandle& stream) {
     STREAMEXECUTOR_RETURN_IF_ERROR(stream->WaitUntilFlushed());
     const cl_int error = clFinish(stream->queue);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clFinish", error, "on a stream of {}", stream->executor->label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clFinish", error, "on a stream of {}", stream->executor->label);
     return stream->Error();
   }
 
@@ -236,8 +245,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     const std::uint64_t bytes = operation.bytes;
 
     if (stream->Diverted()) [[unlikely]] {
-      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kWrite, dst, {}, src, nullptr, bytes, 0},
-                                                    "ThenMemcpy (H2D)")) {
+      if (auto held = opencl_detail::DivertTransfer(
+              *stream, {opencl_detail::HeldTransfer::Kind::kWrite, dst, {}, src, nullptr, bytes, 0},
+              "ThenMemcpy (H2D)")) {
         return *held;
       }
     }
@@ -249,8 +259,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     const std::uint64_t bytes = operation.bytes;
 
     if (stream->Diverted()) [[unlikely]] {
-      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kRead, {}, src, nullptr, dst, bytes, 0},
-                                                    "ThenMemcpy (D2H)")) {
+      if (auto held = opencl_detail::DivertTransfer(
+              *stream, {opencl_detail::HeldTransfer::Kind::kRead, {}, src, nullptr, dst, bytes, 0},
+              "ThenMemcpy (D2H)")) {
         return *held;
       }
     }
@@ -262,8 +273,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     const std::uint64_t bytes = operation.bytes;
 
     if (stream->Diverted()) [[unlikely]] {
-      if (auto held = opencl_detail::DivertTransfer(*stream, {opencl_detail::HeldTransfer::Kind::kCopy, dst, src, nullptr, nullptr, bytes, 0},
-                                                    "ThenMemcpy (D2D)")) {
+      if (auto held = opencl_detail::DivertTransfer(
+              *stream, {opencl_detail::HeldTransfer::Kind::kCopy, dst, src, nullptr, nullptr, bytes, 0},
+              "ThenMemcpy (D2D)")) {
         return *held;
       }
     }
@@ -276,7 +288,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
 
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(
-              *stream, {opencl_detail::HeldTransfer::Kind::kFill8, dst, {}, nullptr, nullptr, bytes, value}, "ThenMemZero")) {
+              *stream, {opencl_detail::HeldTransfer::Kind::kFill8, dst, {}, nullptr, nullptr, bytes, value},
+              "ThenMemZero")) {
         return *held;
       }
     }
@@ -289,7 +302,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
 
     if (stream->Diverted()) [[unlikely]] {
       if (auto held = opencl_detail::DivertTransfer(
-              *stream, {opencl_detail::HeldTransfer::Kind::kFill32, dst, {}, nullptr, nullptr, bytes, pattern}, "ThenMemset32")) {
+              *stream, {opencl_detail::HeldTransfer::Kind::kFill32, dst, {}, nullptr, nullptr, bytes, pattern},
+              "ThenMemset32")) {
         return *held;
       }
     }
@@ -317,7 +331,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}",
                        stream->executor->label, e.what());
     } catch (...) {
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
+      return MakeError(ErrorCode::kInternal,
+                       "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
                        stream->executor->label);
     }
     if (stream->Failed()) return Status();  // skipped, as on every backend
@@ -358,7 +373,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     cl_event marker = nullptr;
     cl_int error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
     if (error != CL_SUCCESS) {
-      return opencl_detail::ClError("clEnqueueMarkerWithWaitList", error, "recording an event on {}", stream->executor->label);
+      return opencl_detail::ClError("clEnqueueMarkerWithWaitList", error, "recording an event on {}",
+                                    stream->executor->label);
     }
     // Other queues may wait on this marker: it must reach the device.
     clFlush(stream->queue);
@@ -390,7 +406,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     }
     const cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &wait_on, nullptr);
     if (error != CL_SUCCESS) {
-      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}", stream->executor->label);
+      return opencl_detail::ClError("clEnqueueBarrierWithWaitList", error, "waiting for an event on {}",
+                                    stream->executor->label);
     }
     return Status();
   }
@@ -433,9 +450,11 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
     cl_int state = CL_COMPLETE;
     const cl_int error =
         clGetEventInfo(latest.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", error, "");
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", error, "");
     if (state < 0) {
-      return opencl_detail::ClError("the recorded command", state, "(an earlier command of the recording stream failed)");
+      return opencl_detail::ClError("the recorded command", state,
+                                    "(an earlier command of the recording stream failed)");
     }
     return state == CL_COMPLETE;
   }
@@ -462,8 +481,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
       error = clGetEventProfilingInfo(last.event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
     }
     if (error != CL_SUCCESS) {
-      return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error,
-                                    "of a timer{}",
+      return opencl_detail::ClError("clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error, "of a timer{}",
                                     error == CL_PROFILING_INFO_NOT_AVAILABLE
                                         ? " (its stream's queue was adopted without CL_QUEUE_PROFILING_ENABLE)"
                                         : "");
@@ -576,7 +594,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   template <typename... Params>
   static Status Submit(StreamHandle& stream, const op::PreparedLaunch<KernelHandle, Params...>& prepared) {
     const op::Launch<KernelHandle, Params...>& launch = prepared.launch;
-    if (stream->Diverted()) [[unlikely]] return Submit(stream, launch);  // held or skipped: sets all when it runs
+    if (stream->Diverted()) [[unlikely]]
+      return Submit(stream, launch);  // held or skipped: sets all when it runs
     return opencl_detail::LaunchPrepared<Params...>(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
                                                     launch.args, launch.kernel_name, prepared.stamp, prepared.changed);
   }
@@ -588,8 +607,8 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
       return opencl_detail::DivertedUntypedLaunch(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
                                                   launch.args, shared_bytes, launch.kernel_name);
     }
-    return opencl_detail::LaunchUntyped(*stream, *launch.kernel.impl, launch.threads, launch.blocks,
-                                        launch.args.args(), launch.args.data(), shared_bytes, launch.kernel_name);
+    return opencl_detail::LaunchUntyped(*stream, *launch.kernel.impl, launch.threads, launch.blocks, launch.args.args(),
+                                        launch.args.data(), shared_bytes, launch.kernel_name);
   }
 
   // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
@@ -599,16 +618,21 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   using CommandBufferHandle = opencl_detail::RecordedBuffer*;
   static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
     buffer = new (std::nothrow) opencl_detail::RecordedBuffer(*executor.impl);
-    if (buffer == nullptr) return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on {}: out of memory", executor.impl->label);
+    if (buffer == nullptr)
+      return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on {}: out of memory", executor.impl->label);
     return Status();
   }
-  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) { delete std::exchange(buffer, nullptr); }
+  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
+    delete std::exchange(buffer, nullptr);
+  }
   template <typename Operation>
   static Status Record(CommandBufferHandle& buffer, const Operation& operation) {
     return buffer->AddNew([&] { return opencl_detail::MakeRecorded<opencl>(operation); });
   }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
-  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) { return buffer->SubmitTo(stream); }
+  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
+    return buffer->SubmitTo(stream);
+  }
 };
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE

@@ -45,8 +45,8 @@ inline CommandBufferApi LoadCommandBufferApi(cl_device_id device) {
   if (forced != nullptr && std::string_view(forced) == "replay") return api;
   const std::string extensions = InfoString(clGetDeviceInfo, device, CL_DEVICE_EXTENSIONS);
   if (extensions.find("cl_khr_command_buffer") == std::string::npos) return api;
-  const auto capabilities = Info<cl_device_command_buffer_capabilities_khr>(
-      clGetDeviceInfo, device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
+  const auto capabilities = Info<cl_device_command_buffer_capabilities_khr>(clGetDeviceInfo, device,
+                                                                            CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
   if (!(capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR)) return api;
   const auto platform = Info<cl_platform_id>(clGetDeviceInfo, device, CL_DEVICE_PLATFORM);
   auto resolve = [platform](auto& slot, const char* name) {
@@ -117,8 +117,9 @@ struct RecordedFill final : RecordedOp {
     const cl_uint word = Pattern();
     const std::size_t size = std::is_same_v<Fill, op::Memset8> ? 1 : 4;
     if (operation.dst.offset() % size != 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "a {}-byte fill pattern needs a view offset that is a multiple "
-                                                    "of {}; this view starts at byte {}",
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "a {}-byte fill pattern needs a view offset that is a multiple "
+                       "of {}; this view starts at byte {}",
                        size, size, operation.dst.offset());
     }
     const cl_uchar byte = static_cast<cl_uchar>(word & 0xff);
@@ -131,8 +132,10 @@ struct RecordedFill final : RecordedOp {
     return Status();
   }
   cl_uint Pattern() const {
-    if constexpr (std::is_same_v<Fill, op::Memset8>) return operation.value;
-    else return operation.pattern;
+    if constexpr (std::is_same_v<Fill, op::Memset8>)
+      return operation.value;
+    else
+      return operation.pattern;
   }
   Fill operation;
 };
@@ -178,12 +181,14 @@ struct RecordedLaunch final : RecordedOp {
         return ClError("clCloneKernel", cloned, "recording kernel '{}' on {}", kernel_name, loaded.executor->label);
       }
     }
-    const cl_int error = api.ndrange(buffer, nullptr, nullptr, clone, dims, nullptr, global, local, 0, nullptr,
-                                     nullptr, nullptr);
+    const cl_int error =
+        api.ndrange(buffer, nullptr, nullptr, clone, dims, nullptr, global, local, 0, nullptr, nullptr, nullptr);
     if (error != CL_SUCCESS) {
-      return ClError("clCommandNDRangeKernelKHR", error, "recording kernel '{}' on {}: global size {}x{}x{}, local size "
-                     "{}x{}x{}", kernel_name, loaded.executor->label, global[0], global[1], global[2], local[0],
-                     local[1], local[2]);
+      return ClError("clCommandNDRangeKernelKHR", error,
+                     "recording kernel '{}' on {}: global size {}x{}x{}, local size "
+                     "{}x{}x{}",
+                     kernel_name, loaded.executor->label, global[0], global[1], global[2], local[0], local[1],
+                     local[2]);
     }
     return Status();
   }
@@ -302,9 +307,9 @@ class RecordedBuffer {
 
  private:
   struct Run {
-    std::size_t begin, end;            // ops_[begin, end)
-    cl_command_buffer_khr native;      // null: replayed
-    cl_event last;                     // the latest submission of `native`
+    std::size_t begin, end;        // ops_[begin, end)
+    cl_command_buffer_khr native;  // null: replayed
+    cl_event last;                 // the latest submission of `native`
   };
 
   Status RecordNative(Run& run) {

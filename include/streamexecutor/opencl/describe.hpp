@@ -37,7 +37,8 @@ inline std::size_t KernelWorkGroupSize(cl_kernel kernel, cl_device_id device) {
 // CL_KERNEL_LOCAL_MEM_SIZE: the kernel's static __local arrays (0 if unknown).
 inline std::uint64_t KernelStaticLocalBytes(cl_kernel kernel, cl_device_id device) {
   cl_ulong bytes = 0;
-  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(bytes), &bytes, nullptr) != CL_SUCCESS) {
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(bytes), &bytes, nullptr) !=
+      CL_SUCCESS) {
     return 0;
   }
   return bytes;
@@ -74,7 +75,8 @@ inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices)
   d.shared_memory_per_block = number(CL_DEVICE_LOCAL_MEM_SIZE, cl_ulong{});
   d.compute_units = static_cast<int>(number(CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint{}));
   d.max_threads_per_block = number(CL_DEVICE_MAX_WORK_GROUP_SIZE, std::size_t{});
-  const std::vector<std::size_t> items = InfoVector<std::size_t>(clGetDeviceInfo, device, CL_DEVICE_MAX_WORK_ITEM_SIZES);
+  const std::vector<std::size_t> items =
+      InfoVector<std::size_t>(clGetDeviceInfo, device, CL_DEVICE_MAX_WORK_ITEM_SIZES);
   const std::uint64_t dims[3] = {items.size() > 0 ? items[0] : 1, items.size() > 1 ? items[1] : 1,
                                  items.size() > 2 ? items[2] : 1};
   d.max_block_dims = Dim3{dims[0], dims[1], dims[2]};
@@ -108,25 +110,25 @@ inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices)
                                       : type & CL_DEVICE_TYPE_CPU         ? "CPU"
                                       : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
                                                                           : "other");
-  d.extra.emplace_back(
-      "preferred vector widths (char short int long float double half)",
-      fmt::format("{} {} {} {} {} {} {}", number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, cl_uint{}),
-                  number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, cl_uint{})));
+  d.extra.emplace_back("preferred vector widths (char short int long float double half)",
+                       fmt::format("{} {} {} {} {} {} {}", number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, cl_uint{}),
+                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, cl_uint{})));
   d.extra.emplace_back("SVM capabilities", SvmCapabilities(svm));
   d.extra.emplace_back("base address alignment",
                        fmt::format("{} bytes", number(CL_DEVICE_MEM_BASE_ADDR_ALIGN, cl_uint{}) / 8));
-  d.extra.emplace_back("slices passed to kernels as",
-                       slices == SliceScheme::kSvmPointer ? "SVM pointers (any offset)"
+  d.extra.emplace_back("slices passed to kernels as", slices == SliceScheme::kSvmPointer
+                                                          ? "SVM pointers (any offset)"
                                                           : "cached sub-buffers (offsets aligned to the base address)");
   d.extra.emplace_back("profiling timer resolution",
                        fmt::format("{} ns", number(CL_DEVICE_PROFILING_TIMER_RESOLUTION, std::size_t{})));
-  d.extra.emplace_back("local memory type",
-                       number(CL_DEVICE_LOCAL_MEM_TYPE, cl_device_local_mem_type{}) == CL_LOCAL ? "dedicated" : "global");
+  d.extra.emplace_back("local memory type", number(CL_DEVICE_LOCAL_MEM_TYPE, cl_device_local_mem_type{}) == CL_LOCAL
+                                                ? "dedicated"
+                                                : "global");
   return d;
 }
 

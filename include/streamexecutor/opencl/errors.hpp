@@ -29,8 +29,7 @@ namespace streamexecutor::opencl_detail {
 constexpr std::string_view ErrorName(cl_int code) {
   switch (code) {
 #define SE_CL_ERROR(name) \
-  case name:              \
-    return #name;
+  case name: return #name;
     SE_CL_ERROR(CL_SUCCESS)
     SE_CL_ERROR(CL_DEVICE_NOT_FOUND)
     SE_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -95,10 +94,8 @@ constexpr std::string_view ErrorName(cl_int code) {
     SE_CL_ERROR(CL_INVALID_SPEC_ID)
     SE_CL_ERROR(CL_MAX_SIZE_RESTRICTION_EXCEEDED)
 #undef SE_CL_ERROR
-    case -1001:
-      return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-      return "an unknown OpenCL error";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "an unknown OpenCL error";
   }
 }
 
@@ -107,15 +104,12 @@ constexpr ErrorCode CodeFor(cl_int error) {
   switch (error) {
     case CL_MEM_OBJECT_ALLOCATION_FAILURE:
     case CL_OUT_OF_RESOURCES:
-    case CL_OUT_OF_HOST_MEMORY:
-      return ErrorCode::kResourceExhausted;
+    case CL_OUT_OF_HOST_MEMORY: return ErrorCode::kResourceExhausted;
     case CL_DEVICE_NOT_FOUND:
     case CL_DEVICE_NOT_AVAILABLE:
     case CL_COMPILER_NOT_AVAILABLE:
-    case -1001:
-      return ErrorCode::kUnavailable;
-    case CL_INVALID_KERNEL_NAME:
-      return ErrorCode::kNotFound;
+    case -1001: return ErrorCode::kUnavailable;
+    case CL_INVALID_KERNEL_NAME: return ErrorCode::kNotFound;
     case CL_INVALID_VALUE:
     case CL_INVALID_BINARY:
     case CL_BUILD_PROGRAM_FAILURE:
@@ -126,10 +120,8 @@ constexpr ErrorCode CodeFor(cl_int error) {
     case CL_INVALID_WORK_ITEM_SIZE:
     case CL_INVALID_GLOBAL_WORK_SIZE:
     case CL_INVALID_BUFFER_SIZE:
-    case CL_MISALIGNED_SUB_BUFFER_OFFSET:
-      return ErrorCode::kInvalidArgument;
-    default:
-      return ErrorCode::kInternal;
+    case CL_MISALIGNED_SUB_BUFFER_OFFSET: return ErrorCode::kInvalidArgument;
+    default: return ErrorCode::kInternal;
   }
 }
 

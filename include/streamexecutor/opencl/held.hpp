@@ -29,8 +29,8 @@ inline void ReleaseBuffer(const DeviceMemoryBase& view) {
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
 [[gnu::cold]] STREAMEXECUTOR_DECL Status HoldFailed(const StreamState& stream, std::string_view op) {
-  return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of memory to queue behind a pending host callback",
-                   op, stream.executor->label);
+  return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of memory to queue behind a pending host callback", op,
+                   stream.executor->label);
 }
 #else
 [[gnu::cold]] STREAMEXECUTOR_DECL Status HoldFailed(const StreamState& stream, std::string_view op);
@@ -63,8 +63,12 @@ inline bool RunHeldTransfer(StreamState& stream, void* payload) {
     const std::string& label = stream.executor->label;
     Status status;
     switch (t->kind) {
-      case HeldTransfer::Kind::kWrite: status = Write(stream.queue, CL_FALSE, t->dst, t->host_src, t->bytes, label); break;
-      case HeldTransfer::Kind::kRead: status = Read(stream.queue, CL_FALSE, t->host_dst, t->src, t->bytes, label); break;
+      case HeldTransfer::Kind::kWrite:
+        status = Write(stream.queue, CL_FALSE, t->dst, t->host_src, t->bytes, label);
+        break;
+      case HeldTransfer::Kind::kRead:
+        status = Read(stream.queue, CL_FALSE, t->host_dst, t->src, t->bytes, label);
+        break;
       case HeldTransfer::Kind::kCopy: status = Copy(stream.queue, t->dst, t->src, t->bytes, label); break;
       case HeldTransfer::Kind::kFill8: status = Fill8(stream.queue, t->dst, t->pattern, t->bytes, label); break;
       case HeldTransfer::Kind::kFill32: status = Fill32(stream.queue, t->dst, t->pattern, t->bytes, label); break;
@@ -226,8 +230,8 @@ inline Status NotifyForeign(const Executor& executor, EventState& event, op::For
   }
   auto* box = new (std::nothrow) op::ForeignRelease(release);
   if (box == nullptr) {
-    return MakeError(ErrorCode::kResourceExhausted, "ThenWaitFor on an event of {}: out of memory to register the waiter",
-                     executor.label);
+    return MakeError(ErrorCode::kResourceExhausted,
+                     "ThenWaitFor on an event of {}: out of memory to register the waiter", executor.label);
   }
   if (const cl_int error = clSetEventCallback(latest.event, CL_COMPLETE, &FireRelease, box); error != CL_SUCCESS) {
     delete box;
@@ -279,7 +283,7 @@ inline std::optional<Status> DivertRecord(StreamState& stream, EventState& event
       return HoldFailed(stream, "ThenRecordEvent");
     }
     event.Retain();
-    clRetainEvent(stand_in);   // the held record's reference; the event takes the creation's
+    clRetainEvent(stand_in);  // the held record's reference; the event takes the creation's
     event.Replace(stand_in);
     return Status();
   });

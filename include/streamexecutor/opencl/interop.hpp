@@ -126,7 +126,8 @@ struct Interop<opencl> {
                        e.label, bytes, size);
     }
     error = clRetainMemObject(buffer);
-    if (error != CL_SUCCESS) return opencl_detail::ClError("clRetainMemObject", error, "adopting a cl_mem on {}", e.label);
+    if (error != CL_SUCCESS)
+      return opencl_detail::ClError("clRetainMemObject", error, "adopting a cl_mem on {}", e.label);
     return DeviceMemoryBase(buffer, bytes);
   }
   static Status ForgetMemory(opencl::ExecutorState& executor, DeviceMemoryBase memory) {

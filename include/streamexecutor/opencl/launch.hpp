@@ -57,16 +57,18 @@ STREAMEXECUTOR_DECL Status ArgError(std::string_view call, cl_int error, cl_uint
     // sub-buffer route below.
     void* base = Info<void*>(clGetMemObjectInfo, parent, CL_MEM_HOST_PTR);
     if (base != nullptr && Info<cl_bool>(clGetMemObjectInfo, parent, CL_MEM_USES_SVM_POINTER) == CL_TRUE) {
-      const cl_int error = clSetKernelArgSVMPointer(kernel.kernel, index, static_cast<std::byte*>(base) + view.offset());
+      const cl_int error =
+          clSetKernelArgSVMPointer(kernel.kernel, index, static_cast<std::byte*>(base) + view.offset());
       return error == CL_SUCCESS ? Status() : ArgError("clSetKernelArgSVMPointer", error, index, name, e);
     }
   }
   if (view.offset() % e.base_address_align != 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "ThenLaunch of kernel '{}' on {}: argument {} is a slice at byte offset {}, which is not a multiple "
-                     "of the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN ({} bytes) that clCreateSubBuffer requires; slice "
-                     "at aligned offsets or pass the whole buffer and an index",
-                     name ? *name : std::string("?"), e.label, index, view.offset(), e.base_address_align);
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "ThenLaunch of kernel '{}' on {}: argument {} is a slice at byte offset {}, which is not a multiple "
+        "of the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN ({} bytes) that clCreateSubBuffer requires; slice "
+        "at aligned offsets or pass the whole buffer and an index",
+        name ? *name : std::string("?"), e.label, index, view.offset(), e.base_address_align);
   }
   cl_mem sub = nullptr;
   {
@@ -132,7 +134,8 @@ template <typename P>
   } else {
     error = SetPlainArg<P>(kernel.kernel, index, packed);
   }
-  if (error == CL_SUCCESS) [[likely]] return true;
+  if (error == CL_SUCCESS) [[likely]]
+    return true;
   return FailArg(failure, error, index, name, *kernel.executor);
 }
 
@@ -193,7 +196,8 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
 // `dynamic_local_bytes`: the __local memory the arguments ask for.
 [[gnu::always_inline]] inline Status CheckSizes(const LoadedKernel& kernel, const ThreadDim& threads,
                                                 std::uint64_t dynamic_local_bytes, std::string_view kernel_name) {
-  if (threads.Count() > kernel.work_group_size) [[unlikely]] return TooManyThreads(kernel, threads, kernel_name);
+  if (threads.Count() > kernel.work_group_size) [[unlikely]]
+    return TooManyThreads(kernel, threads, kernel_name);
   const std::uint64_t local_bytes = kernel.static_local_bytes + dynamic_local_bytes;
   if (local_bytes > kernel.device_local_bytes) [[unlikely]] {
     return LocalMemoryTooLarge(kernel, kernel_name, local_bytes);
@@ -202,8 +206,8 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
 }
 
 template <typename... Params>
-[[gnu::always_inline]] inline Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads, const PackedArgs<Params...>& args,
-                        std::string_view kernel_name) {
+[[gnu::always_inline]] inline Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads,
+                                                      const PackedArgs<Params...>& args, std::string_view kernel_name) {
   std::uint64_t dynamic_local_bytes = 0;
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -244,7 +248,8 @@ struct NdRange {
     global[0] = blocks.x * threads.x;
     // Every dimension is at least 1 (FitsDevice), so an OR of the others is 1
     // exactly when the launch is one-dimensional, the common case: one product.
-    if ((threads.y | threads.z | blocks.y | blocks.z) == 1) [[likely]] return;
+    if ((threads.y | threads.z | blocks.y | blocks.z) == 1) [[likely]]
+      return;
     local[1] = threads.y;
     local[2] = threads.z;
     global[1] = blocks.y * threads.y;
@@ -272,7 +277,9 @@ template <typename SetArgsFn>
   return Status();
 }
 
-inline std::string_view NameOf(const std::string* name) { return name ? std::string_view(*name) : std::string_view("?"); }
+inline std::string_view NameOf(const std::string* name) {
+  return name ? std::string_view(*name) : std::string_view("?");
+}
 
 // The general launch from packed arguments: GeneralLaunch, DivertedLaunch
 // and a held launch's RunHeldLaunch share one copy per signature (the plain
@@ -285,9 +292,10 @@ template <typename... Params>
   if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
     return sizes;
   }
-  return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, [&]() __attribute__((always_inline)) {
-    return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
-  });
+  return EnqueueLaunch(
+      stream, kernel, threads, blocks, kernel_name, [&]() __attribute__((always_inline)) {
+        return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
+      });
 }
 
 // ---- The typed launch (TypedLaunch, at the end) -----------------------------------
@@ -315,8 +323,10 @@ struct LaunchFault {
 
 template <typename P, typename A>
 [[gnu::always_inline]] inline bool NeedsGeneralPath(const A& arg) {
-  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>) return arg.offset() != 0;  // a slice: a sub-buffer
-  else return false;
+  if constexpr (is_device_memory_pointer_v<std::remove_cv_t<P>>)
+    return arg.offset() != 0;  // a slice: a sub-buffer
+  else
+    return false;
 }
 
 // The stream runs launches now (no host callback pending, no failure), the
@@ -420,7 +430,8 @@ template <typename... Params, typename Packed, typename... Args>
                                       packed(), name);
     }
     LaunchFault fault;
-    if (FastLaunch<Params...>(stream, kernel, threads, blocks, fault, args...)) [[likely]] return Status();
+    if (FastLaunch<Params...>(stream, kernel, threads, blocks, fault, args...)) [[likely]]
+      return Status();
     return LaunchFaultStatus(fault, kernel, threads.x, threads.y, threads.z, blocks.x, blocks.y, blocks.z, name);
   }
 }

@@ -37,11 +37,10 @@ STREAMEXECUTOR_DECL StatusOr<ProgramSource> PickSource(const Executor& executor,
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
 STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device) {
-  std::string log = Trim(InfoString(
-      [device](cl_program p, cl_program_build_info param, std::size_t size, void* value, std::size_t* ret) {
-        return clGetProgramBuildInfo(p, device, param, size, value, ret);
-      },
-      program, CL_PROGRAM_BUILD_LOG));
+  std::string log =
+      Trim(InfoString([device](cl_program p, cl_program_build_info param, std::size_t size, void* value,
+                               std::size_t* ret) { return clGetProgramBuildInfo(p, device, param, size, value, ret); },
+                      program, CL_PROGRAM_BUILD_LOG));
   return log.empty() ? std::string("(the driver gave no build log)") : log;
 }
 #else
@@ -54,7 +53,8 @@ STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device
 STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const ProgramSource& source) {
   const KernelLoaderSpec& spec = *source.spec;
   StatusOr<std::string> code = spec.Contents();
-  if (!code.ok()) return Status(code.status().code(), fmt::format("GetKernel on {}: {}", executor.label, code.status().message()));
+  if (!code.ok())
+    return Status(code.status().code(), fmt::format("GetKernel on {}: {}", executor.label, code.status().message()));
   const std::string options = Trim(spec.options + " " + std::string(kArgInfoOption));
   std::string key = fmt::format("{}\n{}\n", source.binary ? "binary" : "text", options);
   key += code.value();
@@ -89,9 +89,9 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
   }
   error = clBuildProgram(program, 1, &executor.device, options.c_str(), nullptr, nullptr);
   if (error != CL_SUCCESS) {
-    Status status = ClError("clBuildProgram", error,
-                            "building the {} ({}) for kernel '{}' on {} with options '{}'; build log:\n{}", what,
-                            origin, spec.kernel_name, executor.label, options, BuildLog(program, executor.device));
+    Status status =
+        ClError("clBuildProgram", error, "building the {} ({}) for kernel '{}' on {} with options '{}'; build log:\n{}",
+                what, origin, spec.kernel_name, executor.label, options, BuildLog(program, executor.device));
     clReleaseProgram(program);
     return status;
   }

@@ -22,8 +22,8 @@ inline StatusOr<DeviceMemoryBase> AllocateSvm(Executor& e, std::uint64_t bytes, 
                                               std::string_view call) {
   if (bytes > e.max_allocation) {
     return MakeError(ErrorCode::kResourceExhausted,
-                     "{} of {} bytes on {}: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE ({} bytes)", call, bytes,
-                     e.label, e.max_allocation);
+                     "{} of {} bytes on {}: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE ({} bytes)", call, bytes, e.label,
+                     e.max_allocation);
   }
   void* ptr = clSVMAlloc(e.context, flags, bytes, 0);
   if (ptr == nullptr) {
@@ -59,9 +59,11 @@ inline StatusOr<DeviceMemoryBase> AllocateSvm(Executor& e, std::uint64_t bytes, 
 inline Status Write(cl_command_queue queue, cl_bool blocking, const DeviceMemoryBase& dst, const void* src,
                     std::uint64_t bytes, const std::string& label) {
   if (bytes == 0) return Status();  // OpenCL rejects empty transfers
-  const cl_int error = clEnqueueWriteBuffer(queue, Buffer(dst), blocking, dst.offset(), bytes, src, 0, nullptr, nullptr);
+  const cl_int error =
+      clEnqueueWriteBuffer(queue, Buffer(dst), blocking, dst.offset(), bytes, src, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) {
-    return ClError("clEnqueueWriteBuffer", error, "copying {} bytes to device offset {} on {}", bytes, dst.offset(), label);
+    return ClError("clEnqueueWriteBuffer", error, "copying {} bytes to device offset {} on {}", bytes, dst.offset(),
+                   label);
   }
   return Status();
 }
@@ -71,7 +73,8 @@ inline Status Read(cl_command_queue queue, cl_bool blocking, void* dst, const De
   if (bytes == 0) return Status();
   const cl_int error = clEnqueueReadBuffer(queue, Buffer(src), blocking, src.offset(), bytes, dst, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) {
-    return ClError("clEnqueueReadBuffer", error, "copying {} bytes from device offset {} on {}", bytes, src.offset(), label);
+    return ClError("clEnqueueReadBuffer", error, "copying {} bytes from device offset {} on {}", bytes, src.offset(),
+                   label);
   }
   return Status();
 }
@@ -79,8 +82,8 @@ inline Status Read(cl_command_queue queue, cl_bool blocking, void* dst, const De
 inline Status Copy(cl_command_queue queue, const DeviceMemoryBase& dst, const DeviceMemoryBase& src,
                    std::uint64_t bytes, const std::string& label) {
   if (bytes == 0) return Status();
-  const cl_int error = clEnqueueCopyBuffer(queue, Buffer(src), Buffer(dst), src.offset(), dst.offset(), bytes, 0,
-                                          nullptr, nullptr);
+  const cl_int error =
+      clEnqueueCopyBuffer(queue, Buffer(src), Buffer(dst), src.offset(), dst.offset(), bytes, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) {
     return ClError("clEnqueueCopyBuffer", error, "copying {} bytes from offset {} to offset {} on {}", bytes,
                    src.offset(), dst.offset(), label);

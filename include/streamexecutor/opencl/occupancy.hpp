@@ -25,14 +25,14 @@ struct Occupancy<opencl> {
     std::size_t work_group_size = 0, multiple = 0;
     std::size_t compile_size[3] = {0, 0, 0};
     cl_ulong private_bytes = 0;
-    STREAMEXECUTOR_RETURN_IF_ERROR(Query(k, d, CL_KERNEL_WORK_GROUP_SIZE, "CL_KERNEL_WORK_GROUP_SIZE",
-                                         sizeof(work_group_size), &work_group_size));
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        Query(k, d, CL_KERNEL_WORK_GROUP_SIZE, "CL_KERNEL_WORK_GROUP_SIZE", sizeof(work_group_size), &work_group_size));
     STREAMEXECUTOR_RETURN_IF_ERROR(Query(k, d, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
                                          "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE", sizeof(multiple), &multiple));
     STREAMEXECUTOR_RETURN_IF_ERROR(Query(k, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, "CL_KERNEL_COMPILE_WORK_GROUP_SIZE",
                                          sizeof(compile_size), compile_size));
-    STREAMEXECUTOR_RETURN_IF_ERROR(Query(k, d, CL_KERNEL_PRIVATE_MEM_SIZE, "CL_KERNEL_PRIVATE_MEM_SIZE",
-                                         sizeof(private_bytes), &private_bytes));
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        Query(k, d, CL_KERNEL_PRIVATE_MEM_SIZE, "CL_KERNEL_PRIVATE_MEM_SIZE", sizeof(private_bytes), &private_bytes));
     KernelAttributes attributes;
     attributes.max_threads_per_block = std::min<std::uint64_t>(work_group_size, device.max_threads_per_block);
     if (compile_size[0] != 0) {
@@ -42,9 +42,9 @@ struct Occupancy<opencl> {
     // CL_KERNEL_LOCAL_MEM_SIZE as read when the kernel was loaded: later it
     // also counts the __local arguments the latest launch set.
     attributes.static_shared_memory_bytes = loaded.static_local_bytes;
-    attributes.max_dynamic_shared_memory_bytes =
-        loaded.device_local_bytes > loaded.static_local_bytes ? loaded.device_local_bytes - loaded.static_local_bytes
-                                                              : 0;
+    attributes.max_dynamic_shared_memory_bytes = loaded.device_local_bytes > loaded.static_local_bytes
+                                                     ? loaded.device_local_bytes - loaded.static_local_bytes
+                                                     : 0;
     attributes.local_memory_per_thread_bytes = private_bytes;
     attributes.preferred_block_size_multiple = std::max<std::uint64_t>(multiple, 1);
     return attributes;

@@ -9,9 +9,9 @@
 namespace streamexecutor::opencl_detail {
 
 struct PluginIds {
-  static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};  // default BLAS
-  static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};      // default RNG (Random123 in OpenCL C)
-  static constexpr FftPluginId kClFftPlugin{"opencl", "clfft"};      // default FFT (clFFT)
+  static constexpr BlasPluginId kClBlastPlugin{"opencl", "clblast"};    // default BLAS
+  static constexpr RngPluginId kPhiloxPlugin{"opencl", "philox"};       // default RNG (Random123 in OpenCL C)
+  static constexpr FftPluginId kClFftPlugin{"opencl", "clfft"};         // default FFT (clFFT)
   static constexpr DnnPluginId kClBlastDnnPlugin{"opencl", "clblast"};  // default DNN (CLBlast: convolution, matmul)
 
   // What an executor uses for a kind nobody chose.

@@ -40,7 +40,8 @@ Status LaunchPrepared(StreamState& stream, LoadedKernel& kernel, const ThreadDim
     Status failure = SetChangedArgs<Params...>(kernel, args, to_set, name, std::index_sequence_for<Params...>{});
     ++kernel.arg_generation;
     // After a failed clSetKernelArg the stamp stays old: the next launch sets all.
-    if (!failure.ok()) [[unlikely]] return failure;
+    if (!failure.ok()) [[unlikely]]
+      return failure;
     stamp = kernel.arg_generation;
     changed = 0;
     return Status();

@@ -47,7 +47,7 @@ struct Executor {
   std::uint64_t max_allocation = 0;
   SliceScheme slices = SliceScheme::kSubBuffer;
 
-  std::mutex mutex;  // guards everything below
+  std::mutex mutex;                            // guards everything below
   std::map<std::string, cl_program> programs;  // key: kind, options and code
   int programs_built = 0;
   // Kernels created so far: each LoadedKernel's argument generations start
@@ -147,8 +147,8 @@ struct StreamState {
     void* payload;
     bool (*run)(StreamState& stream, void* payload);
   };
-  std::deque<HeldCommand> held;       // guarded by jobs_mutex
-  std::condition_variable flushed;    // notified when kHolding clears
+  std::deque<HeldCommand> held;     // guarded by jobs_mutex
+  std::condition_variable flushed;  // notified when kHolding clears
 
   void Fail(Status status) {
     error.Fail(std::move(status));
@@ -184,9 +184,7 @@ struct StreamState {
     }
     clFinish(current);
   }
-  bool RunsOnCallbackThread() const {
-    return worker_id.load(std::memory_order_relaxed) == std::this_thread::get_id();
-  }
+  bool RunsOnCallbackThread() const { return worker_id.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
 
   // Waits until nothing is held (every pending callback ran and what it held
   // was enqueued). A callback thread waiting on its own stream would wait for
@@ -407,7 +405,7 @@ struct LoadedKernel {
     delete this;
   }
   Executor* executor = nullptr;
-  std::size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE for this device
+  std::size_t work_group_size = 0;       // CL_KERNEL_WORK_GROUP_SIZE for this device
   std::uint64_t static_local_bytes = 0;  // CL_KERNEL_LOCAL_MEM_SIZE before any dynamic __local argument
   std::uint64_t device_local_bytes = 0;  // CL_DEVICE_LOCAL_MEM_SIZE
   // The most threads per block the typed launch's fast path takes:

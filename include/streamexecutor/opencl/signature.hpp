@@ -26,20 +26,13 @@ struct TypeClass {
 
 constexpr std::string_view Describe(Arith kind) {
   switch (kind) {
-    case Arith::kSigned:
-      return "signed integer";
-    case Arith::kUnsigned:
-      return "unsigned integer";
-    case Arith::kChar:
-      return "character";
-    case Arith::kFloat:
-      return "floating-point type";
-    case Arith::kBool:
-      return "boolean";
-    case Arith::kVoid:
-      return "void";
-    default:
-      return "type";
+    case Arith::kSigned: return "signed integer";
+    case Arith::kUnsigned: return "unsigned integer";
+    case Arith::kChar: return "character";
+    case Arith::kFloat: return "floating-point type";
+    case Arith::kBool: return "boolean";
+    case Arith::kVoid: return "void";
+    default: return "type";
   }
 }
 
@@ -121,11 +114,16 @@ STREAMEXECUTOR_DECL TypeClass ClassifyOpenCL(std::string_view name) {
   int lanes = 1;
   if (digits != name.size()) {
     const std::string_view width = name.substr(digits);
-    if (width == "2") lanes = 2;
-    else if (width == "3" || width == "4") lanes = 4;
-    else if (width == "8") lanes = 8;
-    else if (width == "16") lanes = 16;
-    else return TypeClass{};
+    if (width == "2")
+      lanes = 2;
+    else if (width == "3" || width == "4")
+      lanes = 4;
+    else if (width == "8")
+      lanes = 8;
+    else if (width == "16")
+      lanes = 16;
+    else
+      return TypeClass{};
   }
   for (const Entry& entry : kTable) {
     if (entry.name == base) {
@@ -159,7 +157,7 @@ STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared,
   }
   bool same_kind = cpp.kind == cl.kind;
   if (cpp.kind == Arith::kChar) same_kind = cl.size == 1 && cl.kind != Arith::kBool;  // char's sign is the ABI's
-  if (actual_name == "half" && cpp.kind == Arith::kUnsigned) same_kind = true;       // half carried as raw bits
+  if (actual_name == "half" && cpp.kind == Arith::kUnsigned) same_kind = true;        // half carried as raw bits
   if (same_kind && cpp.size == cl.size) return {};
   return fmt::format("{}, OpenCL {}", sized(cpp, declared.value_type), sized(cl, actual_name));
 }
@@ -169,21 +167,17 @@ STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared,
 
 inline std::string_view AddressSpace(cl_kernel_arg_address_qualifier q) {
   switch (q) {
-    case CL_KERNEL_ARG_ADDRESS_GLOBAL:
-      return "__global";
-    case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-      return "__constant";
-    case CL_KERNEL_ARG_ADDRESS_LOCAL:
-      return "__local";
-    default:
-      return "";
+    case CL_KERNEL_ARG_ADDRESS_GLOBAL: return "__global";
+    case CL_KERNEL_ARG_ADDRESS_CONSTANT: return "__constant";
+    case CL_KERNEL_ARG_ADDRESS_LOCAL: return "__local";
+    default: return "";
   }
 }
 
 struct RealArg {
   cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
-  std::string type;   // as reported, e.g. "float*"
-  std::string base;   // without the star: "float"
+  std::string type;  // as reported, e.g. "float*"
+  std::string base;  // without the star: "float"
   bool pointer = false;
   std::string spelled;  // "__global const float*"
   std::string name;     // the parameter's name in the source, if reported
@@ -234,8 +228,8 @@ STREAMEXECUTOR_DECL Status ReadArg(cl_kernel kernel, cl_uint index, RealArg& arg
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
 STREAMEXECUTOR_DECL std::string Suggest(const RealArg& arg) {
   const TypeClass cl = ClassifyOpenCL(arg.base);
-  const std::string element = cl.lanes == 1 && !cl.cpp.empty() && cl.kind != Arith::kVoid ? std::string(cl.cpp)
-                                                                                          : std::string("T");
+  const std::string element =
+      cl.lanes == 1 && !cl.cpp.empty() && cl.kind != Arith::kVoid ? std::string(cl.cpp) : std::string("T");
   if (arg.pointer && arg.address == CL_KERNEL_ARG_ADDRESS_LOCAL) {
     return fmt::format("streamexecutor::SharedDeviceMemory<{}>", element);
   }
@@ -276,10 +270,14 @@ STREAMEXECUTOR_DECL Status CheckSignature(cl_kernel kernel, std::string_view ker
     std::string why;
     switch (param.kind) {
       case KernelParamKind::kDevicePointer:
-        if (!global) why = local ? "__local memory is passed as streamexecutor::SharedDeviceMemory<T>" : "it is a value, not a pointer";
+        if (!global)
+          why = local ? "__local memory is passed as streamexecutor::SharedDeviceMemory<T>"
+                      : "it is a value, not a pointer";
         break;
       case KernelParamKind::kSharedMemory:
-        if (!local) why = global ? "it points to global memory: pass it as streamexecutor::DeviceMemory<T>*" : "it is a value, not __local memory";
+        if (!local)
+          why = global ? "it points to global memory: pass it as streamexecutor::DeviceMemory<T>*"
+                       : "it is a value, not __local memory";
         break;
       case KernelParamKind::kScalar:
         if (arg.pointer) why = "it is a pointer, not a value";

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <memory>
-#include <optional>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,9 +68,9 @@ inline Status SetUntypedArgs(LoadedKernel& kernel, std::span<const KernelArg> ar
   return failure;
 }
 
-inline Status LaunchUntyped(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
-                            const BlockDim& blocks, std::span<const KernelArg> args, const std::byte* data,
-                            std::uint64_t shared_bytes, const std::string* name) {
+inline Status LaunchUntyped(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads, const BlockDim& blocks,
+                            std::span<const KernelArg> args, const std::byte* data, std::uint64_t shared_bytes,
+                            const std::string* name) {
   const std::string_view kernel_name = NameOf(name);
   STREAMEXECUTOR_RETURN_IF_ERROR(CheckSizes(kernel, threads, shared_bytes, kernel_name));
   return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name,
@@ -92,8 +92,8 @@ struct HeldUntypedLaunch {
 inline bool RunHeldUntypedLaunch(StreamState& stream, void* payload) {
   const std::unique_ptr<HeldUntypedLaunch> l(static_cast<HeldUntypedLaunch*>(payload));
   if (!stream.Failed()) {
-    if (Status status = LaunchUntyped(stream, *l->kernel, l->threads, l->blocks, l->args, l->data.data(),
-                                      l->shared_bytes, l->name);
+    if (Status status =
+            LaunchUntyped(stream, *l->kernel, l->threads, l->blocks, l->args, l->data.data(), l->shared_bytes, l->name);
         !status.ok()) {
       stream.Fail(std::move(status));
     }
@@ -118,8 +118,13 @@ inline bool RunHeldUntypedLaunch(StreamState& stream, void* payload) {
       for (const KernelArg& arg : args.args()) {
         if (arg.kind == KernelParamKind::kScalar) bytes = std::max(bytes, arg.offset + arg.size);
       }
-      payload.reset(new HeldUntypedLaunch{&kernel, threads, blocks, {args.args().begin(), args.args().end()},
-                                          {args.data(), args.data() + bytes}, shared_bytes, name});
+      payload.reset(new HeldUntypedLaunch{&kernel,
+                                          threads,
+                                          blocks,
+                                          {args.args().begin(), args.args().end()},
+                                          {args.data(), args.data() + bytes},
+                                          shared_bytes,
+                                          name});
       stream.held.push_back({payload.get(), &RunHeldUntypedLaunch});
     } catch (...) {
       return HoldFailed(stream, "ThenLaunch");

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <string>
 
-#include "cublas_double.hpp"
 #include "../../library_double.hpp"
+#include "cublas_double.hpp"
 
 namespace {
 
@@ -245,8 +245,8 @@ cublasStatus_t CUBLASWINAPI cublasSaxpy_v2(cublasHandle_t handle, int n, const f
                                            float* y, int incy) {
   return Axpy("cublasSaxpy_v2", handle, n, alpha, x, incx, y, incy);
 }
-cublasStatus_t CUBLASWINAPI cublasDaxpy_v2(cublasHandle_t handle, int n, const double* alpha, const double* x,
-                                           int incx, double* y, int incy) {
+cublasStatus_t CUBLASWINAPI cublasDaxpy_v2(cublasHandle_t handle, int n, const double* alpha, const double* x, int incx,
+                                           double* y, int incy) {
   return Axpy("cublasDaxpy_v2", handle, n, alpha, x, incx, y, incy);
 }
 cublasStatus_t CUBLASWINAPI cublasSdot_v2(cublasHandle_t handle, int n, const float* x, int incx, const float* y,
@@ -285,11 +285,10 @@ cublasStatus_t CUBLASWINAPI cublasHgemm(cublasHandle_t handle, cublasOperation_t
 }
 
 cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
-                                                      cublasOperation_t transb, int m, int n, int k,
-                                                      const float* alpha, const float* a, int lda,
-                                                      long long int stride_a, const float* b, int ldb,
-                                                      long long int stride_b, const float* beta, float* c, int ldc,
-                                                      long long int stride_c, int batch_count) {
+                                                      cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                                      const float* a, int lda, long long int stride_a, const float* b,
+                                                      int ldb, long long int stride_b, const float* beta, float* c,
+                                                      int ldc, long long int stride_c, int batch_count) {
   return StridedBatched("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb,
                         stride_b, beta, c, ldc, stride_c, batch_count);
 }

@@ -14,9 +14,9 @@ extern "C" {
 struct SeCublasDoubleCall {
   char name[32];
   void* handle;
-  void* stream;       // the handle's stream when the call was made
-  int pointer_mode;   // cublasPointerMode_t
-  int trans_a;        // cublasOperation_t
+  void* stream;      // the handle's stream when the call was made
+  int pointer_mode;  // cublasPointerMode_t
+  int trans_a;       // cublasOperation_t
   int trans_b;
   int m, n, k;
   double alpha, beta;  // read through the host pointers in host mode, else 0

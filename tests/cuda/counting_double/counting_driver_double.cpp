@@ -26,8 +26,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,8 +37,8 @@
 
 #include "counting_driver_double.hpp"
 #define STREAMEXECUTOR_KEEP_CUDA_ENTRY_POINT_LISTS 1  // the double serves exactly the backend's lists
-#include "streamexecutor/cuda/driver.hpp"
 #include "ptx_entries.hpp"
+#include "streamexecutor/cuda/driver.hpp"
 
 namespace {
 
@@ -59,7 +59,7 @@ enum EntryIndex {
 #define SE_DOUBLE_INDEX(name, ...) k_##name,
   SE_DOUBLE_ENTRY_POINTS(SE_DOUBLE_INDEX) SE_DOUBLE_EXPORTED(SE_DOUBLE_INDEX)
 #undef SE_DOUBLE_INDEX
-  kEntryCount
+      kEntryCount
 };
 
 constexpr const char* kEntryNames[] = {
@@ -86,7 +86,8 @@ inline CUresult Take(EntryIndex entry) {
     g_calls_from_host_functions.fetch_add(1, std::memory_order_relaxed);
     return CUDA_ERROR_NOT_PERMITTED;
   }
-  if (g_fail_next[entry].load(std::memory_order_relaxed) == 0) [[likely]] return CUDA_SUCCESS;
+  if (g_fail_next[entry].load(std::memory_order_relaxed) == 0) [[likely]]
+    return CUDA_SUCCESS;
   return static_cast<CUresult>(g_fail_next[entry].exchange(0));
 }
 
@@ -310,8 +311,7 @@ CUresult Double_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t 
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
 }
-CUresult Double_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, std::size_t bytes,
-                                  CUstream) {
+CUresult Double_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, std::size_t bytes, CUstream) {
   if (CUresult r = Take(k_cuMemcpyPeerAsync)) return r;
   std::memmove(Host(dst), Host(src), bytes);
   return CUDA_SUCCESS;
@@ -345,8 +345,8 @@ CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t co
   return CUDA_SUCCESS;
 }
 
-CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned options_count,
-                                   CUjit_option* options, void** values) {
+CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned options_count, CUjit_option* options,
+                                   void** values) {
   if (CUresult r = Take(k_cuModuleLoadDataEx)) return r;
   if (CUresult r = NeedContext()) return r;
   // Where the caller asked for the JIT's error log, say why, as ptxas would.
@@ -406,8 +406,8 @@ CUresult Double_cuFuncGetParamInfo(CUfunction function, std::size_t index, std::
 
 // Records the launch; the record is written without a lock, so it describes
 // the latest launch only when one thread launches.
-CUresult RecordLaunch(CUfunction function, const unsigned (&grid)[3], const unsigned (&block)[3],
-                      unsigned shared_bytes, CUstream stream, void** params, void** extra) {
+CUresult RecordLaunch(CUfunction function, const unsigned (&grid)[3], const unsigned (&block)[3], unsigned shared_bytes,
+                      CUstream stream, void** params, void** extra) {
   const auto* f = reinterpret_cast<const Function*>(function);
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (extra != nullptr || (params == nullptr && !f->sizes.empty())) return CUDA_ERROR_INVALID_VALUE;
@@ -479,7 +479,8 @@ constexpr ErrorText kErrors[] = {
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ struct SeCountingDoubleLaunch {
   unsigned block[3];
   unsigned shared_bytes;
   void* stream;
-  std::size_t param_count;          // from the kernel's PTX .entry
+  std::size_t param_count;  // from the kernel's PTX .entry
   std::size_t param_sizes[16];
   unsigned char param_bytes[16][64];  // each parameter's value, as the kernel would receive it
 };
@@ -54,11 +54,11 @@ typedef bool (*SeCountingDoubleLatestCallFn)(const char* entry_point, SeCounting
 // "cuOccupancyMaxPotentialBlockSize"), as the double received it; false before the first.
 struct SeCountingDoubleOccupancyCall {
   char kernel_name[128];
-  int block_size;                    // MaxActiveBlocks only
+  int block_size;  // MaxActiveBlocks only
   std::size_t dynamic_shared_bytes;
-  int block_size_limit;              // MaxPotentialBlockSize only
-  bool with_callback;                // MaxPotentialBlockSize: a blockSizeToDynamicSMemSize was passed
-  long calls;                        // of that entry point, so far
+  int block_size_limit;  // MaxPotentialBlockSize only
+  bool with_callback;    // MaxPotentialBlockSize: a blockSizeToDynamicSMemSize was passed
+  long calls;            // of that entry point, so far
 };
 typedef bool (*SeCountingDoubleLastOccupancyCallFn)(const char* entry_point, SeCountingDoubleOccupancyCall* out);
 // cuFuncGetAttribute calls that asked for `attribute` (a CUfunction_attribute).
@@ -105,8 +105,8 @@ struct CountingDoubleApi {
     api.calls_from_host_functions = reinterpret_cast<SeCountingDoubleCallsFromHostFunctionsFn>(
         dlsym(library, "se_counting_double_calls_from_host_functions"));
     api.latest_call = reinterpret_cast<SeCountingDoubleLatestCallFn>(dlsym(library, "se_counting_double_latest_call"));
-    api.last_occupancy_call = reinterpret_cast<SeCountingDoubleLastOccupancyCallFn>(
-        dlsym(library, "se_counting_double_last_occupancy_call"));
+    api.last_occupancy_call =
+        reinterpret_cast<SeCountingDoubleLastOccupancyCallFn>(dlsym(library, "se_counting_double_last_occupancy_call"));
     api.func_attribute_calls = reinterpret_cast<SeCountingDoubleFuncAttributeCallsFn>(
         dlsym(library, "se_counting_double_func_attribute_calls"));
     api.host_flags = reinterpret_cast<SeCountingDoubleHostFlagsFn>(dlsym(library, "se_counting_double_host_flags"));

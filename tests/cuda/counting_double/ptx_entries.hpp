@@ -37,9 +37,8 @@ inline bool ParseParam(std::string_view text, std::size_t& size, std::size_t& al
   static constexpr struct {
     const char* type;
     std::size_t size;
-  } kTypes[] = {{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
-                {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8},
-                {".f64", 8}};
+  } kTypes[] = {{".u8", 1},  {".s8", 1},  {".b8", 1},  {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2}, {".u32", 4},
+                {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}};
   std::size_t element = 0;
   for (const auto& type : kTypes) {
     const std::size_t at = text.find(type.type);

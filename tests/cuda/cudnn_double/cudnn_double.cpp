@@ -15,8 +15,8 @@
 #include <string>
 #include <type_traits>
 
-#include "cudnn_double.hpp"
 #include "../../library_double.hpp"
+#include "cudnn_double.hpp"
 
 // cudnn.h leaves these incomplete: the double gives them their content.
 struct cudnnContext {
@@ -150,8 +150,8 @@ cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) { return M
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
   return Destroy("cudnnDestroyTensorDescriptor", d);
 }
-cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
-                                         cudnnDataType_t type, int n, int c, int h, int w) {
+cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format, cudnnDataType_t type,
+                                         int n, int c, int h, int w) {
   if (const cudnnStatus_t s = Enter("cudnnSetTensor4dDescriptor"); s != CUDNN_STATUS_SUCCESS) return s;
   if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return CUDNN_STATUS_BAD_PARAM;
   d->set = SeCudnnDoubleTensor{static_cast<int>(format), static_cast<int>(type), n, c, h, w};
@@ -180,8 +180,8 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, in
                                               cudnnDataType_t type) {
   if (const cudnnStatus_t s = Enter("cudnnSetConvolution2dDescriptor"); s != CUDNN_STATUS_SUCCESS) return s;
   const int math = d->math;
-  *d = cudnnConvolutionStruct{pad_h, pad_w, u, v, dilation_h, dilation_w, static_cast<int>(mode),
-                              static_cast<int>(type), math};
+  *d = cudnnConvolutionStruct{
+      pad_h, pad_w, u, v, dilation_h, dilation_w, static_cast<int>(mode), static_cast<int>(type), math};
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t math) {
@@ -228,8 +228,8 @@ cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t d, cudnnPooli
                                           cudnnNanPropagation_t nan, int window_h, int window_w, int pad_v, int pad_h,
                                           int stride_v, int stride_h) {
   if (const cudnnStatus_t s = Enter("cudnnSetPooling2dDescriptor"); s != CUDNN_STATUS_SUCCESS) return s;
-  *d = cudnnPoolingStruct{static_cast<int>(mode), static_cast<int>(nan), window_h, window_w, pad_v, pad_h,
-                          stride_v, stride_h};
+  *d = cudnnPoolingStruct{
+      static_cast<int>(mode), static_cast<int>(nan), window_h, window_w, pad_v, pad_h, stride_v, stride_h};
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t p, const void* alpha,

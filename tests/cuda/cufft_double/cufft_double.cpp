@@ -9,8 +9,8 @@
 #include <mutex>
 #include <string>
 
-#include "cufft_double.hpp"
 #include "../../library_double.hpp"
+#include "cufft_double.hpp"
 
 namespace {
 

@@ -7,17 +7,17 @@
 extern "C" {
 
 struct SeCufftDoubleState {
-  int live_plans;       // made and not yet destroyed
-  int plan_rank;        // of the latest cufftPlan{1,2,3}d
+  int live_plans;  // made and not yet destroyed
+  int plan_rank;   // of the latest cufftPlan{1,2,3}d
   int plan_dims[3];
-  int plan_type;        // cufftType
-  int plan_batch;       // of the latest cufftPlan1d
-  void* stream;         // the latest cufftSetStream
-  int exec_handle;      // of the latest cufftExec*
+  int plan_type;    // cufftType
+  int plan_batch;   // of the latest cufftPlan1d
+  void* stream;     // the latest cufftSetStream
+  int exec_handle;  // of the latest cufftExec*
   const void* exec_input;
   const void* exec_output;
-  int exec_direction;   // CUFFT_FORWARD (-1), CUFFT_INVERSE (1), 0 for real transforms
-  void* exec_stream;    // the stream bound when it ran
+  int exec_direction;  // CUFFT_FORWARD (-1), CUFFT_INVERSE (1), 0 for real transforms
+  void* exec_stream;   // the stream bound when it ran
   // The latest cufftPlanMany's arguments, as given (also sets plan_rank,
   // plan_dims from n[], plan_type and plan_batch); embeds are 0 past the rank,
   // and all -1 where the call passed a null embed.

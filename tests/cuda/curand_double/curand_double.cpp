@@ -13,8 +13,8 @@
 #include <mutex>
 #include <string>
 
-#include "curand_double.hpp"
 #include "../../library_double.hpp"
+#include "curand_double.hpp"
 
 namespace {
 

@@ -9,17 +9,17 @@
 extern "C" {
 
 struct SeCurandDoubleState {
-  int rng_type;                 // of the latest curandCreateGenerator
-  int live_generators;          // created and not yet destroyed
-  unsigned long long seed;      // the latest curandSetPseudoRandomGeneratorSeed
-  unsigned long long offset;    // the latest curandSetGeneratorOffset
-  void* stream;                 // the latest curandSetStream
-  int last_kind;                // 1 uniform, 2 uniform double, 3 normal, 4 normal double
+  int rng_type;               // of the latest curandCreateGenerator
+  int live_generators;        // created and not yet destroyed
+  unsigned long long seed;    // the latest curandSetPseudoRandomGeneratorSeed
+  unsigned long long offset;  // the latest curandSetGeneratorOffset
+  void* stream;               // the latest curandSetStream
+  int last_kind;              // 1 uniform, 2 uniform double, 3 normal, 4 normal double
   void* last_output;
   std::size_t last_count;
   double last_mean;
   double last_stddev;
-  void* last_generate_stream;   // the stream bound when it ran
+  void* last_generate_stream;  // the stream bound when it ran
 };
 
 typedef void (*SeCurandDoubleStateFn)(SeCurandDoubleState* out);

@@ -182,8 +182,8 @@ constexpr std::uint64_t MatrixSpan(std::uint64_t rows, std::uint64_t cols, int l
   return rows == 0 || cols == 0 ? 0 : static_cast<std::uint64_t>(ld) * (cols - 1) + rows;
 }
 
-inline Status CheckLeadingDimension(std::string_view caller, std::string_view device, std::string_view ld_name,
-                                    int ld, std::uint64_t rows, std::string_view matrix, std::string_view how) {
+inline Status CheckLeadingDimension(std::string_view caller, std::string_view device, std::string_view ld_name, int ld,
+                                    std::uint64_t rows, std::string_view matrix, std::string_view how) {
   if (ld <= 0 || static_cast<std::uint64_t>(ld) < std::max<std::uint64_t>(1, rows)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "{} on {}: {}={} is smaller than the {} rows {} stores ({}); it must be at least max(1, {})",

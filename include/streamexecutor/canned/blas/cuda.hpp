@@ -123,11 +123,11 @@ struct Adapter<cuda> {
   static Status Dot(Stream<cuda>& stream, State& state, const DotArgs<T>& args) {
     return Call(stream, state, CUBLAS_POINTER_MODE_DEVICE, [&](const CublasApi& api, cublasHandle_t handle) {
       if constexpr (std::is_same_v<T, float>) {
-        return Named{"cublasSdot", api.cublasSdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y),
-                                                     args.incy, Out<T>(args.result))};
+        return Named{"cublasSdot", api.cublasSdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y), args.incy,
+                                                     Out<T>(args.result))};
       } else {
-        return Named{"cublasDdot", api.cublasDdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y),
-                                                     args.incy, Out<T>(args.result))};
+        return Named{"cublasDdot", api.cublasDdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y), args.incy,
+                                                     Out<T>(args.result))};
       }
     });
   }
@@ -136,13 +136,13 @@ struct Adapter<cuda> {
   static Status Gemv(Stream<cuda>& stream, State& state, const GemvArgs<T>& args) {
     return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
       if constexpr (std::is_same_v<T, float>) {
-        return Named{"cublasSgemv", api.cublasSgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha,
-                                                       In<T>(args.a), args.lda, In<T>(args.x), args.incx,
-                                                       &args.beta, Out<T>(args.y), args.incy)};
+        return Named{"cublasSgemv",
+                     api.cublasSgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha, In<T>(args.a), args.lda,
+                                        In<T>(args.x), args.incx, &args.beta, Out<T>(args.y), args.incy)};
       } else {
-        return Named{"cublasDgemv", api.cublasDgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha,
-                                                       In<T>(args.a), args.lda, In<T>(args.x), args.incx,
-                                                       &args.beta, Out<T>(args.y), args.incy)};
+        return Named{"cublasDgemv",
+                     api.cublasDgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha, In<T>(args.a), args.lda,
+                                        In<T>(args.x), args.incx, &args.beta, Out<T>(args.y), args.incy)};
       }
     });
   }
@@ -219,8 +219,8 @@ struct Adapter<cuda> {
     using E = Element<T>;
     const E alpha = Scalar<T>(args.alpha), beta = Scalar<T>(args.beta);
     const auto gemm = [&](const char* name, auto entry) {
-      return Named{name, entry(handle, Op(args.transa), Op(args.transb), args.m, args.n, args.k, &alpha,
-                               In<E>(args.a), args.lda, In<E>(args.b), args.ldb, &beta, Out<E>(args.c), args.ldc)};
+      return Named{name, entry(handle, Op(args.transa), Op(args.transb), args.m, args.n, args.k, &alpha, In<E>(args.a),
+                               args.lda, In<E>(args.b), args.ldb, &beta, Out<E>(args.c), args.ldc)};
     };
     if constexpr (std::is_same_v<T, float>) {
       return gemm("cublasSgemm", api.cublasSgemm_v2);
@@ -263,8 +263,8 @@ struct Adapter<cuda> {
   }
 
   template <blas::GemmElement T>
-  static Named RunStrided(const CublasApi& api, cublasHandle_t handle, const GemmArgs<T>& first,
-                          const Strides& strides, int count) {
+  static Named RunStrided(const CublasApi& api, cublasHandle_t handle, const GemmArgs<T>& first, const Strides& strides,
+                          int count) {
     using E = Element<T>;
     const E alpha = Scalar<T>(first.alpha), beta = Scalar<T>(first.beta);
     const auto gemm = [&](const char* name, auto entry) {
@@ -299,11 +299,11 @@ struct Adapter<cuda> {
       state.retired.clear();
     }
     if (bytes <= state.pointer_bytes) return Status();
-    const std::size_t grown = std::max({bytes, 2 * state.pointer_bytes, std::size_t{64 * 3 * sizeof(CUdeviceptr)}});
+    const std::size_t grown = std::max({bytes, 2 * state.pointer_bytes, std::size_t { 64 * 3 * sizeof(CUdeviceptr) }});
     CUdeviceptr fresh = 0;
     if (const CUresult r = driver.cuMemAlloc(&fresh, grown); r != CUDA_SUCCESS) {
-      return driver.Error(r, "cuMemAlloc", "allocating {} bytes for the batched gemm's pointer arrays on cuda:{}", grown,
-                          state.ordinal);
+      return driver.Error(r, "cuMemAlloc", "allocating {} bytes for the batched gemm's pointer arrays on cuda:{}",
+                          grown, state.ordinal);
     }
     if (state.pointers != 0) state.retired.push_back(state.pointers);
     state.pointers = fresh;
@@ -374,9 +374,11 @@ struct Adapter<cuda> {
   template <typename Enqueue>
   static Status Call(Stream<cuda>& stream, State& state, cublasPointerMode_t mode, Enqueue&& enqueue) {
     cuda_detail::StreamState* native = stream.native_handle();
-    if (native->Failed()) [[unlikely]] return Status();
+    if (native->Failed()) [[unlikely]]
+      return Status();
     const cuda_detail::ContextScope scope(*state.driver, state.context);
-    if (!scope.ok()) [[unlikely]] return scope.status();
+    if (!scope.ok()) [[unlikely]]
+      return scope.status();
     const CublasApi& api = *state.api;
     std::lock_guard<std::mutex> lock(state.mutex);
     if (const cublasStatus_t s = api.cublasSetStream_v2(state.handle, native->stream); s != CUBLAS_STATUS_SUCCESS) {
@@ -399,15 +401,25 @@ struct Adapter<cuda> {
   // Make refuses every executor, so these are never reached; they exist so
   // that the operations compile in a build without cuBLAS's header.
   template <typename T>
-  static Status Axpy(Stream<cuda>&, State&, const AxpyArgs<T>&) { return Missing(); }
+  static Status Axpy(Stream<cuda>&, State&, const AxpyArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Dot(Stream<cuda>&, State&, const DotArgs<T>&) { return Missing(); }
+  static Status Dot(Stream<cuda>&, State&, const DotArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemv(Stream<cuda>&, State&, const GemvArgs<T>&) { return Missing(); }
+  static Status Gemv(Stream<cuda>&, State&, const GemvArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemm(Stream<cuda>&, State&, const GemmArgs<T>&) { return Missing(); }
+  static Status Gemm(Stream<cuda>&, State&, const GemmArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status GemmBatched(Stream<cuda>&, State&, std::span<const GemmArgs<T>>) { return Missing(); }
+  static Status GemmBatched(Stream<cuda>&, State&, std::span<const GemmArgs<T>>) {
+    return Missing();
+  }
 
  private:
   static Status Missing() { return NotBuiltIn("cuda", "cuBLAS's header (cublas_v2.h)", "cuda-cublas-dev"); }

@@ -42,7 +42,7 @@ class Half {
     const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
     const auto sign = static_cast<std::uint16_t>((f >> 16) & 0x8000u);
     const std::uint32_t magnitude = f & 0x7FFFFFFFu;
-    const std::uint32_t exponent = magnitude >> 23;   // biased by 127
+    const std::uint32_t exponent = magnitude >> 23;  // biased by 127
     const std::uint32_t fraction = magnitude & 0x7FFFFFu;
     if (exponent == 0xFF) {  // infinity, or NaN: quiet, the top 9 payload bits kept
       if (fraction == 0) return static_cast<std::uint16_t>(sign | 0x7C00u);

@@ -76,11 +76,11 @@ struct Adapter<host> {
       const auto* x = Pointer<T>(args.x);
       auto* y = Pointer<T>(args.y);
       if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemv(CblasColMajor, Op(args.trans), args.m, args.n, args.alpha, a, args.lda, x, args.incx, args.beta,
-                    y, args.incy);
+        cblas_sgemv(CblasColMajor, Op(args.trans), args.m, args.n, args.alpha, a, args.lda, x, args.incx, args.beta, y,
+                    args.incy);
       } else {
-        cblas_dgemv(CblasColMajor, Op(args.trans), args.m, args.n, args.alpha, a, args.lda, x, args.incx, args.beta,
-                    y, args.incy);
+        cblas_dgemv(CblasColMajor, Op(args.trans), args.m, args.n, args.alpha, a, args.lda, x, args.incx, args.beta, y,
+                    args.incy);
       }
     });
   }
@@ -180,8 +180,8 @@ struct Adapter<host> {
     }
     // Padded leading dimensions of 1 when a dimension is 0 (k = 0: A and B are empty).
     const auto ld = [](std::size_t rows) { return static_cast<int>(rows == 0 ? 1 : rows); };
-    cblas_sgemm(CblasColMajor, Op(args.transa), Op(args.transb), args.m, args.n, args.k, args.alpha,
-                scratch.a.data(), ld(a_rows), scratch.b.data(), ld(b_rows), args.beta, scratch.c.data(), ld(m));
+    cblas_sgemm(CblasColMajor, Op(args.transa), Op(args.transb), args.m, args.n, args.k, args.alpha, scratch.a.data(),
+                ld(a_rows), scratch.b.data(), ld(b_rows), args.beta, scratch.c.data(), ld(m));
     for (std::size_t j = 0; j < n; ++j) {
       Half* column = c + j * static_cast<std::size_t>(args.ldc);
       for (std::size_t i = 0; i < m; ++i) column[i] = Half(scratch.c[i + j * m]);
@@ -199,15 +199,25 @@ struct Adapter<host> {
   // Make refuses every executor, so these are never reached; they exist so
   // that the operations compile in a build without OpenBLAS.
   template <typename T>
-  static Status Axpy(Stream<host>&, State&, const AxpyArgs<T>&) { return Missing(); }
+  static Status Axpy(Stream<host>&, State&, const AxpyArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Dot(Stream<host>&, State&, const DotArgs<T>&) { return Missing(); }
+  static Status Dot(Stream<host>&, State&, const DotArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemv(Stream<host>&, State&, const GemvArgs<T>&) { return Missing(); }
+  static Status Gemv(Stream<host>&, State&, const GemvArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemm(Stream<host>&, State&, const GemmArgs<T>&) { return Missing(); }
+  static Status Gemm(Stream<host>&, State&, const GemmArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status GemmBatched(Stream<host>&, State&, std::span<const GemmArgs<T>>) { return Missing(); }
+  static Status GemmBatched(Stream<host>&, State&, std::span<const GemmArgs<T>>) {
+    return Missing();
+  }
 
  private:
   static Status Missing() { return NotBuiltIn("host", "OpenBLAS (cblas)", "libopenblas-dev"); }

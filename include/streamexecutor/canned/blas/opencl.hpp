@@ -30,7 +30,8 @@ namespace streamexecutor::blas_detail {
 namespace clblast_detail {
 
 inline Status Check(clblast::StatusCode code, std::string_view call, const opencl_detail::StreamState& stream) {
-  if (code == clblast::StatusCode::kSuccess) [[likely]] return Status();
+  if (code == clblast::StatusCode::kSuccess) [[likely]]
+    return Status();
   if (code == clblast::StatusCode::kNoHalfPrecision) {
     return MakeError(ErrorCode::kUnimplemented,
                      "{} failed with kNoHalfPrecision ({}) on {}: the device does not support half precision (it "
@@ -93,47 +94,43 @@ struct Adapter<opencl> {
   template <blas::Scalar T>
   static Status Axpy(Stream<opencl>& stream, State&, const AxpyArgs<T>& args) {
     const std::array<DeviceMemoryBase, 2> buffers{args.x, args.y};
-    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasAxpy", buffers,
-                                   [args](opencl_detail::StreamState& s) {
-                                     using clblast_detail::Offset;
-                                     return clblast_detail::Check(
-                                         clblast::Axpy<T>(Size(args.n), args.alpha, Buffer(args.x), Offset<T>(args.x),
-                                                          Size(args.incx), Buffer(args.y), Offset<T>(args.y),
-                                                          Size(args.incy), &s.queue, nullptr),
-                                         "clblast::Axpy", s);
-                                   });
+    return opencl_detail::EnqueueLibraryCall(
+        *stream.native_handle(), "ThenBlasAxpy", buffers, [args](opencl_detail::StreamState& s) {
+          using clblast_detail::Offset;
+          return clblast_detail::Check(
+              clblast::Axpy<T>(Size(args.n), args.alpha, Buffer(args.x), Offset<T>(args.x), Size(args.incx),
+                               Buffer(args.y), Offset<T>(args.y), Size(args.incy), &s.queue, nullptr),
+              "clblast::Axpy", s);
+        });
   }
 
   template <blas::Scalar T>
   static Status Dot(Stream<opencl>& stream, State&, const DotArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.x, args.y, args.result};
-    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasDot", buffers,
-                                   [args](opencl_detail::StreamState& s) {
-                                     using clblast_detail::Offset;
-                                     return clblast_detail::Check(
-                                         clblast::Dot<T>(Size(args.n), Buffer(args.result), Offset<T>(args.result),
-                                                         Buffer(args.x), Offset<T>(args.x), Size(args.incx),
-                                                         Buffer(args.y), Offset<T>(args.y), Size(args.incy), &s.queue,
-                                                         nullptr),
-                                         "clblast::Dot", s);
-                                   });
+    return opencl_detail::EnqueueLibraryCall(
+        *stream.native_handle(), "ThenBlasDot", buffers, [args](opencl_detail::StreamState& s) {
+          using clblast_detail::Offset;
+          return clblast_detail::Check(
+              clblast::Dot<T>(Size(args.n), Buffer(args.result), Offset<T>(args.result), Buffer(args.x),
+                              Offset<T>(args.x), Size(args.incx), Buffer(args.y), Offset<T>(args.y), Size(args.incy),
+                              &s.queue, nullptr),
+              "clblast::Dot", s);
+        });
   }
 
   template <blas::Scalar T>
   static Status Gemv(Stream<opencl>& stream, State&, const GemvArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.x, args.y};
-    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemv", buffers,
-                                   [args](opencl_detail::StreamState& s) {
-                                     using clblast_detail::Offset;
-                                     return clblast_detail::Check(
-                                         clblast::Gemv<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.trans),
-                                                          Size(args.m), Size(args.n), args.alpha, Buffer(args.a),
-                                                          Offset<T>(args.a), Size(args.lda), Buffer(args.x),
-                                                          Offset<T>(args.x), Size(args.incx), args.beta,
-                                                          Buffer(args.y), Offset<T>(args.y), Size(args.incy),
-                                                          &s.queue, nullptr),
-                                         "clblast::Gemv", s);
-                                   });
+    return opencl_detail::EnqueueLibraryCall(
+        *stream.native_handle(), "ThenBlasGemv", buffers, [args](opencl_detail::StreamState& s) {
+          using clblast_detail::Offset;
+          return clblast_detail::Check(
+              clblast::Gemv<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.trans), Size(args.m), Size(args.n),
+                               args.alpha, Buffer(args.a), Offset<T>(args.a), Size(args.lda), Buffer(args.x),
+                               Offset<T>(args.x), Size(args.incx), args.beta, Buffer(args.y), Offset<T>(args.y),
+                               Size(args.incy), &s.queue, nullptr),
+              "clblast::Gemv", s);
+        });
   }
 
   // Half memory is CLBlast's half gemm (cl_half, computed in half on the
@@ -143,7 +140,7 @@ struct Adapter<opencl> {
   static Status Gemm(Stream<opencl>& stream, State&, const GemmArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.b, args.c};
     return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemm", buffers,
-                                   [args](opencl_detail::StreamState& s) { return RunGemm(s, args); });
+                                             [args](opencl_detail::StreamState& s) { return RunGemm(s, args); });
   }
 
   // CLBlast's batched gemm takes one buffer per operand (entries at offsets
@@ -157,8 +154,8 @@ struct Adapter<opencl> {
       buffers.insert(buffers.end(), {args.a, args.b, args.c});
     }
     return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemmBatched", buffers,
-                                   [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())](
-                                       opencl_detail::StreamState& s) { return RunBatch<T>(s, entries); });
+                                             [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())](
+                                                 opencl_detail::StreamState& s) { return RunBatch<T>(s, entries); });
   }
 
  private:
@@ -191,10 +188,10 @@ struct Adapter<opencl> {
     const int columns = contiguous ? 1 : args.n;
     const std::size_t length = contiguous ? Size(args.m) * Size(args.n) : Size(args.m);
     for (int j = 0; j < columns; ++j) {
-      STREAMEXECUTOR_RETURN_IF_ERROR(clblast_detail::Check(
-          clblast::Scal<E>(length, clblast_detail::Scalar<T>(args.beta), Buffer(args.c),
-                           Offset<T>(args.c) + Size(j) * Size(args.ldc), 1, &s.queue, nullptr),
-          "clblast::Scal", s));
+      STREAMEXECUTOR_RETURN_IF_ERROR(
+          clblast_detail::Check(clblast::Scal<E>(length, clblast_detail::Scalar<T>(args.beta), Buffer(args.c),
+                                                 Offset<T>(args.c) + Size(j) * Size(args.ldc), 1, &s.queue, nullptr),
+                                "clblast::Scal", s));
     }
     return Status();
   }
@@ -234,15 +231,25 @@ struct Adapter<opencl> {
   // Make refuses every executor, so these are never reached; they exist so
   // that the operations compile in a build without CLBlast.
   template <typename T>
-  static Status Axpy(Stream<opencl>&, State&, const AxpyArgs<T>&) { return Missing(); }
+  static Status Axpy(Stream<opencl>&, State&, const AxpyArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Dot(Stream<opencl>&, State&, const DotArgs<T>&) { return Missing(); }
+  static Status Dot(Stream<opencl>&, State&, const DotArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemv(Stream<opencl>&, State&, const GemvArgs<T>&) { return Missing(); }
+  static Status Gemv(Stream<opencl>&, State&, const GemvArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Gemm(Stream<opencl>&, State&, const GemmArgs<T>&) { return Missing(); }
+  static Status Gemm(Stream<opencl>&, State&, const GemmArgs<T>&) {
+    return Missing();
+  }
   template <typename T>
-  static Status GemmBatched(Stream<opencl>&, State&, std::span<const GemmArgs<T>>) { return Missing(); }
+  static Status GemmBatched(Stream<opencl>&, State&, std::span<const GemmArgs<T>>) {
+    return Missing();
+  }
 
  private:
   static Status Missing() { return NotBuiltIn("opencl", "CLBlast", "libclblast-dev"); }

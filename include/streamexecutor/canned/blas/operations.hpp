@@ -51,12 +51,14 @@ Status NullPointer(const StreamExecutor<B>& executor, std::string_view caller, s
 // for a backend that has one.
 template <Backend B, typename Submit>
 Stream<B>& Finish(Stream<B>& stream, std::string_view caller, Status checked, Submit&& submit) {
-  if (!checked.ok()) [[unlikely]] return stream.CheckCanned(std::move(checked));
+  if (!checked.ok()) [[unlikely]]
+    return stream.CheckCanned(std::move(checked));
   if constexpr (!canned_detail::Adapted<Adapter<B>>) {
     return stream.CheckCanned(Adapter<B>::Unavailable(caller, stream.parent()->DeviceLabel()));
   } else {
     StatusOr<typename Adapter<B>::State*> state = StateOf(*stream.parent());
-    if (!state.ok()) [[unlikely]] return stream.CheckCanned(state.status());
+    if (!state.ok()) [[unlikely]]
+      return stream.CheckCanned(state.status());
     return stream.CheckCanned(submit.template operator()<Adapter<B>>(*state.value()));
   }
 }
@@ -79,10 +81,10 @@ Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, Gem
   // op(A) is m x k and op(B) k x n; stored, A is m x k or k x m, B k x n or n x k.
   const std::uint64_t a_rows = a_plain ? m : k, a_cols = a_plain ? k : m;
   const std::uint64_t b_rows = b_plain ? k : n, b_cols = b_plain ? n : k;
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "lda", args.lda, a_rows, "A",
-                                                       a_plain ? "m, transa=N" : "k, A transposed"));
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "ldb", args.ldb, b_rows, "B",
-                                                       b_plain ? "k, transb=N" : "n, B transposed"));
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      CheckLeadingDimension(caller, device, "lda", args.lda, a_rows, "A", a_plain ? "m, transa=N" : "k, A transposed"));
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      CheckLeadingDimension(caller, device, "ldb", args.ldb, b_rows, "B", b_plain ? "k, transb=N" : "n, B transposed"));
   STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "ldc", args.ldc, m, "C", "m"));
   if (c == nullptr) return NullPointer(executor, caller, "C");
   auto describe = [&] {
@@ -109,8 +111,7 @@ template <Backend B, blas::GemmElement T, std::integral M, std::integral N, std:
 Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, M m_in, N n_in, K k_in,
                        blas::ScalarFor<T> alpha, std::span<DeviceMemory<T>* const> a, int lda,
                        std::span<DeviceMemory<T>* const> b, int ldb, blas::ScalarFor<T> beta,
-                       std::span<DeviceMemory<T>* const> c,
-                       int ldc, int batch_count) {
+                       std::span<DeviceMemory<T>* const> c, int ldc, int batch_count) {
   constexpr std::string_view caller = "ThenBlasGemmBatched";
   if (!stream.ReadyForCanned(caller)) return stream;
   const StreamExecutor<B>& executor = *stream.parent();
@@ -201,9 +202,8 @@ Stream<B>& CannedBlasDot(Stream<B>& stream, std::integral auto n_in, const Devic
 
 // y <- alpha * op(A) x + beta * y, A an m x n matrix.
 template <Backend B, blas::Scalar T>
-Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integral auto m_in,
-                          std::integral auto n_in, std::type_identity_t<T> alpha, const DeviceMemory<T>& a, int lda,
-                          const DeviceMemory<T>& x,
+Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integral auto m_in, std::integral auto n_in,
+                          std::type_identity_t<T> alpha, const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& x,
                           int incx, std::type_identity_t<T> beta, DeviceMemory<T>* y, int incy) {
   constexpr std::string_view caller = "ThenBlasGemv";
   if (!stream.ReadyForCanned(caller)) return stream;
@@ -243,8 +243,8 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integra
 template <Backend B, blas::GemmElement T>
 Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Transpose transb, std::integral auto m,
                           std::integral auto n, std::integral auto k, blas::ScalarFor<T> alpha,
-                          const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& b, int ldb,
-                          blas::ScalarFor<T> beta, DeviceMemory<T>* c, int ldc) {
+                          const DeviceMemory<T>& a, int lda, const DeviceMemory<T>& b, int ldb, blas::ScalarFor<T> beta,
+                          DeviceMemory<T>* c, int ldc) {
   constexpr std::string_view caller = "ThenBlasGemm";
   if (!stream.ReadyForCanned(caller)) return stream;
   blas_detail::GemmArgs<T> args{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc};
@@ -254,9 +254,8 @@ Stream<B>& CannedBlasGemm(Stream<B>& stream, blas::Transpose transa, blas::Trans
                                      blas_detail::Dimension(n), blas_detail::Dimension(k), a, b, c);
   }
   if (checked.ok() && (args.m == 0 || args.n == 0)) return stream;
-  return blas_detail::Finish(stream, caller, std::move(checked), [&]<typename A>(typename A::State& state) {
-    return A::Gemm(stream, state, args);
-  });
+  return blas_detail::Finish(stream, caller, std::move(checked),
+                             [&]<typename A>(typename A::State& state) { return A::Gemm(stream, state, args); });
 }
 
 // batch_count independent gemms of one shape; the lists are read during the

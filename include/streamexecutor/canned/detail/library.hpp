@@ -48,11 +48,13 @@ void BindEntryPoint(Api& api, void* address) {
 // The entry point `name` of `Api`, whose member of that name has the
 // prototype's type (decltype(&::name)), so that a table that disagrees with
 // the library's header does not compile.
-#define STREAMEXECUTOR_ENTRY_POINT(Api, name) \
-  ::streamexecutor::canned_detail::EntryPoint<Api> { #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name> }
-#define STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(Api, name)                                                            \
-  ::streamexecutor::canned_detail::EntryPoint<Api> {                                                              \
-    #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name>, false                               \
+#define STREAMEXECUTOR_ENTRY_POINT(Api, name)                                \
+  ::streamexecutor::canned_detail::EntryPoint<Api> {                         \
+    #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name> \
+  }
+#define STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(Api, name)                              \
+  ::streamexecutor::canned_detail::EntryPoint<Api> {                                \
+    #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name>, false \
   }
 
 template <typename Api>
@@ -78,8 +80,8 @@ Loaded<Api> Load(const RunTimeLibrary& library, std::span<const EntryPoint<Api>>
       break;
     }
     const char* why = dlerror();
-    tried += fmt::format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", soname,
-                         why != nullptr ? why : "unknown reason");
+    tried +=
+        fmt::format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", soname, why != nullptr ? why : "unknown reason");
   }
   const std::string_view first = library.sonames.empty() ? std::string_view() : library.sonames[0];
   if (handle == nullptr) {

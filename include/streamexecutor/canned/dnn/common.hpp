@@ -56,11 +56,26 @@ class BatchDescriptor {
   std::int64_t width() const { return width_; }
   DataLayout layout() const { return layout_; }
 
-  BatchDescriptor& set_count(std::int64_t value) { count_ = value; return *this; }
-  BatchDescriptor& set_feature_map_count(std::int64_t value) { feature_map_count_ = value; return *this; }
-  BatchDescriptor& set_height(std::int64_t value) { height_ = value; return *this; }
-  BatchDescriptor& set_width(std::int64_t value) { width_ = value; return *this; }
-  BatchDescriptor& set_layout(DataLayout value) { layout_ = value; return *this; }
+  BatchDescriptor& set_count(std::int64_t value) {
+    count_ = value;
+    return *this;
+  }
+  BatchDescriptor& set_feature_map_count(std::int64_t value) {
+    feature_map_count_ = value;
+    return *this;
+  }
+  BatchDescriptor& set_height(std::int64_t value) {
+    height_ = value;
+    return *this;
+  }
+  BatchDescriptor& set_width(std::int64_t value) {
+    width_ = value;
+    return *this;
+  }
+  BatchDescriptor& set_layout(DataLayout value) {
+    layout_ = value;
+    return *this;
+  }
 
   std::int64_t NodesPerFeatureMap() const { return height_ * width_; }
   std::int64_t NodesAcrossFeatureMaps() const { return NodesPerFeatureMap() * feature_map_count_; }
@@ -95,11 +110,26 @@ class FilterDescriptor {
   std::int64_t input_filter_width() const { return input_filter_width_; }
   FilterLayout layout() const { return layout_; }
 
-  FilterDescriptor& set_output_feature_map_count(std::int64_t value) { output_feature_map_count_ = value; return *this; }
-  FilterDescriptor& set_input_feature_map_count(std::int64_t value) { input_feature_map_count_ = value; return *this; }
-  FilterDescriptor& set_input_filter_height(std::int64_t value) { input_filter_height_ = value; return *this; }
-  FilterDescriptor& set_input_filter_width(std::int64_t value) { input_filter_width_ = value; return *this; }
-  FilterDescriptor& set_layout(FilterLayout value) { layout_ = value; return *this; }
+  FilterDescriptor& set_output_feature_map_count(std::int64_t value) {
+    output_feature_map_count_ = value;
+    return *this;
+  }
+  FilterDescriptor& set_input_feature_map_count(std::int64_t value) {
+    input_feature_map_count_ = value;
+    return *this;
+  }
+  FilterDescriptor& set_input_filter_height(std::int64_t value) {
+    input_filter_height_ = value;
+    return *this;
+  }
+  FilterDescriptor& set_input_filter_width(std::int64_t value) {
+    input_filter_width_ = value;
+    return *this;
+  }
+  FilterDescriptor& set_layout(FilterLayout value) {
+    layout_ = value;
+    return *this;
+  }
 
   std::int64_t ElementCount() const {
     return output_feature_map_count_ * input_feature_map_count_ * input_filter_height_ * input_filter_width_;
@@ -129,9 +159,18 @@ class ConvolutionDescriptor {
   std::int64_t vertical_filter_stride() const { return vertical_filter_stride_; }
   std::int64_t horizontal_filter_stride() const { return horizontal_filter_stride_; }
 
-  ConvolutionDescriptor& set_zero_padding_height(std::int64_t value) { zero_padding_height_ = value; return *this; }
-  ConvolutionDescriptor& set_zero_padding_width(std::int64_t value) { zero_padding_width_ = value; return *this; }
-  ConvolutionDescriptor& set_vertical_filter_stride(std::int64_t value) { vertical_filter_stride_ = value; return *this; }
+  ConvolutionDescriptor& set_zero_padding_height(std::int64_t value) {
+    zero_padding_height_ = value;
+    return *this;
+  }
+  ConvolutionDescriptor& set_zero_padding_width(std::int64_t value) {
+    zero_padding_width_ = value;
+    return *this;
+  }
+  ConvolutionDescriptor& set_vertical_filter_stride(std::int64_t value) {
+    vertical_filter_stride_ = value;
+    return *this;
+  }
   ConvolutionDescriptor& set_horizontal_filter_stride(std::int64_t value) {
     horizontal_filter_stride_ = value;
     return *this;
@@ -161,13 +200,34 @@ class PoolingDescriptor {
   std::int64_t vertical_stride() const { return vertical_stride_; }
   std::int64_t horizontal_stride() const { return horizontal_stride_; }
 
-  PoolingDescriptor& set_pooling_mode(PoolingMode value) { mode_ = value; return *this; }
-  PoolingDescriptor& set_window_height(std::int64_t value) { window_height_ = value; return *this; }
-  PoolingDescriptor& set_window_width(std::int64_t value) { window_width_ = value; return *this; }
-  PoolingDescriptor& set_vertical_padding(std::int64_t value) { vertical_padding_ = value; return *this; }
-  PoolingDescriptor& set_horizontal_padding(std::int64_t value) { horizontal_padding_ = value; return *this; }
-  PoolingDescriptor& set_vertical_stride(std::int64_t value) { vertical_stride_ = value; return *this; }
-  PoolingDescriptor& set_horizontal_stride(std::int64_t value) { horizontal_stride_ = value; return *this; }
+  PoolingDescriptor& set_pooling_mode(PoolingMode value) {
+    mode_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_window_height(std::int64_t value) {
+    window_height_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_window_width(std::int64_t value) {
+    window_width_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_vertical_padding(std::int64_t value) {
+    vertical_padding_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_horizontal_padding(std::int64_t value) {
+    horizontal_padding_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_vertical_stride(std::int64_t value) {
+    vertical_stride_ = value;
+    return *this;
+  }
+  PoolingDescriptor& set_horizontal_stride(std::int64_t value) {
+    horizontal_stride_ = value;
+    return *this;
+  }
 
   std::string ToString() const {
     return fmt::format("PoolingDescriptor{{mode={}, window={}x{}, padding={}x{}, strides={}x{}}}",
@@ -261,8 +321,8 @@ inline Status NotBuiltIn(std::string_view device, std::string_view library, std:
 inline Status CheckDimension(std::string_view caller, std::string_view device, std::string_view what,
                              std::string_view name, std::int64_t value, std::int64_t minimum) {
   if (value < minimum || value > INT_MAX) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {}'s {} is {}; it must be in [{}, {}]", caller,
-                     device, what, name, value, minimum, INT_MAX);
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {}'s {} is {}; it must be in [{}, {}]", caller, device,
+                     what, name, value, minimum, INT_MAX);
   }
   return Status();
 }
@@ -291,8 +351,7 @@ inline Status CheckHolds(std::string_view caller, std::string_view device, std::
   if (needed > memory.size()) {
     return MakeError(ErrorCode::kOutOfRange,
                      "{} on {}: the {} {} needs {} elements ({} bytes), but its DeviceMemory holds {} ({} bytes)",
-                     caller, device, role, described, elements, needed, memory.size() / element_bytes,
-                     memory.size());
+                     caller, device, role, described, elements, needed, memory.size() / element_bytes, memory.size());
   }
   return Status();
 }

@@ -120,17 +120,15 @@ struct Adapter<cuda> {
       STREAMEXECUTOR_RETURN_IF_ERROR(SetTensor<T>(api, state.x_, a.input, check));
       STREAMEXECUTOR_RETURN_IF_ERROR(SetTensor<T>(api, state.y_, a.output, check));
       STREAMEXECUTOR_RETURN_IF_ERROR(check(
-          api.cudnnSetPooling2dDescriptor(state.pooling_,
-                                          p.mode() == dnn::PoolingMode::kMaximum
-                                              ? CUDNN_POOLING_MAX
-                                              : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                                          CUDNN_NOT_PROPAGATE_NAN, Int(p.window_height()), Int(p.window_width()),
-                                          Int(p.vertical_padding()), Int(p.horizontal_padding()),
-                                          Int(p.vertical_stride()), Int(p.horizontal_stride())),
+          api.cudnnSetPooling2dDescriptor(
+              state.pooling_,
+              p.mode() == dnn::PoolingMode::kMaximum ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+              CUDNN_NOT_PROPAGATE_NAN, Int(p.window_height()), Int(p.window_width()), Int(p.vertical_padding()),
+              Int(p.horizontal_padding()), Int(p.vertical_stride()), Int(p.horizontal_stride())),
           "cudnnSetPooling2dDescriptor"));
       const T one = 1, zero = 0;
-      return check(api.cudnnPoolingForward(state.handle_, state.pooling_, &one, state.x_, Pointer(a.input_data),
-                                           &zero, state.y_, Pointer(a.output_data)),
+      return check(api.cudnnPoolingForward(state.handle_, state.pooling_, &one, state.x_, Pointer(a.input_data), &zero,
+                                           state.y_, Pointer(a.output_data)),
                    "cudnnPoolingForward");
     });
   }
@@ -145,15 +143,18 @@ struct Adapter<cuda> {
       switch (a.mode) {
         case dnn::ActivationMode::kSigmoid: mode = CUDNN_ACTIVATION_SIGMOID; break;
         case dnn::ActivationMode::kRelu: mode = CUDNN_ACTIVATION_RELU; break;
-        case dnn::ActivationMode::kRelu6: mode = CUDNN_ACTIVATION_CLIPPED_RELU; coefficient = 6.0; break;
+        case dnn::ActivationMode::kRelu6:
+          mode = CUDNN_ACTIVATION_CLIPPED_RELU;
+          coefficient = 6.0;
+          break;
         case dnn::ActivationMode::kTanh: mode = CUDNN_ACTIVATION_TANH; break;
       }
       STREAMEXECUTOR_RETURN_IF_ERROR(
           check(api.cudnnSetActivationDescriptor(state.activation_, mode, CUDNN_NOT_PROPAGATE_NAN, coefficient),
                 "cudnnSetActivationDescriptor"));
       const T one = 1, zero = 0;
-      return check(api.cudnnActivationForward(state.handle_, state.activation_, &one, state.x_,
-                                              Pointer(a.input_data), &zero, state.x_, Pointer(a.output_data)),
+      return check(api.cudnnActivationForward(state.handle_, state.activation_, &one, state.x_, Pointer(a.input_data),
+                                              &zero, state.x_, Pointer(a.output_data)),
                    "cudnnActivationForward");
     });
   }
@@ -166,8 +167,7 @@ struct Adapter<cuda> {
       const T one = 1, zero = 0;
       // ACCURATE subtracts each example's maximum first, as oneDNN does.
       return check(api.cudnnSoftmaxForward(state.handle_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one,
-                                           state.x_, Pointer(a.input_data), &zero, state.x_,
-                                           Pointer(a.output_data)),
+                                           state.x_, Pointer(a.input_data), &zero, state.x_, Pointer(a.output_data)),
                    "cudnnSoftmaxForward");
     });
   }
@@ -186,10 +186,10 @@ struct Adapter<cuda> {
   template <typename T, typename Check>
   static Status SetTensor(const CuDnnApi& api, cudnnTensorDescriptor_t descriptor, const dnn::BatchDescriptor& batch,
                           Check& check) {
-    return check(api.cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NCHW, kDataType<T>, Int(batch.count()),
-                                                Int(batch.feature_map_count()), Int(batch.height()),
-                                                Int(batch.width())),
-                 "cudnnSetTensor4dDescriptor");
+    return check(
+        api.cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NCHW, kDataType<T>, Int(batch.count()),
+                                       Int(batch.feature_map_count()), Int(batch.height()), Int(batch.width())),
+        "cudnnSetTensor4dDescriptor");
   }
 
   // Locks the state, enters the executor's context, binds the handle to the
@@ -218,23 +218,23 @@ struct Adapter<cuda> {
     return Run<T>(stream, state, caller, [&](const CuDnnApi& api, auto check) -> Status {
       STREAMEXECUTOR_RETURN_IF_ERROR(SetTensor<T>(api, state.x_, input, check));
       STREAMEXECUTOR_RETURN_IF_ERROR(SetTensor<T>(api, state.y_, output, check));
-      STREAMEXECUTOR_RETURN_IF_ERROR(check(
-          api.cudnnSetFilter4dDescriptor(state.filter_, kDataType<T>, CUDNN_TENSOR_NCHW, output_maps,
-                                         Int(input.feature_map_count()), filter_height, filter_width),
-          "cudnnSetFilter4dDescriptor"));
+      STREAMEXECUTOR_RETURN_IF_ERROR(
+          check(api.cudnnSetFilter4dDescriptor(state.filter_, kDataType<T>, CUDNN_TENSOR_NCHW, output_maps,
+                                               Int(input.feature_map_count()), filter_height, filter_width),
+                "cudnnSetFilter4dDescriptor"));
       STREAMEXECUTOR_RETURN_IF_ERROR(
           check(api.cudnnSetConvolution2dDescriptor(state.convolution_, pad_h, pad_w, stride_h, stride_w, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, kDataType<T>),
                 "cudnnSetConvolution2dDescriptor"));
       // FMA math: no TF32 tensor cores, whose 10-bit mantissa would make
       // float results differ from the host's beyond float rounding.
-      STREAMEXECUTOR_RETURN_IF_ERROR(check(api.cudnnSetConvolutionMathType(state.convolution_, CUDNN_FMA_MATH),
-                                           "cudnnSetConvolutionMathType"));
+      STREAMEXECUTOR_RETURN_IF_ERROR(
+          check(api.cudnnSetConvolutionMathType(state.convolution_, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType"));
       const T one = 1, zero = 0;
       // IMPLICIT_GEMM takes no workspace, so a call allocates no device memory.
       return check(api.cudnnConvolutionForward(state.handle_, &one, state.x_, Pointer(x), state.filter_, Pointer(w),
-                                               state.convolution_, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-                                               nullptr, 0, &zero, state.y_, Pointer(y)),
+                                               state.convolution_, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0,
+                                               &zero, state.y_, Pointer(y)),
                    "cudnnConvolutionForward");
     });
   }
@@ -252,15 +252,25 @@ struct Adapter<cuda> {
     return NotBuiltIn(executor.DeviceLabel(), "cuDNN's header cudnn.h", "libcudnn9-dev-cuda-13");
   }
   template <typename T>
-  static Status Convolve(Stream<cuda>&, State&, const ConvolveArgs&) { return Missing(); }
+  static Status Convolve(Stream<cuda>&, State&, const ConvolveArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Pool(Stream<cuda>&, State&, const PoolArgs&) { return Missing(); }
+  static Status Pool(Stream<cuda>&, State&, const PoolArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Activate(Stream<cuda>&, State&, const PointwiseArgs&) { return Missing(); }
+  static Status Activate(Stream<cuda>&, State&, const PointwiseArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Softmax(Stream<cuda>&, State&, const PointwiseArgs&) { return Missing(); }
+  static Status Softmax(Stream<cuda>&, State&, const PointwiseArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status MatMul(Stream<cuda>&, State&, const MatMulArgs&) { return Missing(); }
+  static Status MatMul(Stream<cuda>&, State&, const MatMulArgs&) {
+    return Missing();
+  }
 
  private:
   static Status Missing() { return NotBuiltIn("cuda", "cuDNN's header cudnn.h", "libcudnn9-dev-cuda-13"); }

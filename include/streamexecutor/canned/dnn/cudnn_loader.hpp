@@ -23,30 +23,30 @@ inline constexpr canned_detail::RunTimeLibrary kCuDnnLibrary{
     "cuda", "cuDNN", kCuDnnLibraries, "libcudnn9-cuda-13 (or -cuda-12) from NVIDIA's CUDA repository"};
 
 // Every entry point the plugin calls.
-#define SE_CUDNN_ENTRY_POINTS(X)          \
-  X(cudnnGetErrorString)                  \
-  X(cudnnCreate)                          \
-  X(cudnnDestroy)                         \
-  X(cudnnSetStream)                       \
-  X(cudnnCreateTensorDescriptor)          \
-  X(cudnnDestroyTensorDescriptor)         \
-  X(cudnnSetTensor4dDescriptor)           \
-  X(cudnnCreateFilterDescriptor)          \
-  X(cudnnDestroyFilterDescriptor)         \
-  X(cudnnSetFilter4dDescriptor)           \
-  X(cudnnCreateConvolutionDescriptor)     \
-  X(cudnnDestroyConvolutionDescriptor)    \
-  X(cudnnSetConvolution2dDescriptor)      \
-  X(cudnnSetConvolutionMathType)          \
-  X(cudnnConvolutionForward)              \
-  X(cudnnCreatePoolingDescriptor)         \
-  X(cudnnDestroyPoolingDescriptor)        \
-  X(cudnnSetPooling2dDescriptor)          \
-  X(cudnnPoolingForward)                  \
-  X(cudnnCreateActivationDescriptor)      \
-  X(cudnnDestroyActivationDescriptor)     \
-  X(cudnnSetActivationDescriptor)         \
-  X(cudnnActivationForward)               \
+#define SE_CUDNN_ENTRY_POINTS(X)       \
+  X(cudnnGetErrorString)               \
+  X(cudnnCreate)                       \
+  X(cudnnDestroy)                      \
+  X(cudnnSetStream)                    \
+  X(cudnnCreateTensorDescriptor)       \
+  X(cudnnDestroyTensorDescriptor)      \
+  X(cudnnSetTensor4dDescriptor)        \
+  X(cudnnCreateFilterDescriptor)       \
+  X(cudnnDestroyFilterDescriptor)      \
+  X(cudnnSetFilter4dDescriptor)        \
+  X(cudnnCreateConvolutionDescriptor)  \
+  X(cudnnDestroyConvolutionDescriptor) \
+  X(cudnnSetConvolution2dDescriptor)   \
+  X(cudnnSetConvolutionMathType)       \
+  X(cudnnConvolutionForward)           \
+  X(cudnnCreatePoolingDescriptor)      \
+  X(cudnnDestroyPoolingDescriptor)     \
+  X(cudnnSetPooling2dDescriptor)       \
+  X(cudnnPoolingForward)               \
+  X(cudnnCreateActivationDescriptor)   \
+  X(cudnnDestroyActivationDescriptor)  \
+  X(cudnnSetActivationDescriptor)      \
+  X(cudnnActivationForward)            \
   X(cudnnSoftmaxForward)
 
 struct CuDnnApi {
@@ -77,10 +77,10 @@ STREAMEXECUTOR_EXPORT inline const CuDnnLoad& CuDnn() {
 
 inline Status CuDnnError(const CuDnnApi& api, cudnnStatus_t status, std::string_view caller, std::string_view call,
                          std::string_view device) {
-  const ErrorCode code = status == CUDNN_STATUS_ALLOC_FAILED      ? ErrorCode::kResourceExhausted
-                         : status == CUDNN_STATUS_BAD_PARAM       ? ErrorCode::kInvalidArgument
-                         : status == CUDNN_STATUS_NOT_SUPPORTED   ? ErrorCode::kUnimplemented
-                                                                  : ErrorCode::kInternal;
+  const ErrorCode code = status == CUDNN_STATUS_ALLOC_FAILED    ? ErrorCode::kResourceExhausted
+                         : status == CUDNN_STATUS_BAD_PARAM     ? ErrorCode::kInvalidArgument
+                         : status == CUDNN_STATUS_NOT_SUPPORTED ? ErrorCode::kUnimplemented
+                                                                : ErrorCode::kInternal;
   const char* name = api.cudnnGetErrorString != nullptr ? api.cudnnGetErrorString(status) : nullptr;
   return MakeError(code, "{} on {}: {} failed with {} ({})", caller, device, call,
                    name != nullptr ? name : "an unknown cudnnStatus_t", static_cast<int>(status));

@@ -103,7 +103,7 @@ struct Adapter<host> {
   struct Prepared {
     onednn::Primitive primitive;
     onednn::Memory src;
-    onednn::Memory weights;     // null for primitives without weights
+    onednn::Memory weights;  // null for primitives without weights
     onednn::Memory dst;
     onednn::Memory scratchpad;  // allocated with the primitive, reused by every run
     std::array<dnnl_exec_arg_t, 4> args{};
@@ -144,25 +144,35 @@ struct Adapter<host> {
     } else {
       const dnn::FilterDescriptor& f = a.filter;
       const dnn::ConvolutionDescriptor& c = a.convolution;
-      std::vector<std::int64_t> key{0, a.input.count(), a.input.feature_map_count(), a.input.height(),
-                                    a.input.width(), f.output_feature_map_count(), f.input_filter_height(),
-                                    f.input_filter_width(), c.zero_padding_height(), c.zero_padding_width(),
-                                    c.vertical_filter_stride(), c.horizontal_filter_stride()};
-      return Run(stream, state, "ThenConvolve", "convolution_forward", std::move(key), [&] {
-        const dnnl_memory_desc_t src = onednn::Desc(a.input);
-        const dnnl_memory_desc_t weights =
-            onednn::Desc({f.output_feature_map_count(), f.input_feature_map_count(), f.input_filter_height(),
-                          f.input_filter_width()},
-                         dnnl_oihw);
-        const dnnl_memory_desc_t dst = onednn::Desc(a.output);
-        const dnnl_dims_t strides{c.vertical_filter_stride(), c.horizontal_filter_stride()};
-        const dnnl_dims_t padding{c.zero_padding_height(), c.zero_padding_width()};
-        dnnl_convolution_desc_t desc;
-        onednn::Check(dnnl_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
-                                                         &src, &weights, nullptr, &dst, strides, padding, padding),
-                      "dnnl_convolution_forward_desc_init");
-        return Bind(state, &desc, src, &weights, dst);
-      }, a.input_data, a.filter_data, a.output_data);
+      std::vector<std::int64_t> key{0,
+                                    a.input.count(),
+                                    a.input.feature_map_count(),
+                                    a.input.height(),
+                                    a.input.width(),
+                                    f.output_feature_map_count(),
+                                    f.input_filter_height(),
+                                    f.input_filter_width(),
+                                    c.zero_padding_height(),
+                                    c.zero_padding_width(),
+                                    c.vertical_filter_stride(),
+                                    c.horizontal_filter_stride()};
+      return Run(
+          stream, state, "ThenConvolve", "convolution_forward", std::move(key),
+          [&] {
+            const dnnl_memory_desc_t src = onednn::Desc(a.input);
+            const dnnl_memory_desc_t weights = onednn::Desc({f.output_feature_map_count(), f.input_feature_map_count(),
+                                                             f.input_filter_height(), f.input_filter_width()},
+                                                            dnnl_oihw);
+            const dnnl_memory_desc_t dst = onednn::Desc(a.output);
+            const dnnl_dims_t strides{c.vertical_filter_stride(), c.horizontal_filter_stride()};
+            const dnnl_dims_t padding{c.zero_padding_height(), c.zero_padding_width()};
+            dnnl_convolution_desc_t desc;
+            onednn::Check(dnnl_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+                                                             &src, &weights, nullptr, &dst, strides, padding, padding),
+                          "dnnl_convolution_forward_desc_init");
+            return Bind(state, &desc, src, &weights, dst);
+          },
+          a.input_data, a.filter_data, a.output_data);
     }
   }
 
@@ -173,22 +183,34 @@ struct Adapter<host> {
     } else {
       const dnn::PoolingDescriptor& p = a.pooling;
       const bool max = p.mode() == dnn::PoolingMode::kMaximum;
-      std::vector<std::int64_t> key{1, max ? 0 : 1, a.input.count(), a.input.feature_map_count(), a.input.height(),
-                                    a.input.width(), p.window_height(), p.window_width(), p.vertical_padding(),
-                                    p.horizontal_padding(), p.vertical_stride(), p.horizontal_stride()};
-      return Run(stream, state, "ThenPoolForward", "pooling_forward", std::move(key), [&] {
-        const dnnl_memory_desc_t src = onednn::Desc(a.input);
-        const dnnl_memory_desc_t dst = onednn::Desc(a.output);
-        const dnnl_dims_t strides{p.vertical_stride(), p.horizontal_stride()};
-        const dnnl_dims_t window{p.window_height(), p.window_width()};
-        const dnnl_dims_t padding{p.vertical_padding(), p.horizontal_padding()};
-        dnnl_pooling_desc_t desc;
-        onednn::Check(dnnl_pooling_forward_desc_init(&desc, dnnl_forward_inference,
-                                                     max ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding, &src,
-                                                     &dst, strides, window, padding, padding),
-                      "dnnl_pooling_forward_desc_init");
-        return Bind(state, &desc, src, nullptr, dst);
-      }, a.input_data, DeviceMemoryBase(), a.output_data);
+      std::vector<std::int64_t> key{1,
+                                    max ? 0 : 1,
+                                    a.input.count(),
+                                    a.input.feature_map_count(),
+                                    a.input.height(),
+                                    a.input.width(),
+                                    p.window_height(),
+                                    p.window_width(),
+                                    p.vertical_padding(),
+                                    p.horizontal_padding(),
+                                    p.vertical_stride(),
+                                    p.horizontal_stride()};
+      return Run(
+          stream, state, "ThenPoolForward", "pooling_forward", std::move(key),
+          [&] {
+            const dnnl_memory_desc_t src = onednn::Desc(a.input);
+            const dnnl_memory_desc_t dst = onednn::Desc(a.output);
+            const dnnl_dims_t strides{p.vertical_stride(), p.horizontal_stride()};
+            const dnnl_dims_t window{p.window_height(), p.window_width()};
+            const dnnl_dims_t padding{p.vertical_padding(), p.horizontal_padding()};
+            dnnl_pooling_desc_t desc;
+            onednn::Check(dnnl_pooling_forward_desc_init(&desc, dnnl_forward_inference,
+                                                         max ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding,
+                                                         &src, &dst, strides, window, padding, padding),
+                          "dnnl_pooling_forward_desc_init");
+            return Bind(state, &desc, src, nullptr, dst);
+          },
+          a.input_data, DeviceMemoryBase(), a.output_data);
     }
   }
 
@@ -198,22 +220,28 @@ struct Adapter<host> {
       return NoDouble(stream, "ThenActivate");
     } else {
       std::vector<std::int64_t> key{2, static_cast<std::int64_t>(a.mode), a.dimensions.ElementCount()};
-      return Run(stream, state, "ThenActivate", "eltwise_forward", std::move(key), [&] {
-        // Elementwise: the shape does not matter, one flat vector is cached.
-        const dnnl_memory_desc_t data = onednn::Desc({a.dimensions.ElementCount()}, dnnl_a);
-        dnnl_alg_kind_t algorithm = dnnl_eltwise_relu;
-        float beta = 0.0f;
-        switch (a.mode) {
-          case dnn::ActivationMode::kSigmoid: algorithm = dnnl_eltwise_logistic; break;
-          case dnn::ActivationMode::kRelu: algorithm = dnnl_eltwise_relu; break;
-          case dnn::ActivationMode::kRelu6: algorithm = dnnl_eltwise_clip; beta = 6.0f; break;
-          case dnn::ActivationMode::kTanh: algorithm = dnnl_eltwise_tanh; break;
-        }
-        dnnl_eltwise_desc_t desc;
-        onednn::Check(dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, algorithm, &data, 0.0f, beta),
-                      "dnnl_eltwise_forward_desc_init");
-        return Bind(state, &desc, data, nullptr, data);
-      }, a.input_data, DeviceMemoryBase(), a.output_data);
+      return Run(
+          stream, state, "ThenActivate", "eltwise_forward", std::move(key),
+          [&] {
+            // Elementwise: the shape does not matter, one flat vector is cached.
+            const dnnl_memory_desc_t data = onednn::Desc({a.dimensions.ElementCount()}, dnnl_a);
+            dnnl_alg_kind_t algorithm = dnnl_eltwise_relu;
+            float beta = 0.0f;
+            switch (a.mode) {
+              case dnn::ActivationMode::kSigmoid: algorithm = dnnl_eltwise_logistic; break;
+              case dnn::ActivationMode::kRelu: algorithm = dnnl_eltwise_relu; break;
+              case dnn::ActivationMode::kRelu6:
+                algorithm = dnnl_eltwise_clip;
+                beta = 6.0f;
+                break;
+              case dnn::ActivationMode::kTanh: algorithm = dnnl_eltwise_tanh; break;
+            }
+            dnnl_eltwise_desc_t desc;
+            onednn::Check(dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, algorithm, &data, 0.0f, beta),
+                          "dnnl_eltwise_forward_desc_init");
+            return Bind(state, &desc, data, nullptr, data);
+          },
+          a.input_data, DeviceMemoryBase(), a.output_data);
     }
   }
 
@@ -225,13 +253,16 @@ struct Adapter<host> {
       const std::int64_t rows = a.dimensions.count();
       const std::int64_t columns = a.dimensions.NodesAcrossFeatureMaps();
       std::vector<std::int64_t> key{3, rows, columns};
-      return Run(stream, state, "ThenSoftmax", "softmax_forward", std::move(key), [&] {
-        const dnnl_memory_desc_t data = onednn::Desc({rows, columns}, dnnl_ab);
-        dnnl_softmax_desc_t desc;
-        onednn::Check(dnnl_softmax_forward_desc_init(&desc, dnnl_forward_inference, &data, 1),
-                      "dnnl_softmax_forward_desc_init");
-        return Bind(state, &desc, data, nullptr, data);
-      }, a.input_data, DeviceMemoryBase(), a.output_data);
+      return Run(
+          stream, state, "ThenSoftmax", "softmax_forward", std::move(key),
+          [&] {
+            const dnnl_memory_desc_t data = onednn::Desc({rows, columns}, dnnl_ab);
+            dnnl_softmax_desc_t desc;
+            onednn::Check(dnnl_softmax_forward_desc_init(&desc, dnnl_forward_inference, &data, 1),
+                          "dnnl_softmax_forward_desc_init");
+            return Bind(state, &desc, data, nullptr, data);
+          },
+          a.input_data, DeviceMemoryBase(), a.output_data);
     }
   }
 
@@ -241,15 +272,18 @@ struct Adapter<host> {
       return NoDouble(stream, "ThenMatMul");
     } else {
       std::vector<std::int64_t> key{4, a.m, a.n, a.k};
-      return Run(stream, state, "ThenMatMul", "matmul", std::move(key), [&] {
-        const dnnl_memory_desc_t src = onednn::Desc({a.m, a.k}, dnnl_ab);
-        // The weights are stored n x k: read as the k x n operand, transposed.
-        const dnnl_memory_desc_t weights = onednn::Desc({a.k, a.n}, dnnl_ba);
-        const dnnl_memory_desc_t dst = onednn::Desc({a.m, a.n}, dnnl_ab);
-        dnnl_matmul_desc_t desc;
-        onednn::Check(dnnl_matmul_desc_init(&desc, &src, &weights, nullptr, &dst), "dnnl_matmul_desc_init");
-        return Bind(state, &desc, src, &weights, dst);
-      }, a.input_data, a.weights, a.output_data);
+      return Run(
+          stream, state, "ThenMatMul", "matmul", std::move(key),
+          [&] {
+            const dnnl_memory_desc_t src = onednn::Desc({a.m, a.k}, dnnl_ab);
+            // The weights are stored n x k: read as the k x n operand, transposed.
+            const dnnl_memory_desc_t weights = onednn::Desc({a.k, a.n}, dnnl_ba);
+            const dnnl_memory_desc_t dst = onednn::Desc({a.m, a.n}, dnnl_ab);
+            dnnl_matmul_desc_t desc;
+            onednn::Check(dnnl_matmul_desc_init(&desc, &src, &weights, nullptr, &dst), "dnnl_matmul_desc_init");
+            return Bind(state, &desc, src, &weights, dst);
+          },
+          a.input_data, a.weights, a.output_data);
     }
   }
 
@@ -313,7 +347,7 @@ struct Adapter<host> {
       if (found == state.cache.end()) found = state.cache.emplace(std::move(key), make()).first;
       prepared = &found->second;
     } catch (const onednn::Failure& failure) {
-      return MakeError(failure.status == dnnl_unimplemented ? ErrorCode::kUnimplemented
+      return MakeError(failure.status == dnnl_unimplemented   ? ErrorCode::kUnimplemented
                        : failure.status == dnnl_out_of_memory ? ErrorCode::kResourceExhausted
                                                               : ErrorCode::kInternal,
                        "{} on {}: oneDNN could not create a {} primitive: {} returned {}", caller,
@@ -322,10 +356,14 @@ struct Adapter<host> {
       return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of memory creating a oneDNN {} primitive", caller,
                        stream.parent()->DeviceLabel(), primitive);
     }
-    return host::Submit(stream.native_handle(),
-                        op::HostCall<RunPrepared>{RunPrepared{&state, prepared, host::Address(src),
-                                                              weights.IsNull() ? nullptr : host::Address(weights),
-                                                              host::Address(dst), caller}});
+    return host::Submit(stream.native_handle(), op::HostCall<RunPrepared>{RunPrepared {
+                          &state,
+                          prepared,
+                          host::Address(src),
+                          weights.IsNull() ? nullptr : host::Address(weights),
+                          host::Address(dst),
+                          caller
+                        }});
   }
 
   // The host call: small enough for the stream's command slot (no allocation).
@@ -374,15 +412,25 @@ struct Adapter<host> {
     return NotBuiltIn(executor.DeviceLabel(), "oneDNN", "libdnnl-dev");
   }
   template <typename T>
-  static Status Convolve(Stream<host>&, State&, const ConvolveArgs&) { return Missing(); }
+  static Status Convolve(Stream<host>&, State&, const ConvolveArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Pool(Stream<host>&, State&, const PoolArgs&) { return Missing(); }
+  static Status Pool(Stream<host>&, State&, const PoolArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Activate(Stream<host>&, State&, const PointwiseArgs&) { return Missing(); }
+  static Status Activate(Stream<host>&, State&, const PointwiseArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status Softmax(Stream<host>&, State&, const PointwiseArgs&) { return Missing(); }
+  static Status Softmax(Stream<host>&, State&, const PointwiseArgs&) {
+    return Missing();
+  }
   template <typename T>
-  static Status MatMul(Stream<host>&, State&, const MatMulArgs&) { return Missing(); }
+  static Status MatMul(Stream<host>&, State&, const MatMulArgs&) {
+    return Missing();
+  }
 
  private:
   static Status Missing() { return NotBuiltIn("host", "oneDNN", "libdnnl-dev"); }

@@ -44,7 +44,8 @@ namespace clblast_dnn {
 
 inline Status Check(clblast::StatusCode code, std::string_view caller, std::string_view call,
                     const opencl_detail::StreamState& stream) {
-  if (code == clblast::StatusCode::kSuccess) [[likely]] return Status();
+  if (code == clblast::StatusCode::kSuccess) [[likely]]
+    return Status();
   return MakeError(canned_detail::ClBlastErrorCode(code), "{} on {}: {} failed with CLBlast status {} ({}){}", caller,
                    stream.executor->label, call, canned_detail::ClBlastStatusName(code), static_cast<int>(code),
                    code == clblast::StatusCode::kNoDoublePrecision ? " (the device has no double precision)" : "");
@@ -81,22 +82,20 @@ struct Adapter<opencl> {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.filter_data, a.output_data};
     return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenConvolve", buffers,
-        [a](opencl_detail::StreamState& s) {
+        *stream.native_handle(), "ThenConvolve", buffers, [a](opencl_detail::StreamState& s) {
           using clblast_dnn::Offset;
           using clblast_dnn::Size;
           const dnn::FilterDescriptor& f = a.filter;
           const dnn::ConvolutionDescriptor& c = a.convolution;
           cl_command_queue queue = s.queue;
           return clblast_dnn::Check(
-              clblast::Convgemm<T>(clblast::KernelMode::kCrossCorrelation, Size(a.input.feature_map_count()),
-                                   Size(a.input.height()), Size(a.input.width()), Size(f.input_filter_height()),
-                                   Size(f.input_filter_width()), Size(c.zero_padding_height()),
-                                   Size(c.zero_padding_width()), Size(c.vertical_filter_stride()),
-                                   Size(c.horizontal_filter_stride()), 1, 1, Size(f.output_feature_map_count()),
-                                   Size(a.input.count()), Buffer(a.input_data), Offset<T>(a.input_data),
-                                   Buffer(a.filter_data), Offset<T>(a.filter_data), Buffer(a.output_data),
-                                   Offset<T>(a.output_data), &queue, nullptr),
+              clblast::Convgemm<T>(
+                  clblast::KernelMode::kCrossCorrelation, Size(a.input.feature_map_count()), Size(a.input.height()),
+                  Size(a.input.width()), Size(f.input_filter_height()), Size(f.input_filter_width()),
+                  Size(c.zero_padding_height()), Size(c.zero_padding_width()), Size(c.vertical_filter_stride()),
+                  Size(c.horizontal_filter_stride()), 1, 1, Size(f.output_feature_map_count()), Size(a.input.count()),
+                  Buffer(a.input_data), Offset<T>(a.input_data), Buffer(a.filter_data), Offset<T>(a.filter_data),
+                  Buffer(a.output_data), Offset<T>(a.output_data), &queue, nullptr),
               "ThenConvolve", "clblast::Convgemm", s);
         });
 #else
@@ -109,17 +108,16 @@ struct Adapter<opencl> {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.weights, a.output_data};
     return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenMatMul", buffers,
-        [a](opencl_detail::StreamState& s) {
+        *stream.native_handle(), "ThenMatMul", buffers, [a](opencl_detail::StreamState& s) {
           using clblast_dnn::Offset;
           using clblast_dnn::Size;
           cl_command_queue queue = s.queue;
           // Row-major output (m x n) = input (m x k) times the n x k weights, transposed.
           return clblast_dnn::Check(
-              clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kYes,
-                               Size(a.m), Size(a.n), Size(a.k), T(1), Buffer(a.input_data), Offset<T>(a.input_data),
-                               Size(a.k), Buffer(a.weights), Offset<T>(a.weights), Size(a.k), T(0),
-                               Buffer(a.output_data), Offset<T>(a.output_data), Size(a.n), &queue, nullptr),
+              clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kYes, Size(a.m),
+                               Size(a.n), Size(a.k), T(1), Buffer(a.input_data), Offset<T>(a.input_data), Size(a.k),
+                               Buffer(a.weights), Offset<T>(a.weights), Size(a.k), T(0), Buffer(a.output_data),
+                               Offset<T>(a.output_data), Size(a.n), &queue, nullptr),
               "ThenMatMul", "clblast::Gemm", s);
         });
 #else

@@ -93,9 +93,9 @@ Status CheckConvolve(StreamExecutor<B>* executor, const ConvolveArgs& a) {
       a.input.count(), f.output_feature_map_count(),
       WindowOutput(a.input.height(), f.input_filter_height(), c.zero_padding_height(), c.vertical_filter_stride()),
       WindowOutput(a.input.width(), f.input_filter_width(), c.zero_padding_width(), c.horizontal_filter_stride()));
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckOutputShape(
-      caller, device, expected, a.output,
-      fmt::format("{} with {} over {}", f.ToString(), c.ToString(), a.input.ToString())));
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      CheckOutputShape(caller, device, expected, a.output,
+                       fmt::format("{} with {} over {}", f.ToString(), c.ToString(), a.input.ToString())));
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
   STREAMEXECUTOR_RETURN_IF_ERROR(
@@ -121,15 +121,15 @@ Status CheckPool(StreamExecutor<B>* executor, const PoolArgs& a) {
   STREAMEXECUTOR_RETURN_IF_ERROR(
       CheckDimension(caller, device, "pooling", "horizontal_padding", p.horizontal_padding(), 0));
   if (p.vertical_padding() >= p.window_height() || p.horizontal_padding() >= p.window_width()) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pads as much as its window or more", caller,
-                     device, p.ToString());
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} pads as much as its window or more", caller, device,
+                     p.ToString());
   }
   const dnn::BatchDescriptor expected(
       a.input.count(), a.input.feature_map_count(),
       WindowOutput(a.input.height(), p.window_height(), p.vertical_padding(), p.vertical_stride()),
       WindowOutput(a.input.width(), p.window_width(), p.horizontal_padding(), p.horizontal_stride()));
-  STREAMEXECUTOR_RETURN_IF_ERROR(
-      CheckOutputShape(caller, device, expected, a.output, fmt::format("{} over {}", p.ToString(), a.input.ToString())));
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckOutputShape(caller, device, expected, a.output,
+                                                  fmt::format("{} over {}", p.ToString(), a.input.ToString())));
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
   return CheckBuffer<B, T>(executor, caller, "output", a.output.ToString(), a.output.ElementCount(), a.output_data);
@@ -161,9 +161,9 @@ Status CheckMatMul(StreamExecutor<B>* executor, const MatMulArgs& a) {
   }
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
-  STREAMEXECUTOR_RETURN_IF_ERROR((CheckBuffer<B, T>(
-      executor, caller, "weights", fmt::format("matrix of {} output x {} input nodes", a.n, a.k), a.n * a.k,
-      a.weights)));
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      (CheckBuffer<B, T>(executor, caller, "weights", fmt::format("matrix of {} output x {} input nodes", a.n, a.k),
+                         a.n * a.k, a.weights)));
   return CheckBuffer<B, T>(executor, caller, "output", a.output.ToString(), a.output.ElementCount(), a.output_data);
 }
 
@@ -185,7 +185,7 @@ Stream<B>& CannedConvolve(Stream<B>& stream, const dnn::BatchDescriptor& input_d
   StreamExecutor<B>* executor = stream.parent();
   if (output_data == nullptr) return stream.CheckCanned(dnn_detail::NullOutput(caller, executor->DeviceLabel()));
   const dnn_detail::ConvolveArgs args{input_descriptor,       input_data,        filter_descriptor, filter_data,
-                                     convolution_descriptor, output_descriptor, *output_data};
+                                      convolution_descriptor, output_descriptor, *output_data};
   if (Status s = dnn_detail::CheckConvolve<B, T>(executor, args); !s.ok()) return stream.CheckCanned(std::move(s));
   return dnn_detail::Dispatch(stream, caller, [&]<typename A>(typename A::State& state) {
     return A::template Convolve<T>(stream, state, args);
@@ -203,9 +203,8 @@ Stream<B>& CannedPoolForward(Stream<B>& stream, const dnn::PoolingDescriptor& po
   if (output_data == nullptr) return stream.CheckCanned(dnn_detail::NullOutput(caller, executor->DeviceLabel()));
   const dnn_detail::PoolArgs args{pooling_dimensions, input_dimensions, input_data, output_dimensions, *output_data};
   if (Status s = dnn_detail::CheckPool<B, T>(executor, args); !s.ok()) return stream.CheckCanned(std::move(s));
-  return dnn_detail::Dispatch(stream, caller, [&]<typename A>(typename A::State& state) {
-    return A::template Pool<T>(stream, state, args);
-  });
+  return dnn_detail::Dispatch(
+      stream, caller, [&]<typename A>(typename A::State& state) { return A::template Pool<T>(stream, state, args); });
 }
 
 // Elementwise activation; input and output may be the same memory.
@@ -263,9 +262,8 @@ Stream<B>& CannedMatMul(Stream<B>& stream, const DeviceMemory<T>& input_data, co
                                     output_dimensions.NodesAcrossFeatureMaps(),
                                     input_dimensions.NodesAcrossFeatureMaps()};
   if (Status s = dnn_detail::CheckMatMul<B, T>(executor, args); !s.ok()) return stream.CheckCanned(std::move(s));
-  return dnn_detail::Dispatch(stream, caller, [&]<typename A>(typename A::State& state) {
-    return A::template MatMul<T>(stream, state, args);
-  });
+  return dnn_detail::Dispatch(
+      stream, caller, [&]<typename A>(typename A::State& state) { return A::template MatMul<T>(stream, state, args); });
 }
 
 }  // namespace streamexecutor

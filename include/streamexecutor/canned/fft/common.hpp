@@ -160,8 +160,9 @@ inline Status CheckShape(std::string_view caller, std::string_view device, fft::
     // The libraries take int sizes (FFTW, cuFFT); 2^31 per dimension is far
     // beyond any device memory anyway.
     if (dims[static_cast<std::size_t>(i)] == 0 || dims[static_cast<std::size_t>(i)] > 0x7fffffffu) {
-      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: dimension {} of the {} plan is {}; it must be 1 to 2^31-1",
-                       caller, device, i, fft::TypeName(type), dims[static_cast<std::size_t>(i)]);
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{} on {}: dimension {} of the {} plan is {}; it must be 1 to 2^31-1", caller, device, i,
+                       fft::TypeName(type), dims[static_cast<std::size_t>(i)]);
     }
   }
   return Status();
@@ -175,8 +176,9 @@ inline Status CheckSide(std::string_view caller, std::string_view device, const 
   const std::string_view name = input ? "input" : "output";
   constexpr std::int64_t kIntMax = 0x7fffffff;
   if (layout.stride < 1 || layout.stride > kIntMax) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} stride of the batched {} plan is {}; it must be 1 to 2^31-1",
-                     caller, device, name, fft::TypeName(spec.type), layout.stride);
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{} on {}: the {} stride of the batched {} plan is {}; it must be 1 to 2^31-1", caller, device,
+                     name, fft::TypeName(spec.type), layout.stride);
   }
   if (layout.distance < 1 || layout.distance > kIntMax) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -212,8 +214,9 @@ inline Status CheckSide(std::string_view caller, std::string_view device, const 
   overflow |= __builtin_mul_overflow(spec.batch - 1, side.distance, &term);
   overflow |= __builtin_add_overflow(last, term, &last);
   if (overflow || last >= kMaxExtent) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} layout of the {}{} plan spans more than 2^58 elements",
-                     caller, device, name, spec.batched ? "batched " : "", fft::TypeName(spec.type));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{} on {}: the {} layout of the {}{} plan spans more than 2^58 elements", caller, device, name,
+                     spec.batched ? "batched " : "", fft::TypeName(spec.type));
   }
   side.extent = last + 1;
   return Status();
@@ -224,9 +227,8 @@ template <typename In, typename Out>
 Status CheckBuffers(std::string_view device, const PlanSpec& spec, const DeviceMemory<In>& input,
                     const DeviceMemory<Out>& output) {
   if (!TypesFit<In, Out>(spec.type)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "ThenFft on {}: a {} plan does not take {} input and {} output", device, spec.Describe(),
-                     detail::TypeName<In>(), detail::TypeName<Out>());
+    return MakeError(ErrorCode::kInvalidArgument, "ThenFft on {}: a {} plan does not take {} input and {} output",
+                     device, spec.Describe(), detail::TypeName<In>(), detail::TypeName<Out>());
   }
   if (input.ElementCount() < spec.InputElements() || output.ElementCount() < spec.OutputElements()) {
     return MakeError(ErrorCode::kOutOfRange,

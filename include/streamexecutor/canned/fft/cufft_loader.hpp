@@ -80,9 +80,9 @@ inline std::string_view CuFftResultName(cufftResult result) {
 }
 
 inline Status CuFftError(cufftResult result, std::string_view call, std::string_view device) {
-  return MakeError(result == CUFFT_ALLOC_FAILED ? ErrorCode::kResourceExhausted
+  return MakeError(result == CUFFT_ALLOC_FAILED                                    ? ErrorCode::kResourceExhausted
                    : result == CUFFT_INVALID_SIZE || result == CUFFT_INVALID_VALUE ? ErrorCode::kInvalidArgument
-                                                                                    : ErrorCode::kInternal,
+                                                                                   : ErrorCode::kInternal,
                    "{} on {}: {} ({})", call, device, CuFftResultName(result), static_cast<int>(result));
 }
 

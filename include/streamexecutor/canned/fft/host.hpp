@@ -56,8 +56,8 @@ class FftwPlan {
     const int istride = static_cast<int>(spec.in.stride), idist = static_cast<int>(spec.in.distance);
     const int ostride = static_cast<int>(spec.out.stride), odist = static_cast<int>(spec.out.distance);
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
-    const std::size_t in_bytes = spec.InputElements() * Bytes(spec, fft::IsComplexToReal(spec.type) ||
-                                                                       fft::IsComplexToComplex(spec.type));
+    const std::size_t in_bytes =
+        spec.InputElements() * Bytes(spec, fft::IsComplexToReal(spec.type) || fft::IsComplexToComplex(spec.type));
     const std::size_t out_bytes = spec.OutputElements() * Bytes(spec, !fft::IsComplexToReal(spec.type));
     // In place only where both sides have one layout (always, for a plain
     // complex plan); CheckBuffers refuses the others.
@@ -81,15 +81,16 @@ class FftwPlan {
         plan->double_.out_of_place = fftw_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, co,
                                                         out_embed, ostride, odist, sign, flags);
         if (in_place) {
-          plan->double_.in_place = fftw_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci,
-                                                      in_embed, istride, idist, sign, flags);
+          plan->double_.in_place = fftw_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci, in_embed,
+                                                      istride, idist, sign, flags);
         }
       } else if (fft::IsRealToComplex(spec.type)) {
         plan->double_.out_of_place = fftw_plan_many_dft_r2c(spec.rank, n, howmany, static_cast<double*>(in), in_embed,
                                                             istride, idist, co, out_embed, ostride, odist, flags);
       } else {
-        plan->double_.out_of_place = fftw_plan_many_dft_c2r(spec.rank, n, howmany, ci, in_embed, istride, idist,
-                                                            static_cast<double*>(out), out_embed, ostride, odist, flags);
+        plan->double_.out_of_place =
+            fftw_plan_many_dft_c2r(spec.rank, n, howmany, ci, in_embed, istride, idist, static_cast<double*>(out),
+                                   out_embed, ostride, odist, flags);
       }
     } else {
       auto* ci = static_cast<fftwf_complex*>(in);
@@ -98,8 +99,8 @@ class FftwPlan {
         plan->float_.out_of_place = fftwf_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, co,
                                                         out_embed, ostride, odist, sign, flags);
         if (in_place) {
-          plan->float_.in_place = fftwf_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci,
-                                                      in_embed, istride, idist, sign, flags);
+          plan->float_.in_place = fftwf_plan_many_dft(spec.rank, n, howmany, ci, in_embed, istride, idist, ci, in_embed,
+                                                      istride, idist, sign, flags);
         }
       } else if (fft::IsRealToComplex(spec.type)) {
         plan->float_.out_of_place = fftwf_plan_many_dft_r2c(spec.rank, n, howmany, static_cast<float*>(in), in_embed,

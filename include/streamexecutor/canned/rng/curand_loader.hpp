@@ -22,15 +22,15 @@ inline constexpr canned_detail::RunTimeLibrary kCuRandLibrary{
     "cuda", "cuRAND", kCuRandLibraries,
     "libcurand-13-0 from NVIDIA's CUDA repository, or Debian's libcurand10 (non-free)"};
 
-#define SE_CURAND_ENTRY_POINTS(X)      \
-  X(curandCreateGenerator)             \
-  X(curandDestroyGenerator)            \
-  X(curandSetStream)                   \
+#define SE_CURAND_ENTRY_POINTS(X)       \
+  X(curandCreateGenerator)              \
+  X(curandDestroyGenerator)             \
+  X(curandSetStream)                    \
   X(curandSetPseudoRandomGeneratorSeed) \
-  X(curandSetGeneratorOffset)          \
-  X(curandGenerateUniform)             \
-  X(curandGenerateUniformDouble)       \
-  X(curandGenerateNormal)              \
+  X(curandSetGeneratorOffset)           \
+  X(curandGenerateUniform)              \
+  X(curandGenerateUniformDouble)        \
+  X(curandGenerateNormal)               \
   X(curandGenerateNormalDouble)
 
 struct CuRandApi {
@@ -79,9 +79,9 @@ inline std::string_view CuRandStatusName(curandStatus_t status) {
 }
 
 inline Status CuRandError(curandStatus_t status, std::string_view call, std::string_view device) {
-  const ErrorCode code = status == CURAND_STATUS_ALLOCATION_FAILED ? ErrorCode::kResourceExhausted
+  const ErrorCode code = status == CURAND_STATUS_ALLOCATION_FAILED     ? ErrorCode::kResourceExhausted
                          : status == CURAND_STATUS_LENGTH_NOT_MULTIPLE ? ErrorCode::kInvalidArgument
-                                                                        : ErrorCode::kInternal;
+                                                                       : ErrorCode::kInternal;
   return MakeError(code, "{} on {}: {} ({})", call, device, CuRandStatusName(status), static_cast<int>(status));
 }
 

@@ -41,9 +41,9 @@ struct PhiloxWords {
 
 SE_RNG_FN PhiloxWords PhiloxBlock(std::uint64_t key, std::uint64_t stream, std::uint64_t block) {
   r123::Philox4x32 generate;
-  const r123::Philox4x32::ctr_type counter = {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
-                                               static_cast<std::uint32_t>(stream),
-                                               static_cast<std::uint32_t>(stream >> 32)}};
+  const r123::Philox4x32::ctr_type counter = {
+      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), static_cast<std::uint32_t>(stream),
+       static_cast<std::uint32_t>(stream >> 32)}};
   const r123::Philox4x32::key_type words = {{static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(key >> 32)}};
   const r123::Philox4x32::ctr_type out = generate(counter, words);
   return PhiloxWords{{out[0], out[1], out[2], out[3]}};

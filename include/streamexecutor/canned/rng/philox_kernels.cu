@@ -8,9 +8,7 @@
 
 namespace {
 
-__device__ std::uint64_t ThreadIndex() {
-  return static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
+__device__ std::uint64_t ThreadIndex() { return static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 
 }  // namespace
 

@@ -73,8 +73,8 @@ class Generator {
     // 2^64 blocks are 2^66 floats: a wrap would repeat numbers, so it is
     // refused rather than assumed impossible.
     if (blocks > ~next_block_) {
-      return MakeError(ErrorCode::kOutOfRange, "{} on {}: the Philox counter of this seed is exhausted; reseed",
-                       caller, device);
+      return MakeError(ErrorCode::kOutOfRange, "{} on {}: the Philox counter of this seed is exhausted; reseed", caller,
+                       device);
     }
     Reservation reservation{seed_, next_block_};
     next_block_ += blocks;
