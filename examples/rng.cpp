@@ -56,7 +56,7 @@ int Run(se::Platform<B>* platform) {
                         .BlockHostUntilDone();
   if (!done.ok()) {
     std::fprintf(stderr, "rng: %s\n", done.ToString().c_str());
-    // A platform without an RNG library (se::host_serial): nothing to show,
+    // A platform without an RNG library: nothing to show,
     // which Meson's test runner counts as skipped (77), not as a failure.
     return done.code() == se::ErrorCode::kUnavailable ? 77 : 3;
   }

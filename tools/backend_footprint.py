@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """How many existing files a backend or a canned family touches outside its
 own places: the files of code and build that name it (its tag, or the tag in
-capitals as in STREAMEXECUTOR_WITH_<TAG>).
+capitals as in STREAMEXECUTOR_WITH_<TAG>): the code under include/, examples/,
+benchmarks/ and tools/, and the build files (meson.build, meson_options.txt,
+CMakeLists.txt, cmake/), which a new backend or family must touch to be built,
+installed and registered.
 
 A backend's own places: include/streamexecutor/<tag>/, its public header
 include/streamexecutor/<tag>.hpp, tests/<tag>/ and docs/<tag>.md. A family's:
 include/streamexecutor/canned/<tag>/, include/streamexecutor/<tag>.hpp,
 tests/canned/<tag>*, docs/<tag>.md. Documentation (docs/, README.md,
-CHANGELOG.md) is listed but not counted: docs/architecture.md says which
-files a new backend touches, and naming it there is the point.
+CHANGELOG.md, CONTRIBUTING.md) and tests (tests/) are listed but not counted:
+docs/architecture.md says which files a new backend touches, and tests that
+exercise a backend by name (tests/meson.build registering them included) are
+uses of it, not registrations.
 
 Usage: backend_footprint.py SOURCE_ROOT TAG [--family] [--max N]
 Exits 1 when --max is given and the count is above it."""
@@ -19,6 +24,7 @@ import subprocess
 import sys
 
 DOCS = ("docs/", "README.md", "CHANGELOG.md", "CONTRIBUTING.md")
+TESTS = ("tests/",)
 
 
 def own_places(tag: str, family: bool) -> tuple:
@@ -45,7 +51,7 @@ def main() -> int:
                  if p.is_file() and not any(part.startswith(("build", ".")) for part in p.relative_to(root).parts)]
     pattern = re.compile(rf"\b({re.escape(args.tag)}|{re.escape(args.tag.upper())})\b")
     own = own_places(args.tag, args.family)
-    touched, documents = [], []
+    touched, documents, tests = [], [], []
     for name in files:
         if name.startswith(own) or name == "tools/backend_footprint.py":
             continue
@@ -56,10 +62,17 @@ def main() -> int:
         # The footprint check's own registration names the backend it checks.
         if not any(pattern.search(line) and "backend_footprint" not in line for line in text.splitlines()):
             continue
-        (documents if name.startswith(DOCS) else touched).append(name)
+        if name.startswith(DOCS):
+            documents.append(name)
+        elif name.startswith(TESTS):
+            tests.append(name)
+        else:
+            touched.append(name)
     print(f"{args.tag}: {len(touched)} files of code and build outside its own places")
     for name in touched:
         print(f"  {name}")
+    if tests:
+        print(f"and {len(tests)} test files that name it: {', '.join(tests)}")
     if documents:
         print(f"and {len(documents)} documents: {', '.join(documents)}")
     if args.max is not None and len(touched) > args.max:

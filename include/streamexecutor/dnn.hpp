@@ -13,7 +13,7 @@
 // checks every shape and buffer the same way on every backend; docs/dnn.md
 // has the rules. This header includes the core, the front end and the
 // adapters of the backends this build enabled; on a backend without one
-// (se::host_serial) every operation is UNAVAILABLE, naming the backend.
+// every operation is UNAVAILABLE, naming the backend.
 #pragma once
 
 #include "streamexecutor/streamexecutor.hpp"

@@ -69,7 +69,8 @@ def main() -> int:
 
         # ---- pkg-config: one file per backend, relocatable, no -std pushed --------
         env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
-        packages = {"host": "streamexecutor", "opencl": "streamexecutor-opencl", "cuda": "streamexecutor-cuda"}
+        # streamexecutor.pc is the core with the host backend; every other backend has streamexecutor-<tag>.pc.
+        packages = {backend: "streamexecutor" if backend == "host" else f"streamexecutor-{backend}" for backend in backends}
         for backend in backends:
             flags = output(["pkg-config", "--cflags", "--libs", packages[backend]], env=env).split()
             if any(flag.startswith("-std=") for flag in flags):

@@ -2,7 +2,7 @@
 // <family>_detail::Adapter<B>: the one template that a file
 // canned/<family>/<backend>.hpp specialises to give backend B the family's
 // library. The family's primary template derives from NoAdapter, so that a
-// backend nobody wrote an adapter for (se::host_serial, a backend added later)
+// backend nobody wrote an adapter for (one added later, or a variant like a serial one)
 // compiles every operation of every family: the arguments are checked as on
 // any backend, and the operation then reports UNAVAILABLE naming the backend
 // and the family, with no edit of the family.
