@@ -258,7 +258,7 @@ TEST_CASE("cuDNN errors name the call and stick; shapes are checked before cuDNN
 
 TEST_CASE("a missing cuDNN is UNAVAILABLE naming the package", "[dnn][cudnn]") {
   const char* names[] = {"libcudnn-not-installed.so.9"};
-  const se::dnn_detail::CuDnnLoad load = se::dnn_detail::LoadCuDnn(names);
+  const auto load = se::canned_detail::Load(se::dnn_detail::kCuDnnLibrary, se::dnn_detail::kCuDnnEntryPoints, names);
   CHECK(load.status.code() == se::ErrorCode::kUnavailable);
   CHECK(Mentions(load.status, "the cuDNN plugin needs cuDNN (libcudnn-not-installed.so.9), which could not be loaded"));
   CHECK(Mentions(load.status, "install libcudnn9-cuda-13"));

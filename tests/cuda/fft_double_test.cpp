@@ -203,7 +203,7 @@ TEST_CASE("cuFFT plugin: errors name the call", "[fft][cuda]") {
 
 TEST_CASE("cuFFT missing: UNAVAILABLE, naming the library and the package", "[fft][cuda]") {
   const char* const absent[] = {"libcufft_absent_for_this_test.so.12"};
-  const se::fft_detail::CuFftLoad load = se::fft_detail::LoadCuFft(absent);
+  const auto load = se::canned_detail::Load(se::fft_detail::kCuFftLibrary, se::fft_detail::kCuFftEntryPoints, absent);
   CHECK(load.status.code() == se::ErrorCode::kUnavailable);
   CHECK(Mentions(load.status, "the cuFFT plugin needs cuFFT (libcufft_absent_for_this_test.so.12)"));
   CHECK(Mentions(load.status, "install libcufft-13-0"));

@@ -147,7 +147,7 @@ TEST_CASE("cuRAND plugin: its rules and errors", "[curand]") {
 
 TEST_CASE("cuRAND missing: UNAVAILABLE, naming the library and the package", "[curand][philox]") {
   const char* const absent[] = {"libcurand_absent_for_this_test.so.10"};
-  const se::rng_detail::CuRandLoad load = se::rng_detail::LoadCuRand(absent);
+  const auto load = se::canned_detail::Load(se::rng_detail::kCuRandLibrary, se::rng_detail::kCuRandEntryPoints, absent);
   CHECK(load.status.code() == se::ErrorCode::kUnavailable);
   CHECK(Mentions(load.status, "the cuRAND plugin needs cuRAND (libcurand_absent_for_this_test.so.10)"));
   CHECK(Mentions(load.status, "install libcurand-13-0"));

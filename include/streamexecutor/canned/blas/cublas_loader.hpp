@@ -16,31 +16,29 @@
 
 namespace streamexecutor::blas_detail {
 
-#define SE_CUBLAS_ENTRY_POINTS(X) \
-  X(cublasCreate_v2)              \
-  X(cublasDestroy_v2)             \
-  X(cublasSetStream_v2)           \
-  X(cublasSetPointerMode_v2)      \
-  X(cublasSaxpy_v2)               \
-  X(cublasDaxpy_v2)               \
-  X(cublasSdot_v2)                \
-  X(cublasDdot_v2)                \
-  X(cublasSgemv_v2)               \
-  X(cublasDgemv_v2)               \
-  X(cublasSgemm_v2)               \
-  X(cublasDgemm_v2)               \
-  X(cublasHgemm)                  \
-  X(cublasSgemmBatched)           \
-  X(cublasDgemmBatched)           \
-  X(cublasHgemmBatched)           \
-  X(cublasSgemmStridedBatched)    \
-  X(cublasDgemmStridedBatched)    \
-  X(cublasHgemmStridedBatched)
+#define SE_CUBLAS_ENTRY_POINTS(X, A) \
+  X(A, cublasCreate_v2)              \
+  X(A, cublasDestroy_v2)             \
+  X(A, cublasSetStream_v2)           \
+  X(A, cublasSetPointerMode_v2)      \
+  X(A, cublasSaxpy_v2)               \
+  X(A, cublasDaxpy_v2)               \
+  X(A, cublasSdot_v2)                \
+  X(A, cublasDdot_v2)                \
+  X(A, cublasSgemv_v2)               \
+  X(A, cublasDgemv_v2)               \
+  X(A, cublasSgemm_v2)               \
+  X(A, cublasDgemm_v2)               \
+  X(A, cublasHgemm)                  \
+  X(A, cublasSgemmBatched)           \
+  X(A, cublasDgemmBatched)           \
+  X(A, cublasHgemmBatched)           \
+  X(A, cublasSgemmStridedBatched)    \
+  X(A, cublasDgemmStridedBatched)    \
+  X(A, cublasHgemmStridedBatched)
 
 struct CublasApi {
-#define SE_CUBLAS_DECLARE(name) decltype(&::name) name = nullptr;
-  SE_CUBLAS_ENTRY_POINTS(SE_CUBLAS_DECLARE)
-#undef SE_CUBLAS_DECLARE
+  SE_CUBLAS_ENTRY_POINTS(STREAMEXECUTOR_ENTRY_POINT_MEMBER, CublasApi)
   // Newer than some cuBLAS 12 builds: null where the library lacks it.
   decltype(&::cublasGetStatusName) cublasGetStatusName = nullptr;
 
@@ -87,20 +85,16 @@ inline constexpr const char* kCublasLibraries[] = {"libcublas.so.13", "libcublas
 inline constexpr canned_detail::RunTimeLibrary kCublasLibrary{
     "cuda", "cuBLAS", kCublasLibraries, "libcublas-13-0 (or libcublas-12-x) from NVIDIA's CUDA repository"};
 
-#define SE_CUBLAS_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CublasApi, name),
-inline constexpr canned_detail::EntryPoint<CublasApi> kCublasEntryPoints[] = {
-    SE_CUBLAS_ENTRY_POINTS(SE_CUBLAS_ENTRY) STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(CublasApi, cublasGetStatusName)};
-#undef SE_CUBLAS_ENTRY
-
-using CublasLoad = canned_detail::Loaded<CublasApi>;
+inline constexpr canned_detail::EntryPoint<CublasApi> kCublasEntryPoints[] = {SE_CUBLAS_ENTRY_POINTS(
+    STREAMEXECUTOR_LISTED_ENTRY_POINT, CublasApi) STREAMEXECUTOR_OPTIONAL_ENTRY_POINT(CublasApi, cublasGetStatusName)};
+#undef SE_CUBLAS_ENTRY_POINTS
 
 // Loaded once per process and never unloaded (handles may be destroyed by
-// static destructors); exported, so one table serves every shared library.
-STREAMEXECUTOR_EXPORT inline const CublasLoad& Cublas() {
-  static const CublasLoad load = canned_detail::Load<CublasApi>(kCublasLibrary, kCublasEntryPoints);
+// static destructors); exported, so that one table serves every shared
+// library that includes this header.
+STREAMEXECUTOR_EXPORT inline const canned_detail::Loaded<CublasApi>& Cublas() {
+  static const canned_detail::Loaded<CublasApi> load = canned_detail::Load(kCublasLibrary, kCublasEntryPoints);
   return load;
 }
 
 }  // namespace streamexecutor::blas_detail
-
-#undef SE_CUBLAS_ENTRY_POINTS

@@ -83,7 +83,7 @@ struct Adapter<cuda> {
       return UnknownPlugin(executor.DeviceLabel(), plugin, cuda::kCuBlasPlugin.name);
     }
 #if defined(STREAMEXECUTOR_BLAS_WITH_CUBLAS)
-    const CublasLoad& load = Cublas();
+    const auto& load = Cublas();
     if (!load.status.ok()) return load.status;
     const cuda::ExecutorState& native = executor.native_state();
     auto state = std::make_unique<State>();

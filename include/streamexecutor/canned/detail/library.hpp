@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,7 +48,12 @@ void BindEntryPoint(Api& api, void* address) {
 
 // The entry point `name` of `Api`, whose member of that name has the
 // prototype's type (decltype(&::name)), so that a table that disagrees with
-// the library's header does not compile.
+// the library's header does not compile. A library lists its entry points
+// once, as LIST(X, Api) calling X(Api, name) for each; its table type is then
+//   struct Api { LIST(STREAMEXECUTOR_ENTRY_POINT_MEMBER, Api) };
+// and its entry points {LIST(STREAMEXECUTOR_LISTED_ENTRY_POINT, Api)}.
+#define STREAMEXECUTOR_ENTRY_POINT_MEMBER(Api, name) decltype(&::name) name = nullptr;
+#define STREAMEXECUTOR_LISTED_ENTRY_POINT(Api, name) STREAMEXECUTOR_ENTRY_POINT(Api, name),
 #define STREAMEXECUTOR_ENTRY_POINT(Api, name)                                \
   ::streamexecutor::canned_detail::EntryPoint<Api> {                         \
     #name, &::streamexecutor::canned_detail::BindEntryPoint<Api, &Api::name> \
@@ -104,6 +110,20 @@ Loaded<Api> Load(const RunTimeLibrary& library, std::span<const EntryPoint<Api>>
                               library.name, loaded.soname, missing, library.package);
   }
   return loaded;
+}
+
+// The same, from `sonames` instead of the library's own (tests name ones that
+// cannot exist).
+template <typename Api, std::size_t N>
+Loaded<Api> Load(const RunTimeLibrary& library, const EntryPoint<Api> (&entry_points)[N],
+                 std::span<const char* const> sonames) {
+  RunTimeLibrary from = library;
+  from.sonames = sonames;
+  return Load(from, std::span<const EntryPoint<Api>>(entry_points));
+}
+template <typename Api, std::size_t N>
+Loaded<Api> Load(const RunTimeLibrary& library, const EntryPoint<Api> (&entry_points)[N]) {
+  return Load(library, std::span<const EntryPoint<Api>>(entry_points));
 }
 
 }  // namespace streamexecutor::canned_detail

@@ -66,7 +66,7 @@ struct Adapter<cuda> {
     if (!plugin.is_default() && plugin != cuda::kCuDnnPlugin) {
       return UnknownPlugin(executor.DeviceLabel(), plugin, cuda::kCuDnnPlugin.name);
     }
-    const CuDnnLoad& load = CuDnn();
+    const auto& load = CuDnn();
     if (!load.status.ok()) return load.status;
     const CuDnnApi& api = load.api;
     cuda::ExecutorState& native = executor.native_state();

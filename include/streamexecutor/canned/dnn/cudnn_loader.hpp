@@ -23,55 +23,43 @@ inline constexpr canned_detail::RunTimeLibrary kCuDnnLibrary{
     "cuda", "cuDNN", kCuDnnLibraries, "libcudnn9-cuda-13 (or -cuda-12) from NVIDIA's CUDA repository"};
 
 // Every entry point the plugin calls.
-#define SE_CUDNN_ENTRY_POINTS(X)       \
-  X(cudnnGetErrorString)               \
-  X(cudnnCreate)                       \
-  X(cudnnDestroy)                      \
-  X(cudnnSetStream)                    \
-  X(cudnnCreateTensorDescriptor)       \
-  X(cudnnDestroyTensorDescriptor)      \
-  X(cudnnSetTensor4dDescriptor)        \
-  X(cudnnCreateFilterDescriptor)       \
-  X(cudnnDestroyFilterDescriptor)      \
-  X(cudnnSetFilter4dDescriptor)        \
-  X(cudnnCreateConvolutionDescriptor)  \
-  X(cudnnDestroyConvolutionDescriptor) \
-  X(cudnnSetConvolution2dDescriptor)   \
-  X(cudnnSetConvolutionMathType)       \
-  X(cudnnConvolutionForward)           \
-  X(cudnnCreatePoolingDescriptor)      \
-  X(cudnnDestroyPoolingDescriptor)     \
-  X(cudnnSetPooling2dDescriptor)       \
-  X(cudnnPoolingForward)               \
-  X(cudnnCreateActivationDescriptor)   \
-  X(cudnnDestroyActivationDescriptor)  \
-  X(cudnnSetActivationDescriptor)      \
-  X(cudnnActivationForward)            \
-  X(cudnnSoftmaxForward)
+#define SE_CUDNN_ENTRY_POINTS(X, A)       \
+  X(A, cudnnGetErrorString)               \
+  X(A, cudnnCreate)                       \
+  X(A, cudnnDestroy)                      \
+  X(A, cudnnSetStream)                    \
+  X(A, cudnnCreateTensorDescriptor)       \
+  X(A, cudnnDestroyTensorDescriptor)      \
+  X(A, cudnnSetTensor4dDescriptor)        \
+  X(A, cudnnCreateFilterDescriptor)       \
+  X(A, cudnnDestroyFilterDescriptor)      \
+  X(A, cudnnSetFilter4dDescriptor)        \
+  X(A, cudnnCreateConvolutionDescriptor)  \
+  X(A, cudnnDestroyConvolutionDescriptor) \
+  X(A, cudnnSetConvolution2dDescriptor)   \
+  X(A, cudnnSetConvolutionMathType)       \
+  X(A, cudnnConvolutionForward)           \
+  X(A, cudnnCreatePoolingDescriptor)      \
+  X(A, cudnnDestroyPoolingDescriptor)     \
+  X(A, cudnnSetPooling2dDescriptor)       \
+  X(A, cudnnPoolingForward)               \
+  X(A, cudnnCreateActivationDescriptor)   \
+  X(A, cudnnDestroyActivationDescriptor)  \
+  X(A, cudnnSetActivationDescriptor)      \
+  X(A, cudnnActivationForward)            \
+  X(A, cudnnSoftmaxForward)
 
 struct CuDnnApi {
-#define SE_CUDNN_MEMBER(name) decltype(&::name) name = nullptr;
-  SE_CUDNN_ENTRY_POINTS(SE_CUDNN_MEMBER)
-#undef SE_CUDNN_MEMBER
+  SE_CUDNN_ENTRY_POINTS(STREAMEXECUTOR_ENTRY_POINT_MEMBER, CuDnnApi)
 };
-
-#define SE_CUDNN_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CuDnnApi, name),
-inline constexpr canned_detail::EntryPoint<CuDnnApi> kCuDnnEntryPoints[] = {SE_CUDNN_ENTRY_POINTS(SE_CUDNN_ENTRY)};
-#undef SE_CUDNN_ENTRY
+inline constexpr canned_detail::EntryPoint<CuDnnApi> kCuDnnEntryPoints[] = {
+    SE_CUDNN_ENTRY_POINTS(STREAMEXECUTOR_LISTED_ENTRY_POINT, CuDnnApi)};
 #undef SE_CUDNN_ENTRY_POINTS
 
-using CuDnnLoad = canned_detail::Loaded<CuDnnApi>;
-
-// `names`: the sonames to try, newest first; tests pass ones that cannot exist.
-inline CuDnnLoad LoadCuDnn(std::span<const char* const> names = kCuDnnLibraries) {
-  canned_detail::RunTimeLibrary library = kCuDnnLibrary;
-  library.sonames = names;
-  return canned_detail::Load<CuDnnApi>(library, kCuDnnEntryPoints);
-}
-
-// One table per process, however many shared libraries include this header.
-STREAMEXECUTOR_EXPORT inline const CuDnnLoad& CuDnn() {
-  static const CuDnnLoad load = LoadCuDnn();
+// Loaded once per process; exported, so that one table serves every shared
+// library that includes this header.
+STREAMEXECUTOR_EXPORT inline const canned_detail::Loaded<CuDnnApi>& CuDnn() {
+  static const canned_detail::Loaded<CuDnnApi> load = canned_detail::Load(kCuDnnLibrary, kCuDnnEntryPoints);
   return load;
 }
 

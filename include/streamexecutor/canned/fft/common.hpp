@@ -9,6 +9,7 @@
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -286,5 +287,19 @@ inline Status NotBuiltIn(std::string_view device, std::string_view library, std:
                    "FFT on {} needs {}, which was not found when this program was compiled (install the {} package)",
                    device, library, package);
 }
+
+// The Plan of such an adapter (Missing: kLibrary, kPackage). Make refuses
+// every plan, so Enqueue is never reached; it exists so that ThenFft compiles.
+template <typename Missing>
+struct PlanWithoutLibrary {
+  template <typename Executor>
+  static StatusOr<std::unique_ptr<PlanWithoutLibrary>> Make(Executor* executor, const PlanSpec&) {
+    return NotBuiltIn(executor->DeviceLabel(), Missing::kLibrary, Missing::kPackage);
+  }
+  template <typename Stream>
+  Status Enqueue(Stream& stream, const DeviceMemoryBase&, const DeviceMemoryBase&) {
+    return NotBuiltIn(stream.parent()->DeviceLabel(), Missing::kLibrary, Missing::kPackage);
+  }
+};
 
 }  // namespace streamexecutor::fft_detail

@@ -40,7 +40,7 @@ inline cufftType CuFftType(fft::Type type) {
 class CuFftPlan {
  public:
   static StatusOr<std::unique_ptr<CuFftPlan>> Make(StreamExecutor<cuda>* executor, const PlanSpec& spec) {
-    const CuFftLoad& load = CuFft();
+    const auto& load = CuFft();
     if (!load.status.ok()) return load.status;
     cuda::ExecutorState& native = executor->native_state();
     const cuda_detail::ContextScope scope(*native.api, native.context);
@@ -151,16 +151,8 @@ struct Adapter<cuda> {
 template <>
 struct Adapter<cuda> {
   static constexpr std::string_view kPluginName = "cufft";
-  // Make refuses every plan, so Enqueue is never reached; it exists so that
-  // ThenFft compiles in a build without cuFFT's header.
-  struct Plan {
-    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<cuda>* executor, const PlanSpec&) {
-      return NotBuiltIn(executor->DeviceLabel(), "cuFFT's header (cufft.h)", "libcufft-dev-13-0");
-    }
-    Status Enqueue(Stream<cuda>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
-      return NotBuiltIn("cuda", "cuFFT's header (cufft.h)", "libcufft-dev-13-0");
-    }
-  };
+  static constexpr std::string_view kLibrary = "cuFFT's header (cufft.h)", kPackage = "libcufft-dev-13-0";
+  using Plan = PlanWithoutLibrary<Adapter>;
 };
 #endif
 

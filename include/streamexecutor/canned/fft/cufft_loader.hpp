@@ -21,43 +21,31 @@ inline constexpr const char* kCuFftLibraries[] = {"libcufft.so.12", "libcufft.so
 inline constexpr canned_detail::RunTimeLibrary kCuFftLibrary{
     "cuda", "cuFFT", kCuFftLibraries, "libcufft-13-0 from NVIDIA's CUDA repository, or Debian's libcufft11 (non-free)"};
 
-#define SE_CUFFT_ENTRY_POINTS(X) \
-  X(cufftPlan1d)                 \
-  X(cufftPlan2d)                 \
-  X(cufftPlan3d)                 \
-  X(cufftPlanMany)               \
-  X(cufftDestroy)                \
-  X(cufftSetStream)              \
-  X(cufftExecC2C)                \
-  X(cufftExecR2C)                \
-  X(cufftExecC2R)                \
-  X(cufftExecZ2Z)                \
-  X(cufftExecD2Z)                \
-  X(cufftExecZ2D)
+#define SE_CUFFT_ENTRY_POINTS(X, A) \
+  X(A, cufftPlan1d)                 \
+  X(A, cufftPlan2d)                 \
+  X(A, cufftPlan3d)                 \
+  X(A, cufftPlanMany)               \
+  X(A, cufftDestroy)                \
+  X(A, cufftSetStream)              \
+  X(A, cufftExecC2C)                \
+  X(A, cufftExecR2C)                \
+  X(A, cufftExecC2R)                \
+  X(A, cufftExecZ2Z)                \
+  X(A, cufftExecD2Z)                \
+  X(A, cufftExecZ2D)
 
 struct CuFftApi {
-#define SE_CUFFT_MEMBER(name) decltype(&::name) name = nullptr;
-  SE_CUFFT_ENTRY_POINTS(SE_CUFFT_MEMBER)
-#undef SE_CUFFT_MEMBER
+  SE_CUFFT_ENTRY_POINTS(STREAMEXECUTOR_ENTRY_POINT_MEMBER, CuFftApi)
 };
-
-#define SE_CUFFT_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CuFftApi, name),
-inline constexpr canned_detail::EntryPoint<CuFftApi> kCuFftEntryPoints[] = {SE_CUFFT_ENTRY_POINTS(SE_CUFFT_ENTRY)};
-#undef SE_CUFFT_ENTRY
+inline constexpr canned_detail::EntryPoint<CuFftApi> kCuFftEntryPoints[] = {
+    SE_CUFFT_ENTRY_POINTS(STREAMEXECUTOR_LISTED_ENTRY_POINT, CuFftApi)};
 #undef SE_CUFFT_ENTRY_POINTS
 
-using CuFftLoad = canned_detail::Loaded<CuFftApi>;
-
-// `names`: the sonames to try; tests pass ones that cannot exist.
-inline CuFftLoad LoadCuFft(std::span<const char* const> names = kCuFftLibraries) {
-  canned_detail::RunTimeLibrary library = kCuFftLibrary;
-  library.sonames = names;
-  return canned_detail::Load<CuFftApi>(library, kCuFftEntryPoints);
-}
-
-// One table per process, however many shared libraries include this header.
-STREAMEXECUTOR_EXPORT inline const CuFftLoad& CuFft() {
-  static const CuFftLoad load = LoadCuFft();
+// Loaded once per process; exported, so that one table serves every shared
+// library that includes this header.
+STREAMEXECUTOR_EXPORT inline const canned_detail::Loaded<CuFftApi>& CuFft() {
+  static const canned_detail::Loaded<CuFftApi> load = canned_detail::Load(kCuFftLibrary, kCuFftEntryPoints);
   return load;
 }
 

@@ -187,16 +187,8 @@ struct Adapter<host> {
 template <>
 struct Adapter<host> {
   static constexpr std::string_view kPluginName = "fftw3";
-  // Make refuses every plan, so Enqueue is never reached; it exists so that
-  // ThenFft compiles in a build without FFTW3.
-  struct Plan {
-    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<host>* executor, const PlanSpec&) {
-      return NotBuiltIn(executor->DeviceLabel(), "FFTW3", "libfftw3-dev");
-    }
-    Status Enqueue(Stream<host>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
-      return NotBuiltIn("host", "FFTW3", "libfftw3-dev");
-    }
-  };
+  static constexpr std::string_view kLibrary = "FFTW3", kPackage = "libfftw3-dev";
+  using Plan = PlanWithoutLibrary<Adapter>;
 };
 #endif
 

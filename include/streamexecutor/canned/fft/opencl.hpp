@@ -206,16 +206,8 @@ struct Adapter<opencl> {
 template <>
 struct Adapter<opencl> {
   static constexpr std::string_view kPluginName = "clfft";
-  // Make refuses every plan, so Enqueue is never reached; it exists so that
-  // ThenFft compiles in a build without clFFT.
-  struct Plan {
-    static StatusOr<std::unique_ptr<Plan>> Make(StreamExecutor<opencl>* executor, const PlanSpec&) {
-      return NotBuiltIn(executor->DeviceLabel(), "clFFT", "libclfft-dev");
-    }
-    Status Enqueue(Stream<opencl>&, const DeviceMemoryBase&, const DeviceMemoryBase&) {
-      return NotBuiltIn("opencl", "clFFT", "libclfft-dev");
-    }
-  };
+  static constexpr std::string_view kLibrary = "clFFT", kPackage = "libclfft-dev";
+  using Plan = PlanWithoutLibrary<Adapter>;
 };
 #endif
 

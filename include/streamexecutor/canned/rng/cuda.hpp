@@ -57,7 +57,7 @@ inline const std::string& PhiloxPtx() {
 class CuRandState {
  public:
   static StatusOr<std::unique_ptr<CuRandState>> Make(StreamExecutor<cuda>* executor, std::string_view /*caller*/) {
-    const CuRandLoad& load = CuRand();
+    const auto& load = CuRand();
     if (!load.status.ok()) return load.status;
     cuda::ExecutorState& native = executor->native_state();
     const cuda_detail::ContextScope scope(*native.api, native.context);

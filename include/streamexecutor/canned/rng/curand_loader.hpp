@@ -22,40 +22,28 @@ inline constexpr canned_detail::RunTimeLibrary kCuRandLibrary{
     "cuda", "cuRAND", kCuRandLibraries,
     "libcurand-13-0 from NVIDIA's CUDA repository, or Debian's libcurand10 (non-free)"};
 
-#define SE_CURAND_ENTRY_POINTS(X)       \
-  X(curandCreateGenerator)              \
-  X(curandDestroyGenerator)             \
-  X(curandSetStream)                    \
-  X(curandSetPseudoRandomGeneratorSeed) \
-  X(curandSetGeneratorOffset)           \
-  X(curandGenerateUniform)              \
-  X(curandGenerateUniformDouble)        \
-  X(curandGenerateNormal)               \
-  X(curandGenerateNormalDouble)
+#define SE_CURAND_ENTRY_POINTS(X, A)       \
+  X(A, curandCreateGenerator)              \
+  X(A, curandDestroyGenerator)             \
+  X(A, curandSetStream)                    \
+  X(A, curandSetPseudoRandomGeneratorSeed) \
+  X(A, curandSetGeneratorOffset)           \
+  X(A, curandGenerateUniform)              \
+  X(A, curandGenerateUniformDouble)        \
+  X(A, curandGenerateNormal)               \
+  X(A, curandGenerateNormalDouble)
 
 struct CuRandApi {
-#define SE_CURAND_MEMBER(name) decltype(&::name) name = nullptr;
-  SE_CURAND_ENTRY_POINTS(SE_CURAND_MEMBER)
-#undef SE_CURAND_MEMBER
+  SE_CURAND_ENTRY_POINTS(STREAMEXECUTOR_ENTRY_POINT_MEMBER, CuRandApi)
 };
-
-#define SE_CURAND_ENTRY(name) STREAMEXECUTOR_ENTRY_POINT(CuRandApi, name),
-inline constexpr canned_detail::EntryPoint<CuRandApi> kCuRandEntryPoints[] = {SE_CURAND_ENTRY_POINTS(SE_CURAND_ENTRY)};
-#undef SE_CURAND_ENTRY
+inline constexpr canned_detail::EntryPoint<CuRandApi> kCuRandEntryPoints[] = {
+    SE_CURAND_ENTRY_POINTS(STREAMEXECUTOR_LISTED_ENTRY_POINT, CuRandApi)};
 #undef SE_CURAND_ENTRY_POINTS
 
-using CuRandLoad = canned_detail::Loaded<CuRandApi>;
-
-// `names`: the sonames to try; tests pass ones that cannot exist.
-inline CuRandLoad LoadCuRand(std::span<const char* const> names = kCuRandLibraries) {
-  canned_detail::RunTimeLibrary library = kCuRandLibrary;
-  library.sonames = names;
-  return canned_detail::Load<CuRandApi>(library, kCuRandEntryPoints);
-}
-
-// One table per process, however many shared libraries include this header.
-STREAMEXECUTOR_EXPORT inline const CuRandLoad& CuRand() {
-  static const CuRandLoad load = LoadCuRand();
+// Loaded once per process; exported, so that one table serves every shared
+// library that includes this header.
+STREAMEXECUTOR_EXPORT inline const canned_detail::Loaded<CuRandApi>& CuRand() {
+  static const canned_detail::Loaded<CuRandApi> load = canned_detail::Load(kCuRandLibrary, kCuRandEntryPoints);
   return load;
 }
 
