@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "generic/gate.hpp"
 #include "generic/test_backend.hpp"
 #include "generic/test_kernels.hpp"
 
@@ -20,20 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Holds a stream busy until Open(); stands in for a long-running kernel.
-class Gate {
- public:
-  void Close(se::Stream<TestBackend>& stream) {
-    stream.ThenDoHostCallback([this] {
-      const auto deadline = std::chrono::steady_clock::now() + 20s;
-      while (!open_.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    });
-  }
-  void Open() { open_ = true; }
-
- private:
-  std::atomic<bool> open_{false};
-};
+using test_gate::Gate;
 
 }  // namespace
 

@@ -11,9 +11,9 @@ namespace tk = test_kernels;
 
 namespace {
 
-constexpr std::uint32_t kN = 1000;
-constexpr std::uint64_t kThreads = 64;
-const se::BlockDim kBlocks((kN + kThreads - 1) / kThreads);
+using tk::saxpy_grid::kBlocks;
+using tk::saxpy_grid::kN;
+using tk::saxpy_grid::kThreads;
 
 struct Saxpy {
   se::StreamExecutor<TestBackend>* executor = TestExecutor();

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "generic/gate.hpp"
 #include "generic/test_backend.hpp"
 #include "generic/test_kernels.hpp"
 
@@ -28,35 +29,7 @@ namespace {
 
 constexpr std::size_t kCount = 256;
 
-// Holds a stream busy until opened; stands in for a long-running kernel.
-// Open() runs on a thread of its own after `delay`, and says so first, so
-// that a synchronous call that returned before it can tell.
-class Gate {
- public:
-  void Close(se::Stream<TestBackend>& stream) {
-    stream.ThenDoHostCallback([this] {
-      const auto deadline = std::chrono::steady_clock::now() + 20s;
-      while (!open_.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    });
-  }
-  void OpenLater(std::chrono::milliseconds delay) {
-    opener_ = std::thread([this, delay] {
-      std::this_thread::sleep_for(delay);
-      opened_ = true;
-      open_ = true;
-    });
-  }
-  bool opened() const { return opened_.load(); }
-  ~Gate() {
-    open_ = true;
-    if (opener_.joinable()) opener_.join();
-  }
-
- private:
-  std::atomic<bool> open_{false};
-  std::atomic<bool> opened_{false};
-  std::thread opener_;
-};
+using test_gate::Gate;
 
 std::vector<int> Iota(int first) {
   std::vector<int> values(kCount);

@@ -36,6 +36,14 @@ inline se::MultiKernelLoaderSpec SaxpySpec() {
   return spec;
 }
 
+// The saxpy launch the launch-preparation cases share: 1000 elements in blocks
+// of 64 threads.
+namespace saxpy_grid {
+inline constexpr std::uint32_t kN = 1000;
+inline constexpr std::uint64_t kThreads = 64;
+inline const se::BlockDim kBlocks((kN + kThreads - 1) / kThreads);
+}  // namespace saxpy_grid
+
 // out[linear thread id] = packed (block, thread) coordinates, for checking the
 // mapping of ThreadDim/BlockDim onto the backend in three dimensions.
 using CoordinatesKernel = se::TypedKernel<se::DeviceMemory<std::uint32_t>*>;
