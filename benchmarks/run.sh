@@ -61,6 +61,7 @@ run_bench host_bench
 run_bench barrier_bench
 run_bench opencl_launch_bench
 run_bench copy_bench
+run_bench memory_pool_bench
 run_bench command_buffer_bench
 run_bench rng_bench
 run_bench fft_bench

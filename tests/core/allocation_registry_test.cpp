@@ -268,6 +268,41 @@ TEST_CASE_METHOD(OneRegistry, "retiring every adopted record leaves the rest liv
   CHECK(registry.RetireAllAdopted().empty());
 }
 
+TEST_CASE_METHOD(OneRegistry, "counts follow allocated and pooled records, not adopted ones", "[allocation_registry]") {
+  se::DeviceMemoryBase allocated = Registered(registry, Handle(0), 100);
+  const se::DeviceMemoryBase pooled = Registered(registry, Handle(1), 50, RecordKind::kPooled);
+  Registered(registry, Handle(2), 1000, RecordKind::kAdopted);
+  registry.AddPoolReserve(256);
+  se::detail::AllocationCounts counts = registry.Counts();
+  CHECK(counts.bytes_in_use == 150);
+  CHECK(counts.allocations_in_use == 2);
+  CHECK(counts.peak_bytes_in_use == 150);
+  CHECK(counts.bytes_reserved_in_pools == 256);
+
+  // Pooled memory goes back only through its pool's call, and says so.
+  const se::Status wrong_call = registry.Retire("Deallocate", "test:0", pooled, RecordKind::kAllocated);
+  CHECK(wrong_call.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK_THAT(wrong_call.message(), Catch::Contains("free it in stream order with ThenDeallocate"));
+
+  REQUIRE(registry.Retire("Deallocate", "test:0", allocated, RecordKind::kAllocated).ok());
+  registry.RetireAny(pooled);  // a pool that goes with it still live
+  CHECK_FALSE(registry.IsLiveView(pooled));
+  registry.RetireAny(pooled);  // twice is nothing
+  registry.SubtractPoolReserve(256);
+  counts = registry.Counts();
+  CHECK(counts.bytes_in_use == 0);
+  CHECK(counts.allocations_in_use == 0);
+  CHECK(counts.peak_bytes_in_use == 150);
+  CHECK(counts.bytes_reserved_in_pools == 0);
+}
+
+TEST_CASE("sizes in messages", "[allocation_registry]") {
+  CHECK(se::detail::FormatBytes(512) == "512 B");
+  CHECK(se::detail::FormatBytes(1536) == "1.5 KiB");
+  CHECK(se::detail::FormatBytes(std::uint64_t{3435973837}) == "3.2 GiB");
+  CHECK(se::detail::FormatBytes(~std::uint64_t{0}) == "16.0 EiB");
+}
+
 TEST_CASE_METHOD(OneRegistry, "threads registering, checking and retiring at once", "[allocation_registry][threads]") {
   constexpr std::size_t kThreads = 4;
   constexpr int kRounds = 3000;

@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,20 +43,49 @@ STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
 constexpr std::string_view RegisteringCall(RecordKind kind) {
   return kind == RecordKind::kAdopted    ? "AdoptDeviceMemory"
          : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
+         : kind == RecordKind::kPooled   ? "ThenAllocate"
                                          : "allocation";
 }
 constexpr std::string_view RegisteredBy(RecordKind kind) {
   return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
          : kind == RecordKind::kHostView ? "it is the device view of pinned host memory"
+         : kind == RecordKind::kPooled   ? "a memory pool handed it out"
                                          : "it allocated it";
 }
 constexpr std::string_view LetGoBy(RecordKind kind) {
-  return kind == RecordKind::kAllocated ? "allocated by this executor, not adopted: Deallocate it"
-         : kind == RecordKind::kAdopted
-             ? "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; ForgetDeviceMemory "
-               "unregisters it"
-             : "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
-               "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
+  switch (kind) {
+    case RecordKind::kAllocated: return "allocated by this executor, not adopted: Deallocate it";
+    case RecordKind::kAdopted:
+      return "adopted (AdoptDeviceMemory), not allocated: this executor never frees it; ForgetDeviceMemory "
+             "unregisters it";
+    case RecordKind::kHostView:
+      return "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
+             "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
+    case RecordKind::kPooled: break;
+  }
+  return "allocated from a memory pool (ThenAllocate): free it in stream order with ThenDeallocate";
+}
+
+// What the allocations of one executor hold (Deallocate-able and pooled
+// records; adopted memory and host views are not the executor's to count).
+struct AllocationCounts {
+  std::uint64_t bytes_in_use = 0;
+  std::uint64_t peak_bytes_in_use = 0;
+  std::uint64_t allocations_in_use = 0;
+  std::uint64_t bytes_reserved_in_pools = 0;  // what the pools took from the driver, in use or free
+};
+
+// "512 B", "1.5 KiB", "3.2 GiB": sizes in messages.
+inline std::string FormatBytes(std::uint64_t bytes) {
+  constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
 class AllocationRegistry {
@@ -105,6 +136,11 @@ class AllocationRegistry {
         record = free_records_.back();
         free_records_.pop_back();
       }
+      if (Counted(kind)) {
+        counts_.bytes_in_use += bytes;
+        counts_.allocations_in_use += 1;
+        if (counts_.bytes_in_use > counts_.peak_bytes_in_use) counts_.peak_bytes_in_use = counts_.bytes_in_use;
+      }
     } catch (...) {
       return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes", caller, label,
                        bytes);
@@ -142,7 +178,40 @@ class AllocationRegistry {
     // on its way out. Cannot throw: the list has room for every record.
     record->id.store(0, std::memory_order_release);
     free_records_.push_back(record);
+    if (Counted(kind)) {
+      counts_.bytes_in_use -= bytes;
+      counts_.allocations_in_use -= 1;
+    }
     return Status();
+  }
+
+  // Retires the record of `memory` if it is still live, whatever its kind
+  // (a memory pool that goes with allocations still live).
+  void RetireAny(const DeviceMemoryBase& memory) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AllocationRecord* record = Find(memory);
+    if (record == nullptr) return;
+    const RecordKind kind = record->kind.load(std::memory_order_relaxed);
+    if (Counted(kind)) {
+      counts_.bytes_in_use -= record->bytes.load(std::memory_order_relaxed);
+      counts_.allocations_in_use -= 1;
+    }
+    record->id.store(0, std::memory_order_release);
+    free_records_.push_back(record);
+  }
+
+  AllocationCounts Counts() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return counts_;
+  }
+  // Memory pools report what they hold from the driver (core/memory_pool.hpp).
+  void AddPoolReserve(std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.bytes_reserved_in_pools += bytes;
+  }
+  void SubtractPoolReserve(std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.bytes_reserved_in_pools -= bytes;
   }
 
   // Retires every adopted record (the executor's destructor) and returns
@@ -193,6 +262,10 @@ class AllocationRegistry {
   }
 
  private:
+  static constexpr bool Counted(RecordKind kind) noexcept {
+    return kind == RecordKind::kAllocated || kind == RecordKind::kPooled;
+  }
+
   // The record `memory` names if it is live memory of this registry.
   AllocationRecord* Find(const DeviceMemoryBase& memory) const noexcept {
     const AllocationRecord* record = memory.allocation_record();
@@ -218,6 +291,7 @@ class AllocationRegistry {
   mutable std::mutex mutex_;
   std::deque<AllocationRecord> records_;
   std::vector<AllocationRecord*> free_records_;
+  AllocationCounts counts_;
 };
 
 }  // namespace streamexecutor::detail

@@ -33,8 +33,9 @@ namespace detail {
 // How the memory a record names came to the executor, which decides how it
 // is let go: Deallocate frees an allocation; ForgetDeviceMemory unregisters
 // adopted memory (core/interop.hpp), never freeing it; the device view of
-// pinned host memory (core/pinned_memory.hpp) goes with that memory.
-enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView };
+// pinned host memory (core/pinned_memory.hpp) goes with that memory; memory
+// from a pool (core/memory_pool.hpp) goes back to it with ThenDeallocate.
+enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView, kPooled };
 
 struct AllocationRecord {
   const void* owner = nullptr;         // the StreamExecutor; set once

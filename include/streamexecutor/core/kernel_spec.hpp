@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <iterator>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -166,16 +165,18 @@ class MultiKernelLoaderSpec {
   // host/kernel_abi.hpp for the parameter mapping).
   template <typename Callable>
   MultiKernelLoaderSpec& AddHostKernel(std::string_view kernel_name, Callable callable) {
-    if (host_) return Duplicate("a host kernel", kernel_name);
+    if (has_host_) return Duplicate("a host kernel", kernel_name);
     host_ = HostKernelLoaderSpec{std::string(kernel_name), detail::HostKernelMaker<Callable>::Make(callable)};
+    has_host_ = true;
     return *this;
   }
   // Same, with the function known at compile time so its body inlines into the
   // per-thread loop.
   template <auto Function>
   MultiKernelLoaderSpec& AddHostKernel(std::string_view kernel_name) {
-    if (host_) return Duplicate("a host kernel", kernel_name);
+    if (has_host_) return Duplicate("a host kernel", kernel_name);
     host_ = HostKernelLoaderSpec{std::string(kernel_name), detail::HostFunctionKernelMaker<Function>::Make()};
+    has_host_ = true;
     return *this;
   }
 
@@ -210,7 +211,7 @@ class MultiKernelLoaderSpec {
   const KernelLoaderSpec* cuda_fatbin() const { return Code(kernel_formats::kCudaFatbin); }
   const KernelLoaderSpec* opencl_text() const { return Code(kernel_formats::kOpenCLText); }
   const KernelLoaderSpec* opencl_binary() const { return Code(kernel_formats::kOpenCLBinary); }
-  const std::optional<HostKernelLoaderSpec>& host_kernel() const { return host_; }
+  const HostKernelLoaderSpec* host_kernel() const { return has_host_ ? &host_ : nullptr; }
 
   // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's
   // "no code for this platform" error appends, so the user sees what is there.
@@ -222,7 +223,11 @@ class MultiKernelLoaderSpec {
   std::size_t arity_;
   Status status_;
   std::vector<KernelCodeEntry> code_;  // in the order they were added
-  std::optional<HostKernelLoaderSpec> host_;
+  // Not a std::optional: g++ 12 takes the empty optional's string for
+  // maybe-uninitialized where a spec without a host kernel is destroyed
+  // (-Werror=maybe-uninitialized in consumers' builds).
+  HostKernelLoaderSpec host_;
+  bool has_host_ = false;
 };
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
@@ -233,7 +238,7 @@ STREAMEXECUTOR_DECL std::string MultiKernelLoaderSpec::DescribeEntries() const {
     if (!found.empty()) found += ", ";
     found += what;
   };
-  note(host_.has_value(), kernel_formats::kHostFunction.name);
+  note(has_host_, kernel_formats::kHostFunction.name);
   // Each format once, where its first entry is; PTX with its capabilities.
   for (std::size_t i = 0; i < code_.size(); ++i) {
     const KernelFormat& format = code_[i].format;

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <concepts>
+#include <limits>
 #include <memory>
 #include <new>
 #include <span>
@@ -17,6 +18,7 @@
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/launch_check.hpp"
+#include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
 
 namespace streamexecutor {
@@ -211,6 +213,80 @@ class Stream {
     if (!Ready(caller)) return *this;
     if (location == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::Memset32{*location, pattern, size});
+  }
+
+  // ---- Stream-ordered allocation (core/memory_pool.hpp) -----------------------
+
+  // `element_count` elements of T from `pool` (the executor's default pool
+  // when null), usable at once by later work on this stream and by other
+  // streams after an event recorded here. On error `*memory` is null.
+  template <typename T>
+  Stream& ThenAllocate(std::uint64_t element_count, DeviceMemory<T>* memory, MemoryPool<B>* pool = nullptr) {
+    constexpr std::string_view caller = "ThenAllocate";
+    if (memory == nullptr) return Fail(Null(caller, "DeviceMemory"));
+    *memory = DeviceMemory<T>();
+    if (!Ready(caller)) return *this;
+    if (element_count == 0) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: zero elements of {} requested", caller, Label(),
+                            detail::TypeName<T>()));
+    }
+    if (element_count > std::numeric_limits<std::uint64_t>::max() / sizeof(T)) {
+      return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: {} elements of {} overflow a 64-bit size", caller,
+                            Label(), element_count, detail::TypeName<T>()));
+    }
+    if (pool == nullptr) {
+      StatusOr<MemoryPool<B>*> fallback = DefaultMemoryPool(parent_);
+      if (!fallback.ok()) return Fail(fallback.status());
+      pool = fallback.value();
+    }
+    if (pool->executor() != parent_) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the memory pool belongs to {}", caller, Label(),
+                            pool->executor() != nullptr ? std::string_view(pool->executor()->DeviceLabel())
+                                                        : std::string_view("no executor")));
+    }
+    StatusOr<DeviceMemoryBase> allocated = pool->Allocate(caller, live_.get(), element_count * sizeof(T));
+    if (!allocated.ok()) return Fail(allocated.status());
+    *memory = DeviceMemory<T>(allocated.value());
+    return *this;
+  }
+
+  // The owning form: frees with ThenDeallocate on this stream when it goes
+  // out of scope (or on Reset), so the stream must outlive it and stay where
+  // it is. On error it holds no memory and says why (status()).
+  template <typename T>
+  ScopedDeviceMemory<T> ThenAllocateOwned(std::uint64_t element_count, MemoryPool<B>* pool = nullptr) {
+    DeviceMemory<T> memory;
+    ThenAllocate(element_count, &memory, pool);
+    if (memory.IsNull()) {
+      return ScopedDeviceMemory<T>(!status_.ok() ? status_ : NotInitialized("ThenAllocateOwned"));
+    }
+    return ScopedDeviceMemory<T>(this, &DeallocateOwned, memory);
+  }
+
+  // Returns memory from ThenAllocate to its pool in stream order: work
+  // queued before on this stream still uses it; the view (and every copy of
+  // it) is refused from now on. Nulls `*memory`. On a stream that has failed
+  // the memory is still returned, to the driver.
+  Stream& ThenDeallocate(DeviceMemoryBase* memory) {
+    constexpr std::string_view caller = "ThenDeallocate";
+    if (!initialized_) return Fail(NotInitialized(caller));
+    if (memory == nullptr) return Fail(Null(caller, "DeviceMemory"));
+    if (memory->IsNull()) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory is {}", caller, Label(),
+                            detail::DescribeNullMemory(*memory)));
+    }
+    MemoryPool<B>* pool = nullptr;
+    if (auto* pools = parent_->template FindExtension<detail::MemoryPools<B>>()) pool = pools->OwnerOf(*memory);
+    if (pool == nullptr) {
+      if (Status s = parent_->CheckDeviceRange(caller, "given", *memory, 0); !s.ok()) return Fail(std::move(s));
+      return Fail(MakeError(ErrorCode::kFailedPrecondition,
+                            "{} on {}: the DeviceMemory was not allocated by ThenAllocate (memory from Allocate goes "
+                            "back with Deallocate)",
+                            caller, Label()));
+    }
+    Status freed = pool->Free(caller, handle_, live_.get(), !status_.ok(), *memory);
+    *memory = DeviceMemoryBase();
+    return Check(std::move(freed));
   }
 
   // ---- Ordering, events, timers, callbacks -----------------------------------
@@ -513,6 +589,12 @@ class Stream {
                             ForeignWaitBackend<B> ? "its events cannot notify another backend"
                                                   : "this backend cannot wait on another backend"));
     }
+  }
+
+  static Status DeallocateOwned(void* stream, DeviceMemoryBase* memory) {
+    auto* self = static_cast<Stream*>(stream);
+    self->ThenDeallocate(memory);
+    return self->status_;
   }
 
   // Validates a copy or fill and hands it to the backend.
