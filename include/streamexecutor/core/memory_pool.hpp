@@ -444,6 +444,67 @@ StatusOr<MemoryPool<B>*> DefaultMemoryPool(StreamExecutor<B>* executor) {
   return &pools.value()->default_pool();
 }
 
+namespace detail {
+
+// Stream::ThenAllocate's work: the request's checks, the pool (the
+// executor's default one when null), the allocation.
+template <Backend B>
+StatusOr<DeviceMemoryBase> AllocateInStreamOrder(StreamExecutor<B>* executor, MemoryPool<B>* pool,
+                                                 const void* stream_key, std::uint64_t count, std::size_t element_size,
+                                                 std::string_view element_type) {
+  constexpr std::string_view caller = "ThenAllocate";
+  const std::string_view label = executor->DeviceLabel();
+  if (count == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: zero elements of {} requested", caller, label,
+                     element_type);
+  }
+  if (count > std::numeric_limits<std::uint64_t>::max() / element_size) {
+    return MakeError(ErrorCode::kResourceExhausted, "{} on {}: {} elements of {} overflow a 64-bit size", caller, label,
+                     count, element_type);
+  }
+  if (pool == nullptr) {
+    StatusOr<MemoryPool<B>*> fallback = DefaultMemoryPool(executor);
+    if (!fallback.ok()) return fallback.status();
+    pool = fallback.value();
+  }
+  if (pool->executor() != executor) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the memory pool belongs to {}", caller, label,
+                     pool->executor() != nullptr ? std::string_view(pool->executor()->DeviceLabel())
+                                                 : std::string_view("no executor"));
+  }
+  return pool->Allocate(caller, stream_key, count * element_size);
+}
+
+// Stream::ThenDeallocate's: finds the pool `*memory` came from and gives it
+// back in the order of `stream`; nulls `*memory` once a pool took it.
+template <Backend B>
+Status DeallocateInStreamOrder(StreamExecutor<B>* executor, typename B::StreamHandle& stream, const void* stream_key,
+                               bool stream_failed, DeviceMemoryBase* memory) {
+  constexpr std::string_view caller = "ThenDeallocate";
+  const std::string_view label = executor->DeviceLabel();
+  if (memory == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory pointer is null", caller, label);
+  }
+  if (memory->IsNull()) {
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory is {}", caller, label,
+                     DescribeNullMemory(*memory));
+  }
+  MemoryPool<B>* pool = nullptr;
+  if (auto* pools = executor->template FindExtension<MemoryPools<B>>()) pool = pools->OwnerOf(*memory);
+  if (pool == nullptr) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(executor->CheckDeviceRange(caller, "given", *memory, 0));
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "{} on {}: the DeviceMemory was not allocated by ThenAllocate (memory from Allocate goes back "
+                     "with Deallocate)",
+                     caller, label);
+  }
+  Status freed = pool->Free(caller, stream, stream_key, stream_failed, *memory);
+  *memory = DeviceMemoryBase();
+  return freed;
+}
+
+}  // namespace detail
+
 // What the executor's memory is used for: every live allocation (Allocate
 // and the pools'), and what its pools hold.
 struct MemoryStatistics {

@@ -8,7 +8,6 @@
 
 #include <array>
 #include <concepts>
-#include <limits>
 #include <memory>
 #include <new>
 #include <span>
@@ -17,6 +16,7 @@
 
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/foreign_wait.hpp"
 #include "streamexecutor/core/launch_check.hpp"
 #include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
@@ -222,29 +222,11 @@ class Stream {
   // streams after an event recorded here. On error `*memory` is null.
   template <typename T>
   Stream& ThenAllocate(std::uint64_t element_count, DeviceMemory<T>* memory, MemoryPool<B>* pool = nullptr) {
-    constexpr std::string_view caller = "ThenAllocate";
-    if (memory == nullptr) return Fail(Null(caller, "DeviceMemory"));
+    if (memory == nullptr) return Fail(Null("ThenAllocate", "DeviceMemory"));
     *memory = DeviceMemory<T>();
-    if (!Ready(caller)) return *this;
-    if (element_count == 0) {
-      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: zero elements of {} requested", caller, Label(),
-                            detail::TypeName<T>()));
-    }
-    if (element_count > std::numeric_limits<std::uint64_t>::max() / sizeof(T)) {
-      return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: {} elements of {} overflow a 64-bit size", caller,
-                            Label(), element_count, detail::TypeName<T>()));
-    }
-    if (pool == nullptr) {
-      StatusOr<MemoryPool<B>*> fallback = DefaultMemoryPool(parent_);
-      if (!fallback.ok()) return Fail(fallback.status());
-      pool = fallback.value();
-    }
-    if (pool->executor() != parent_) {
-      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the memory pool belongs to {}", caller, Label(),
-                            pool->executor() != nullptr ? std::string_view(pool->executor()->DeviceLabel())
-                                                        : std::string_view("no executor")));
-    }
-    StatusOr<DeviceMemoryBase> allocated = pool->Allocate(caller, live_.get(), element_count * sizeof(T));
+    if (!Ready("ThenAllocate")) return *this;
+    StatusOr<DeviceMemoryBase> allocated =
+        detail::AllocateInStreamOrder(parent_, pool, live_.get(), element_count, sizeof(T), detail::TypeName<T>());
     if (!allocated.ok()) return Fail(allocated.status());
     *memory = DeviceMemory<T>(allocated.value());
     return *this;
@@ -257,36 +239,16 @@ class Stream {
   ScopedDeviceMemory<T> ThenAllocateOwned(std::uint64_t element_count, MemoryPool<B>* pool = nullptr) {
     DeviceMemory<T> memory;
     ThenAllocate(element_count, &memory, pool);
-    if (memory.IsNull()) {
-      return ScopedDeviceMemory<T>(!status_.ok() ? status_ : NotInitialized("ThenAllocateOwned"));
-    }
+    if (memory.IsNull()) return ScopedDeviceMemory<T>(!status_.ok() ? status_ : NotInitialized("ThenAllocateOwned"));
     return ScopedDeviceMemory<T>(this, &DeallocateOwned, memory);
   }
 
-  // Returns memory from ThenAllocate to its pool in stream order: work
-  // queued before on this stream still uses it; the view (and every copy of
-  // it) is refused from now on. Nulls `*memory`. On a stream that has failed
-  // the memory is still returned, to the driver.
+  // Returns memory from ThenAllocate to its pool in stream order: work queued
+  // before still uses it; the view and its copies are refused from now on.
+  // Nulls `*memory`. A failed stream still returns it, to the driver.
   Stream& ThenDeallocate(DeviceMemoryBase* memory) {
-    constexpr std::string_view caller = "ThenDeallocate";
-    if (!initialized_) return Fail(NotInitialized(caller));
-    if (memory == nullptr) return Fail(Null(caller, "DeviceMemory"));
-    if (memory->IsNull()) {
-      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory is {}", caller, Label(),
-                            detail::DescribeNullMemory(*memory)));
-    }
-    MemoryPool<B>* pool = nullptr;
-    if (auto* pools = parent_->template FindExtension<detail::MemoryPools<B>>()) pool = pools->OwnerOf(*memory);
-    if (pool == nullptr) {
-      if (Status s = parent_->CheckDeviceRange(caller, "given", *memory, 0); !s.ok()) return Fail(std::move(s));
-      return Fail(MakeError(ErrorCode::kFailedPrecondition,
-                            "{} on {}: the DeviceMemory was not allocated by ThenAllocate (memory from Allocate goes "
-                            "back with Deallocate)",
-                            caller, Label()));
-    }
-    Status freed = pool->Free(caller, handle_, live_.get(), !status_.ok(), *memory);
-    *memory = DeviceMemoryBase();
-    return Check(std::move(freed));
+    if (!initialized_) return Fail(NotInitialized("ThenDeallocate"));
+    return Check(detail::DeallocateInStreamOrder(parent_, handle_, live_.get(), !status_.ok(), memory));
   }
 
   // ---- Ordering, events, timers, callbacks -----------------------------------
@@ -332,11 +294,8 @@ class Stream {
   }
 
   // Waits on another backend's event or stream (a host stream on an OpenCL
-  // event, an OpenCL stream on a CUDA stream, ...). The waiting backend
-  // queues a wait on its own driver's object; the other backend's driver
-  // lifts it when the event completes (ForeignWaitBackend and
-  // EventNotifyBackend in core/backend.hpp). Released even if the other
-  // stream failed: its error stays on that stream.
+  // event, an OpenCL stream on a CUDA stream, ...; core/foreign_wait.hpp).
+  // Released even if the other stream failed: its error stays on that stream.
   template <Backend Other>
     requires(!std::same_as<Other, B>)
   Stream& ThenWaitFor(Event<Other>* event) {
@@ -344,7 +303,7 @@ class Stream {
     if (!Ready(caller)) return *this;
     if (event == nullptr) return Fail(Null(caller, "event"));
     if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
-    return WaitForeign(caller, *event->parent(), event->native_handle());
+    return Check(detail::WaitOnForeignEvent(caller, *parent_, handle_, *event->parent(), event->native_handle()));
   }
   template <Backend Other>
     requires(!std::same_as<Other, B>)
@@ -356,18 +315,7 @@ class Stream {
       return Fail(
           MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the other stream is not initialized", caller, Label()));
     }
-    // A marker of the other stream's own backend, recorded whatever that
-    // stream's status (its earlier work may still run). Destroying it right
-    // after is safe on every backend: queued records and notifications hold
-    // what they need.
-    Event<Other> marker(other->parent());
-    if (!marker.Init()) return Fail(marker.init_status());
-    if (Status s = Other::Submit(other->native_handle(),
-                                 op::RecordEvent<typename Other::EventHandle>{&marker.native_handle()});
-        !s.ok()) {
-      return Fail(std::move(s));
-    }
-    return WaitForeign(caller, *other->parent(), marker.native_handle());
+    return Check(detail::WaitOnForeignStream(caller, *parent_, handle_, *other->parent(), other->native_handle()));
   }
 
   Stream& ThenStartTimer(Timer<B>* timer) {
@@ -570,25 +518,6 @@ class Stream {
     }
     Fail(std::move(why));
     return false;
-  }
-
-  template <Backend Other>
-  Stream& WaitForeign(std::string_view caller, StreamExecutor<Other>& other_executor,
-                      typename Other::EventHandle& event) {
-    if constexpr (ForeignWaitBackend<B> && EventNotifyBackend<Other>) {
-      op::ForeignRelease release;
-      if (Status s = B::Submit(handle_, op::WaitForeign{&release}); !s.ok()) return Fail(std::move(s));
-      if (Status s = Other::NotifyWhenComplete(other_executor.native_state(), event, release); !s.ok()) {
-        release();  // the wait is queued: lift it rather than hang the stream
-        return Fail(std::move(s));
-      }
-      return *this;
-    } else {
-      return Fail(MakeError(ErrorCode::kUnimplemented, "{} on {}: a {} stream cannot wait on {} ({})", caller, Label(),
-                            B::kName, other_executor.DeviceLabel(),
-                            ForeignWaitBackend<B> ? "its events cannot notify another backend"
-                                                  : "this backend cannot wait on another backend"));
-    }
   }
 
   static Status DeallocateOwned(void* stream, DeviceMemoryBase* memory) {
