@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -106,6 +107,22 @@ TEST_CASE_METHOD(OneRegistry, "a stale view is refused after its record holds ne
   CHECK(registry.IsLiveView(new_view));
   // A view built from the stale one (a typed copy, a slice) is stale too.
   CHECK_FALSE(registry.IsLiveView(se::DeviceMemory<float>(old_view).GetSlice(1, 2)));
+}
+
+TEST_CASE("two registries never give the same id, though each takes ids in batches", "[allocation_registry]") {
+  Owner first_owner, second_owner;
+  AllocationRegistry first(&first_owner), second(&second_owner);
+  std::unordered_set<std::uint64_t> ids;
+  // Interleaved past several batches, so each registry's next batch starts
+  // after the other's.
+  for (std::uint64_t i = 0; i < 3 * se::detail::kAllocationIdBatch; ++i) {
+    AllocationRegistry& registry = i % 3 == 0 ? first : second;
+    const se::DeviceMemoryBase view = Registered(registry, Handle(0), 64);
+    CHECK(ids.insert(view.allocation_id()).second);
+    REQUIRE(registry.Retire("Deallocate", "test:0", view, RecordKind::kAllocated).ok());
+  }
+  CHECK(ids.size() == 3 * se::detail::kAllocationIdBatch);
+  CHECK(ids.count(se::DeviceMemoryBase::kNoAllocationId) == 0);
 }
 
 TEST_CASE_METHOD(OneRegistry, "ids are never reused across many allocate and free cycles", "[allocation_registry]") {
@@ -270,9 +287,15 @@ TEST_CASE_METHOD(OneRegistry, "retiring every adopted record leaves the rest liv
 
 TEST_CASE_METHOD(OneRegistry, "counts follow allocated and pooled records, not adopted ones", "[allocation_registry]") {
   se::DeviceMemoryBase allocated = Registered(registry, Handle(0), 100);
-  const se::DeviceMemoryBase pooled = Registered(registry, Handle(1), 50, RecordKind::kPooled);
+  int pool = 0;  // what a MemoryPool registers as the pool of its memory
+  se::DeviceMemoryBase pooled;
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex());
+    pooled = registry.RegisterLocked("test:0", Handle(1), 50, RecordKind::kPooled, &pool).value();
+    registry.AddPoolReserveLocked(256);
+    CHECK(registry.PoolOfLocked(pooled) == &pool);
+  }
   Registered(registry, Handle(2), 1000, RecordKind::kAdopted);
-  registry.AddPoolReserve(256);
   se::detail::AllocationCounts counts = registry.Counts();
   CHECK(counts.bytes_in_use == 150);
   CHECK(counts.allocations_in_use == 2);
@@ -285,10 +308,22 @@ TEST_CASE_METHOD(OneRegistry, "counts follow allocated and pooled records, not a
   CHECK_THAT(wrong_call.message(), Catch::Contains("free it in stream order with ThenDeallocate"));
 
   REQUIRE(registry.Retire("Deallocate", "test:0", allocated, RecordKind::kAllocated).ok());
-  registry.RetireAny(pooled);  // a pool that goes with it still live
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex());
+    CHECK(registry.PoolOfLocked(allocated) == nullptr);  // not pooled, and retired
+    std::vector<std::uint64_t> released;
+    // A pool that goes with allocations still live; a second time finds none.
+    for (int round = 0; round < 2; ++round) {
+      registry.RetireAllOfLocked(&pool, [&](void* opaque, std::uint64_t bytes) {
+        CHECK(opaque == Handle(1));
+        released.push_back(bytes);
+      });
+    }
+    CHECK(released == std::vector<std::uint64_t>{50});
+    CHECK(registry.PoolOfLocked(pooled) == nullptr);
+    registry.SubtractPoolReserveLocked(256);
+  }
   CHECK_FALSE(registry.IsLiveView(pooled));
-  registry.RetireAny(pooled);  // twice is nothing
-  registry.SubtractPoolReserve(256);
   counts = registry.Counts();
   CHECK(counts.bytes_in_use == 0);
   CHECK(counts.allocations_in_use == 0);

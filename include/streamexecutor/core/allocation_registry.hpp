@@ -33,9 +33,12 @@ namespace streamexecutor::detail {
 
 // Process-wide, so that ids never repeat across executors or backends; exported
 // so that two shared libraries including these headers share one counter.
-STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationId() {
+// Registries take ids in batches (kAllocationIdBatch), so that registering
+// costs no atomic operation of its own.
+inline constexpr std::uint64_t kAllocationIdBatch = 256;
+STREAMEXECUTOR_EXPORT inline std::uint64_t NextAllocationIds(std::uint64_t count) {
   static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
+  return next.fetch_add(count, std::memory_order_relaxed);
 }
 
 // For messages: the call that registers memory of a kind, who registered
@@ -112,14 +115,22 @@ class AllocationRegistry {
   // Gives memory a record and a fresh id: what makes views of it live.
   // Adopted memory and device views of pinned host memory are refused if a
   // live record already names the same handle. `label` names the device in
-  // messages ("host:0").
+  // messages ("host:0"); `pool`, the memory pool that hands pooled memory out.
   StatusOr<DeviceMemoryBase> Register(std::string_view label, void* opaque, std::uint64_t bytes,
-                                      RecordKind kind = RecordKind::kAllocated) {
+                                      RecordKind kind = RecordKind::kAllocated, const void* pool = nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return RegisterLocked(label, opaque, bytes, kind, pool);
+  }
+  // Memory pools (core/memory_pool.hpp) keep their own state under this
+  // registry's lock, so that a pooled allocation or free takes one lock; they
+  // call the ...Locked forms with it held.
+  std::mutex& mutex() const noexcept { return mutex_; }
+  StatusOr<DeviceMemoryBase> RegisterLocked(std::string_view label, void* opaque, std::uint64_t bytes,
+                                            RecordKind kind = RecordKind::kAllocated, const void* pool = nullptr) {
     const std::string_view caller = RegisteringCall(kind);
     AllocationRecord* record = nullptr;
     try {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (kind != RecordKind::kAllocated) {
+      if (kind == RecordKind::kAdopted || kind == RecordKind::kHostView) {  // memory not ours: once only
         for (const AllocationRecord& live : records_) {
           if (live.id.load(std::memory_order_acquire) != 0 && live.opaque.load(std::memory_order_relaxed) == opaque) {
             return MakeError(ErrorCode::kAlreadyExists, "{} on {}: {} is already registered with this executor ({})",
@@ -145,11 +156,16 @@ class AllocationRegistry {
       return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track {} bytes", caller, label,
                        bytes);
     }
-    const std::uint64_t id = NextAllocationId();
+    if (next_id_ == id_limit_) {
+      next_id_ = NextAllocationIds(kAllocationIdBatch);
+      id_limit_ = next_id_ + kAllocationIdBatch;
+    }
+    const std::uint64_t id = next_id_++;
     record->opaque.store(opaque, std::memory_order_relaxed);
     record->bytes.store(bytes, std::memory_order_relaxed);
     record->kind.store(kind, std::memory_order_relaxed);
-    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes and kind
+    record->pool.store(pool, std::memory_order_relaxed);
+    record->id.store(id, std::memory_order_release);  // publishes opaque, bytes, kind and pool
     return DeviceMemoryBase(opaque, bytes, 0, id, record);
   }
 
@@ -157,6 +173,10 @@ class AllocationRegistry {
   // and of the `kind` the caller lets go. The caller frees the memory after.
   Status Retire(std::string_view caller, std::string_view label, const DeviceMemoryBase& memory, RecordKind kind) {
     std::lock_guard<std::mutex> lock(mutex_);
+    return RetireLocked(caller, label, memory, kind);
+  }
+  Status RetireLocked(std::string_view caller, std::string_view label, const DeviceMemoryBase& memory,
+                      RecordKind kind) {
     AllocationRecord* record = Find(memory);
     if (record == nullptr) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
@@ -185,34 +205,39 @@ class AllocationRegistry {
     return Status();
   }
 
-  // Retires the record of `memory` if it is still live, whatever its kind
-  // (a memory pool that goes with allocations still live).
-  void RetireAny(const DeviceMemoryBase& memory) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    AllocationRecord* record = Find(memory);
-    if (record == nullptr) return;
-    const RecordKind kind = record->kind.load(std::memory_order_relaxed);
-    if (Counted(kind)) {
-      counts_.bytes_in_use -= record->bytes.load(std::memory_order_relaxed);
+  // The memory pool that handed out `memory`, if it is a live pooled
+  // allocation of this registry; else null.
+  const void* PoolOfLocked(const DeviceMemoryBase& memory) const noexcept {
+    const AllocationRecord* record = Find(memory);
+    if (record == nullptr || record->kind.load(std::memory_order_relaxed) != RecordKind::kPooled) return nullptr;
+    return record->pool.load(std::memory_order_relaxed);
+  }
+
+  // Retires every live allocation `pool` handed out (the pool's destructor)
+  // and calls `released(opaque, bytes)` for each.
+  template <typename Released>
+  void RetireAllOfLocked(const void* pool, Released&& released) noexcept {
+    for (AllocationRecord& record : records_) {
+      if (record.id.load(std::memory_order_acquire) == 0) continue;
+      if (record.kind.load(std::memory_order_relaxed) != RecordKind::kPooled) continue;
+      if (record.pool.load(std::memory_order_relaxed) != pool) continue;
+      const std::uint64_t bytes = record.bytes.load(std::memory_order_relaxed);
+      record.id.store(0, std::memory_order_release);
+      free_records_.push_back(&record);  // cannot throw: the list has room for every record
+      counts_.bytes_in_use -= bytes;
       counts_.allocations_in_use -= 1;
+      released(record.opaque.load(std::memory_order_relaxed), bytes);
     }
-    record->id.store(0, std::memory_order_release);
-    free_records_.push_back(record);
   }
 
   AllocationCounts Counts() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return counts_;
   }
-  // Memory pools report what they hold from the driver (core/memory_pool.hpp).
-  void AddPoolReserve(std::uint64_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    counts_.bytes_reserved_in_pools += bytes;
-  }
-  void SubtractPoolReserve(std::uint64_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    counts_.bytes_reserved_in_pools -= bytes;
-  }
+  const AllocationCounts& CountsLocked() const noexcept { return counts_; }
+  // Memory pools report what they hold from the driver.
+  void AddPoolReserveLocked(std::uint64_t bytes) noexcept { counts_.bytes_reserved_in_pools += bytes; }
+  void SubtractPoolReserveLocked(std::uint64_t bytes) noexcept { counts_.bytes_reserved_in_pools -= bytes; }
 
   // Retires every adopted record (the executor's destructor) and returns
   // their memory, for the backend to forget. Their records are not reused.
@@ -292,6 +317,8 @@ class AllocationRegistry {
   std::deque<AllocationRecord> records_;
   std::vector<AllocationRecord*> free_records_;
   AllocationCounts counts_;
+  std::uint64_t next_id_ = 0;  // the ids taken and not yet given: [next_id_, id_limit_)
+  std::uint64_t id_limit_ = 0;
 };
 
 }  // namespace streamexecutor::detail

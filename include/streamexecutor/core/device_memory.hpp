@@ -43,6 +43,7 @@ struct AllocationRecord {
   std::atomic<void*> opaque{nullptr};  // the backend handle
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<RecordKind> kind{RecordKind::kAllocated};
+  std::atomic<const void*> pool{nullptr};  // the MemoryPool that handed it out (kPooled)
 };
 
 // The record of a view that has none (default-constructed, a backend's own

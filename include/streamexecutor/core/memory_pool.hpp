@@ -6,8 +6,11 @@
 // freed block out again only when that is safe without luck:
 //   - to the stream that freed it, at once: the stream's later work runs after
 //     the free, so after every use queued before it;
-//   - to any stream, once an event recorded by the free has completed (polled,
-//     never waited for on the host).
+//   - to any stream, once the freeing stream has run the free: it is gone or
+//     idle, or a marker recorded on it after the free has completed (polled,
+//     never waited for on the host). Frees record nothing; a marker is
+//     recorded only when another stream asks for a block and the backend
+//     cannot tell an idle stream (OpenCL).
 // A block handed out gets a new allocation record and id (core/
 // allocation_registry.hpp), so views of its previous life are refused like
 // views of freed memory, although the bytes are the same.
@@ -26,7 +29,6 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +38,7 @@
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/core/synchronous.hpp"
 
 namespace streamexecutor {
 
@@ -82,18 +85,17 @@ class MemoryPool {
   ~MemoryPool() {
     if (executor_ == nullptr) return;
     if (listed_) detail::MemoryPools<B>::Unlist(*executor_, this);
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [opaque, block] : in_use_) {
-      executor_->registry_.RetireAny(block.view);
-      ReleaseBlock(opaque, block.capacity);
-    }
-    in_use_.clear();
-    for (auto& [capacity, block] : free_) {
-      if (block.has_event) B::DestroyEvent(executor_->native_state(), block.event);
-      ReleaseBlock(block.opaque, capacity);
-    }
-    free_.clear();
-    for (typename B::EventHandle& event : spare_events_) B::DestroyEvent(executor_->native_state(), event);
+    std::unique_lock<std::mutex> lock = Lock();
+    std::uint64_t released_bytes = 0;
+    executor_->registry_.RetireAllOfLocked(this, [&](void* opaque, std::uint64_t bytes) {
+      B::Deallocate(executor_->native_state(), DeviceMemoryBase(opaque, BlockSize(bytes))).IgnoreError();
+      released_bytes += BlockSize(bytes);
+      statistics_.driver_releases += 1;
+    });
+    executor_->registry_.SubtractPoolReserveLocked(released_bytes);
+    statistics_.bytes_reserved -= released_bytes;
+    ReleaseFreeAbove(0);
+    for (Marker& marker : markers_) B::DestroyEvent(executor_->native_state(), marker.event);
   }
 
   StreamExecutor<B>* executor() const { return executor_; }
@@ -105,124 +107,96 @@ class MemoryPool {
   Status Reserve(std::uint64_t bytes) {
     if (Status s = CheckUsable("MemoryPool::Reserve"); !s.ok()) return s;
     if (bytes == 0) return Status();
-    std::lock_guard<std::mutex> lock(mutex_);
-    StatusOr<void*> block = DriverAllocate("MemoryPool::Reserve", BlockSize(bytes));
+    std::unique_lock<std::mutex> lock = Lock();
+    const std::uint64_t size = BlockSize(bytes);
+    StatusOr<void*> block = DriverAllocate(lock, "MemoryPool::Reserve", size);
     if (!block.ok()) return block.status();
-    free_.emplace(BlockSize(bytes), FreeBlock{block.value(), nullptr, {}, false});
+    PutFree(size, FreeBlock{block.value(), nullptr, kNoMarker});
     return Status();
   }
 
   // Returns free blocks to the driver until at most `keep_bytes` stay free.
   Status Trim(std::uint64_t keep_bytes = 0) {
     if (Status s = CheckUsable("MemoryPool::Trim"); !s.ok()) return s;
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock = Lock();
     ReleaseFreeAbove(keep_bytes);
     return Status();
   }
 
   void SetReleaseThreshold(std::uint64_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock = Lock();
     threshold_ = bytes;
     if (executor_ != nullptr) ReleaseFreeAbove(threshold_);
   }
   std::uint64_t release_threshold() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock = Lock();
     return threshold_;
   }
 
   MemoryPoolStatistics GetStatistics() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock = Lock();
     MemoryPoolStatistics statistics = statistics_;
-    statistics.allocations_in_use = in_use_.size();
-    statistics.bytes_free = 0;
-    statistics.largest_free_block = free_.empty() ? 0 : free_.rbegin()->first;
-    for (const auto& entry : free_) statistics.bytes_free += entry.first;
+    statistics.bytes_free = free_bytes_;
+    for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+      if (it->second.empty()) continue;
+      statistics.largest_free_block = it->first;
+      break;
+    }
     return statistics;
   }
 
   // ---- For Stream::ThenAllocate and ThenDeallocate ---------------------------
-  // `stream` is the stream's handle; `stream_key` tells streams apart for the
-  // lifetime of their queued work (the stream's entry in its executor).
+  // `stream` is the stream's entry in its executor (core/synchronous.hpp),
+  // which tells streams apart for as long as their work may run.
 
-  StatusOr<DeviceMemoryBase> Allocate(std::string_view caller, const void* stream_key, std::uint64_t bytes) {
+  StatusOr<DeviceMemoryBase> Allocate(std::string_view caller, detail::LiveStream<B>* stream, std::uint64_t bytes) {
     if (Status s = CheckUsable(caller); !s.ok()) return s;
     const std::uint64_t size = BlockSize(bytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    void* opaque = TakeFree(stream_key, size);
+    std::unique_lock<std::mutex> lock = Lock();
+    void* opaque = TakeFree(stream, size);
     const bool reused = opaque != nullptr;
     if (!reused) {
-      StatusOr<void*> block = DriverAllocate(caller, size);
+      StatusOr<void*> block = DriverAllocate(lock, caller, size);
       if (!block.ok()) return block.status();
       opaque = block.value();
     }
-    StatusOr<DeviceMemoryBase> view = executor_->RegisterAllocation(opaque, bytes, detail::RecordKind::kPooled);
+    StatusOr<DeviceMemoryBase> view = executor_->registry_.RegisterLocked(
+        executor_->DeviceLabel(), opaque, bytes, detail::RecordKind::kPooled, static_cast<const void*>(this));
     if (!view.ok()) {
-      free_.emplace(size, FreeBlock{opaque, nullptr, {}, false});
+      PutFree(size, FreeBlock{opaque, stream, kNoMarker});  // still safe for this stream
       return view.status();
-    }
-    try {
-      in_use_.emplace(opaque, InUse{view.value(), size});
-    } catch (...) {
-      executor_->registry_.RetireAny(view.value());
-      free_.emplace(size, FreeBlock{opaque, nullptr, {}, false});
-      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory to track the allocation", caller,
-                       executor_->DeviceLabel());
     }
     statistics_.allocations += 1;
     statistics_.reused += reused ? 1 : 0;
+    statistics_.allocations_in_use += 1;
     statistics_.bytes_in_use += bytes;
     statistics_.peak_bytes_in_use = std::max(statistics_.peak_bytes_in_use, statistics_.bytes_in_use);
     return view;
   }
 
-  // Whether `memory` is a live allocation of this pool.
-  bool Owns(const DeviceMemoryBase& memory) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return in_use_.count(memory.opaque()) != 0;
-  }
-
-  // Retires `memory` (a whole, live allocation of this pool) and keeps its
-  // block for reuse behind an event recorded on `stream`. With
-  // `stream_failed`, nothing more runs on the stream: the block goes back to
-  // the driver, which frees it after the work already queued.
-  Status Free(std::string_view caller, typename B::StreamHandle& stream, const void* stream_key, bool stream_failed,
-              const DeviceMemoryBase& memory) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = in_use_.find(memory.opaque());
-    if (found == in_use_.end()) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} is not a live allocation of this memory pool",
-                       caller, executor_->DeviceLabel(), memory.opaque());
+  // Returns `*memory` (a whole, live allocation of a pool of `executor`) to
+  // its pool in the order of `stream`, and nulls it. With `stream_failed`,
+  // nothing more runs on the stream: the block goes back to the driver,
+  // which frees it after the work already queued.
+  static Status Deallocate(std::string_view caller, StreamExecutor<B>& executor, detail::LiveStream<B>* stream,
+                           bool stream_failed, DeviceMemoryBase* memory) {
+    std::unique_lock<std::mutex> lock(executor.registry_.mutex());
+    const void* owner = executor.registry_.PoolOfLocked(*memory);
+    if (owner == nullptr) {
+      lock.unlock();
+      STREAMEXECUTOR_RETURN_IF_ERROR(executor.CheckDeviceRange(caller, "given", *memory, 0));
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on {}: the DeviceMemory was not allocated by ThenAllocate (memory from Allocate goes back "
+                       "with Deallocate)",
+                       caller, executor.DeviceLabel());
     }
-    STREAMEXECUTOR_RETURN_IF_ERROR(executor_->RetireRecord(caller, memory, detail::RecordKind::kPooled));
-    const std::uint64_t size = found->second.capacity;
-    statistics_.bytes_in_use -= memory.size();
-    in_use_.erase(found);
-    if (stream_failed) {
-      ReleaseBlock(memory.opaque(), size);
-      return Status();
-    }
-    typename B::EventHandle event{};
-    if (!spare_events_.empty()) {
-      event = spare_events_.back();
-      spare_events_.pop_back();
-    } else if (Status s = B::CreateEvent(executor_->native_state(), event); !s.ok()) {
-      ReleaseBlock(memory.opaque(), size);
-      return s;
-    }
-    if (Status s = B::Submit(stream, op::RecordEvent<typename B::EventHandle>{&event}); !s.ok()) {
-      B::DestroyEvent(executor_->native_state(), event);
-      ReleaseBlock(memory.opaque(), size);
-      return s;
-    }
-    try {
-      free_.emplace(size, FreeBlock{memory.opaque(), stream_key, event, true});
-    } catch (...) {
-      B::DestroyEvent(executor_->native_state(), event);
-      ReleaseBlock(memory.opaque(), size);
-      return Status();
-    }
-    ReleaseFreeAbove(threshold_);
-    return Status();
+    // Only a MemoryPool<B> registers pooled memory of a StreamExecutor<B>,
+    // and its destructor retires that memory before the pool goes.
+    auto* pool = static_cast<MemoryPool*>(const_cast<void*>(owner));
+    Status freed = pool->RecycleLocked(caller, stream, stream_failed, *memory);
+    lock.unlock();
+    *memory = DeviceMemoryBase();
+    return freed;
   }
 
  private:
@@ -241,15 +215,22 @@ class MemoryPool {
     if (init_status_.ok() && options.reserve > 0) init_status_ = Reserve(options.reserve);
   }
 
+  static constexpr std::uint32_t kNoMarker = std::numeric_limits<std::uint32_t>::max();
+
+  // A free block is anyone's once the free has run; until then, the freeing
+  // stream's. No event is recorded when a block is freed: a stream that
+  // finds no block of its own asks the freeing stream whether it is idle
+  // (StreamIdleQueryBackend), or else records one marker on it that covers
+  // every block it freed so far, and takes those blocks once the marker has
+  // run. So a stream that reuses its own blocks records nothing.
   struct FreeBlock {
     void* opaque;
-    const void* freed_on;  // the stream whose later work may reuse it at once
-    typename B::EventHandle event;
-    bool has_event;  // false once the free has run (or for a reserve)
+    detail::LiveStream<B>* freed_on;  // null once the free has run (or for a reserve)
+    std::uint32_t marker;             // in markers_, or kNoMarker
   };
-  struct InUse {
-    DeviceMemoryBase view;
-    std::uint64_t capacity;
+  struct Marker {
+    typename B::EventHandle event;
+    std::uint32_t blocks;  // the free blocks it covers; 0: a spare event
   };
 
   // Blocks come in sizes that recur: powers of two from 256 B to 1 MiB, then
@@ -272,83 +253,192 @@ class MemoryPool {
     return Status();
   }
 
-  // Whether the free of `block` has run; a completed event goes back to the
-  // spare list.
-  bool Passed(FreeBlock& block) {
-    if (!block.has_event) return true;
-    StatusOr<bool> done = B::QueryEvent(block.event);
-    if (!done.ok() || !done.value()) return false;
-    spare_events_.push_back(block.event);
-    block.has_event = false;
-    return true;
+  // The executor's registry is locked (Lock), as for every member below.
+  std::unique_lock<std::mutex> Lock() const {
+    if (executor_ == nullptr) return std::unique_lock<std::mutex>();
+    return std::unique_lock<std::mutex>(executor_->registry_.mutex());
   }
 
-  // A free block of `size` that `stream_key` may use now, or null. Blocks
-  // the stream freed itself come first: they need no driver query, and a
-  // stream that takes its own keeps at most one of them waiting, however far
-  // its device lags behind (another stream's would leave its own behind).
-  void* TakeFree(const void* stream_key, std::uint64_t size) {
-    auto [first, last] = free_.equal_range(size);
-    auto take = [&](auto it) {
-      if (it->second.has_event) spare_events_.push_back(it->second.event);  // stream order covers it
-      void* opaque = it->second.opaque;
-      free_.erase(it);
-      return opaque;
-    };
-    for (auto it = first; it != last; ++it) {
-      if (it->second.freed_on == stream_key) return take(it);
+  Status RecycleLocked(std::string_view caller, detail::LiveStream<B>* stream, bool stream_failed,
+                       const DeviceMemoryBase& memory) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        executor_->registry_.RetireLocked(caller, executor_->DeviceLabel(), memory, detail::RecordKind::kPooled));
+    const std::uint64_t size = BlockSize(memory.size());
+    statistics_.bytes_in_use -= memory.size();
+    statistics_.allocations_in_use -= 1;
+    if (stream_failed) {
+      ReleaseBlock(memory.opaque(), size);
+      return Status();
     }
-    for (auto it = first; it != last; ++it) {
-      if (Passed(it->second)) return take(it);
+    PutFree(size, FreeBlock{memory.opaque(), stream, kNoMarker});
+    if (free_bytes_ > threshold_) ReleaseFreeAbove(threshold_);
+    return Status();
+  }
+
+  // Keeps `block` for reuse; if the host is out of memory to track it, the
+  // driver has it back.
+  void PutFree(std::uint64_t size, const FreeBlock& block) {
+    try {
+      free_[size].push_back(block);
+    } catch (...) {
+      ReleaseBlock(block.opaque, size);
+      return;
+    }
+    free_bytes_ += size;
+  }
+
+  // A free block of `size` that `stream` may use now, or null. The stream's
+  // own come first, newest first: they need no driver query, and a stream
+  // that takes its own leaves none of them waiting behind its device.
+  void* TakeFree(detail::LiveStream<B>* stream, std::uint64_t size) {
+    auto found = free_.find(size);
+    if (found == free_.end() || found->second.empty()) return nullptr;
+    std::vector<FreeBlock>& blocks = found->second;
+    for (std::size_t i = blocks.size(); i-- > 0;) {
+      if (blocks[i].freed_on == stream) return Take(blocks, i, size);
+    }
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (Passed(blocks[i])) return Take(blocks, i, size);
+    }
+    AskFreeingStreams(blocks);
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].freed_on == nullptr) return Take(blocks, i, size);
     }
     return nullptr;
   }
+  void* Take(std::vector<FreeBlock>& blocks, std::size_t i, std::uint64_t size) {
+    const FreeBlock block = blocks[i];
+    blocks[i] = blocks.back();
+    blocks.pop_back();
+    DropMarker(block.marker);
+    free_bytes_ -= size;
+    return block.opaque;
+  }
 
-  // From the driver; when it is out of memory, the free blocks go back and
-  // the allocation is tried once more.
-  StatusOr<void*> DriverAllocate(std::string_view caller, std::uint64_t size) {
+  // Whether the free of `block` has run, as far as known without asking its
+  // stream; a marker seen complete makes the block anyone's.
+  bool Passed(FreeBlock& block) {
+    if (block.freed_on == nullptr) return true;
+    if (block.marker == kNoMarker) return false;
+    StatusOr<bool> done = B::QueryEvent(markers_[block.marker].event);
+    if (!done.ok() || !done.value()) return false;
+    DropMarker(block.marker);
+    block.marker = kNoMarker;
+    block.freed_on = nullptr;
+    return true;
+  }
+
+  // For each stream with blocks of `blocks` it freed and no marker covers:
+  // a stream gone or idle has run its frees; on a backend that cannot tell
+  // an idle stream, a marker recorded on it now tells later requests.
+  void AskFreeingStreams(std::vector<FreeBlock>& blocks) {
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      detail::LiveStream<B>* stream = blocks[i].freed_on;
+      if (stream == nullptr || blocks[i].marker != kNoMarker) continue;
+      bool passed = false;
+      std::uint32_t marker = kNoMarker;
+      const bool linked = executor_->VisitLinkedStream(stream, [&](typename B::StreamHandle& handle) {
+        if constexpr (StreamIdleQueryBackend<B>) {
+          passed = B::StreamIsIdle(handle);
+        } else {
+          marker = RecordMarker(handle);
+        }
+      });
+      if (!linked) passed = true;
+      for (std::size_t j = i; j < blocks.size(); ++j) {
+        if (blocks[j].freed_on != stream || blocks[j].marker != kNoMarker) continue;
+        if (passed) {
+          blocks[j].freed_on = nullptr;
+        } else if (marker != kNoMarker) {
+          blocks[j].marker = marker;
+          markers_[marker].blocks += 1;
+        }
+      }
+    }
+  }
+
+  // Records a marker on `stream` (a spare event, or a new one); kNoMarker
+  // if the driver refused. Enqueuing a marker never blocks on the backends
+  // that need one (no idle query: OpenCL).
+  std::uint32_t RecordMarker(typename B::StreamHandle& stream) {
+    std::size_t slot = 0;
+    while (slot < markers_.size() && markers_[slot].blocks != 0) ++slot;
+    if (slot == markers_.size()) {
+      typename B::EventHandle event{};
+      if (!B::CreateEvent(executor_->native_state(), event).ok()) return kNoMarker;
+      try {
+        markers_.push_back(Marker{event, 0});
+      } catch (...) {
+        B::DestroyEvent(executor_->native_state(), event);
+        return kNoMarker;
+      }
+    }
+    if (!B::Submit(stream, op::RecordEvent<typename B::EventHandle>{&markers_[slot].event}).ok()) return kNoMarker;
+    return static_cast<std::uint32_t>(slot);
+  }
+  void DropMarker(std::uint32_t marker) {
+    if (marker != kNoMarker) markers_[marker].blocks -= 1;
+  }
+
+  // From the driver, with `lock` released meanwhile; when it is out of
+  // memory, the free blocks go back and the allocation is tried once more.
+  StatusOr<void*> DriverAllocate(std::unique_lock<std::mutex>& lock, std::string_view caller, std::uint64_t size) {
     const std::uint64_t limit = executor_->GetDeviceDescription().max_allocation_size;
     if (size > limit) {
       return MakeError(ErrorCode::kResourceExhausted,
                        "{} on {}: {} bytes exceed the device's largest allocation of {} bytes", caller,
                        executor_->DeviceLabel(), size, limit);
     }
+    lock.unlock();
     StatusOr<DeviceMemoryBase> memory = B::Allocate(executor_->native_state(), size);
-    if (!memory.ok() && memory.status().code() == ErrorCode::kResourceExhausted && !free_.empty()) {
+    lock.lock();
+    if (!memory.ok() && memory.status().code() == ErrorCode::kResourceExhausted && free_bytes_ > 0) {
       ReleaseFreeAbove(0);
+      lock.unlock();
       memory = B::Allocate(executor_->native_state(), size);
+      lock.lock();
     }
     if (!memory.ok()) {
-      const std::uint64_t largest = free_.empty() ? 0 : free_.rbegin()->first;
+      lock.unlock();
       Status described = executor_->DescribeExhaustion(memory.status(), caller, size);
+      lock.lock();
       if (described.code() != ErrorCode::kResourceExhausted) return described;
       return MakeError(ErrorCode::kResourceExhausted,
                        "{}; this pool: {} in use by {} allocations, largest free block {}", described.message(),
-                       detail::FormatBytes(statistics_.bytes_in_use), in_use_.size(), detail::FormatBytes(largest));
+                       detail::FormatBytes(statistics_.bytes_in_use), statistics_.allocations_in_use,
+                       detail::FormatBytes(LargestFree()));
     }
-    executor_->registry_.AddPoolReserve(size);
+    executor_->registry_.AddPoolReserveLocked(size);
     statistics_.bytes_reserved += size;
     statistics_.driver_allocations += 1;
     return memory.value().opaque();
   }
 
+  std::uint64_t LargestFree() const {
+    for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+      if (!it->second.empty()) return it->first;
+    }
+    return 0;
+  }
+
   void ReleaseBlock(void* opaque, std::uint64_t size) {
     B::Deallocate(executor_->native_state(), DeviceMemoryBase(opaque, size)).IgnoreError();
-    executor_->registry_.SubtractPoolReserve(size);
+    executor_->registry_.SubtractPoolReserveLocked(size);
     statistics_.bytes_reserved -= size;
     statistics_.driver_releases += 1;
   }
 
   // Largest blocks first: they free the most with the fewest driver calls.
+  // The driver defers each release until the work queued on it has run.
   void ReleaseFreeAbove(std::uint64_t keep_bytes) {
-    std::uint64_t free_bytes = 0;
-    for (const auto& entry : free_) free_bytes += entry.first;
-    while (free_bytes > keep_bytes && !free_.empty()) {
-      auto largest = std::prev(free_.end());
-      if (largest->second.has_event) B::DestroyEvent(executor_->native_state(), largest->second.event);
-      ReleaseBlock(largest->second.opaque, largest->first);
-      free_bytes -= largest->first;
-      free_.erase(largest);
+    for (auto it = free_.rbegin(); it != free_.rend() && free_bytes_ > keep_bytes; ++it) {
+      std::vector<FreeBlock>& blocks = it->second;
+      while (!blocks.empty() && free_bytes_ > keep_bytes) {
+        ReleaseBlock(blocks.back().opaque, it->first);
+        DropMarker(blocks.back().marker);
+        blocks.pop_back();
+        free_bytes_ -= it->first;
+      }
     }
   }
 
@@ -356,10 +446,9 @@ class MemoryPool {
   std::uint64_t threshold_;
   Status init_status_;
   bool listed_ = false;
-  mutable std::mutex mutex_;
-  std::multimap<std::uint64_t, FreeBlock> free_;  // by size
-  std::unordered_map<void*, InUse> in_use_;
-  std::vector<typename B::EventHandle> spare_events_;
+  std::map<std::uint64_t, std::vector<FreeBlock>> free_;  // by block size
+  std::uint64_t free_bytes_ = 0;
+  std::vector<Marker> markers_;
   MemoryPoolStatistics statistics_;
 };
 
@@ -387,16 +476,6 @@ class MemoryPools {
   }
 
   MemoryPool<B>& default_pool() { return default_pool_; }
-
-  // The pool `memory` is a live allocation of, or null.
-  MemoryPool<B>* OwnerOf(const DeviceMemoryBase& memory) {
-    if (default_pool_.Owns(memory)) return &default_pool_;
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (MemoryPool<B>* pool : pools_) {
-      if (pool->Owns(memory)) return pool;
-    }
-    return nullptr;
-  }
 
   // Every pool of the executor, the default one first.
   template <typename Visit>
@@ -450,7 +529,7 @@ namespace detail {
 // executor's default one when null), the allocation.
 template <Backend B>
 StatusOr<DeviceMemoryBase> AllocateInStreamOrder(StreamExecutor<B>* executor, MemoryPool<B>* pool,
-                                                 const void* stream_key, std::uint64_t count, std::size_t element_size,
+                                                 LiveStream<B>* stream, std::uint64_t count, std::size_t element_size,
                                                  std::string_view element_type) {
   constexpr std::string_view caller = "ThenAllocate";
   const std::string_view label = executor->DeviceLabel();
@@ -472,35 +551,24 @@ StatusOr<DeviceMemoryBase> AllocateInStreamOrder(StreamExecutor<B>* executor, Me
                      pool->executor() != nullptr ? std::string_view(pool->executor()->DeviceLabel())
                                                  : std::string_view("no executor"));
   }
-  return pool->Allocate(caller, stream_key, count * element_size);
+  return pool->Allocate(caller, stream, count * element_size);
 }
 
-// Stream::ThenDeallocate's: finds the pool `*memory` came from and gives it
-// back in the order of `stream`; nulls `*memory` once a pool took it.
+// Stream::ThenDeallocate's: gives `*memory` back to the pool it came from,
+// in the order of `stream`; nulls `*memory` once a pool took it.
 template <Backend B>
-Status DeallocateInStreamOrder(StreamExecutor<B>* executor, typename B::StreamHandle& stream, const void* stream_key,
-                               bool stream_failed, DeviceMemoryBase* memory) {
+Status DeallocateInStreamOrder(StreamExecutor<B>* executor, LiveStream<B>* stream, bool stream_failed,
+                               DeviceMemoryBase* memory) {
   constexpr std::string_view caller = "ThenDeallocate";
-  const std::string_view label = executor->DeviceLabel();
   if (memory == nullptr) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory pointer is null", caller, label);
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory pointer is null", caller,
+                     executor->DeviceLabel());
   }
   if (memory->IsNull()) {
-    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory is {}", caller, label,
+    return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the DeviceMemory is {}", caller, executor->DeviceLabel(),
                      DescribeNullMemory(*memory));
   }
-  MemoryPool<B>* pool = nullptr;
-  if (auto* pools = executor->template FindExtension<MemoryPools<B>>()) pool = pools->OwnerOf(*memory);
-  if (pool == nullptr) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(executor->CheckDeviceRange(caller, "given", *memory, 0));
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "{} on {}: the DeviceMemory was not allocated by ThenAllocate (memory from Allocate goes back "
-                     "with Deallocate)",
-                     caller, label);
-  }
-  Status freed = pool->Free(caller, stream, stream_key, stream_failed, *memory);
-  *memory = DeviceMemoryBase();
-  return freed;
+  return MemoryPool<B>::Deallocate(caller, *executor, stream, stream_failed, memory);
 }
 
 }  // namespace detail

@@ -248,7 +248,7 @@ class Stream {
   // Nulls `*memory`. A failed stream still returns it, to the driver.
   Stream& ThenDeallocate(DeviceMemoryBase* memory) {
     if (!initialized_) return Fail(NotInitialized("ThenDeallocate"));
-    return Check(detail::DeallocateInStreamOrder(parent_, handle_, live_.get(), !status_.ok(), memory));
+    return Check(detail::DeallocateInStreamOrder(parent_, live_.get(), !status_.ok(), memory));
   }
 
   // ---- Ordering, events, timers, callbacks -----------------------------------

@@ -136,6 +136,18 @@ class SynchronousOperations {
     }
   }
 
+  // For memory pools (core/memory_pool.hpp), which ask the stream that freed
+  // a block whether the free has run: calls `visit(handle)` with `stream`
+  // pinned and returns true, or returns false if it left the list (its
+  // destructor had waited for its work). `visit` must not block.
+  template <typename Visit>
+  bool VisitLinkedStream(LiveStream<B>* stream, Visit&& visit) {
+    if (!Pin(stream)) return false;
+    visit(*stream->handle);
+    Unpin(stream);
+    return true;
+  }
+
   // For the executor's destructor.
   void CloseSynchronous(typename B::ExecutorState& executor) {
     {
