@@ -7,11 +7,18 @@
 //   pool_opencl/SIZE/{ours,raw}
 //       the same pair on an OpenCL stream, and clCreateBuffer +
 //       clReleaseMemObject on a raw context
-// Every batch ends when the stream has run its frees, so that ours pays for
-// the event each free records. Ratio: raw time / our time (higher is better).
+//   pool_rss/BACKEND/two_streams
+//       allocate / fill / free cycles alternating between two streams (sizes
+//       256 B .. 64 KiB), two runs of 10^6: the process's resident set (KiB)
+//       after 10^4 cycles, after 10^6 and after 2*10^6, and the blocks the
+//       pool took from the driver. Both must stay flat (the driver's own
+//       caches may grow in the first run).
+// Every batch ends when the stream has run its frees. Ratio: raw time / our
+// time (higher is better).
 #include <streamexecutor/streamexecutor.hpp>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -85,6 +92,57 @@ struct RawBuffers {
 };
 #endif
 
+// The resident set of this process in KiB (/proc/self/status VmRSS).
+double ResidentKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      double kib = 0;
+      status >> kib;
+      return kib;
+    }
+    status.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+template <typename B>
+void TwoStreamCycles(benchmark::State& state) {
+  constexpr int kCycles = 1'000'000;
+  constexpr int kWarm = 10'000;
+  se::StreamExecutor<B>* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::MemoryPool<B> pool(executor);
+  se::Stream<B> first(executor), second(executor);
+  Ok(first.Init().status());
+  Ok(second.Init().status());
+  double warm_kib = 0;
+  std::vector<double> after_runs;
+  for (auto _ : state) {
+    for (int i = 0; i < kCycles; ++i) {
+      se::Stream<B>& stream = i % 2 == 0 ? first : second;
+      const std::uint64_t bytes = std::uint64_t{256} << (i % 9);  // 256 B .. 64 KiB
+      se::DeviceMemory<std::byte> memory;
+      stream.ThenAllocate(bytes, &memory, &pool).ThenMemZero(&memory, 256).ThenDeallocate(&memory);
+      if (i % 4096 == 4095) {  // keeps the queues short, as a real program's waits do
+        Ok(first.BlockHostUntilDone());
+        Ok(second.BlockHostUntilDone());
+      }
+      if (i == kWarm && after_runs.empty()) warm_kib = ResidentKiB();
+    }
+    Ok(first.BlockHostUntilDone());
+    Ok(second.BlockHostUntilDone());
+    after_runs.push_back(ResidentKiB());
+  }
+  if (after_runs.size() != 2) bench::Die("pool_rss runs exactly two iterations");
+  const se::MemoryPoolStatistics statistics = pool.GetStatistics();
+  state.counters["rss_after_1e4_kib"] = warm_kib;
+  state.counters["rss_after_1e6_kib"] = after_runs[0];
+  state.counters["rss_after_2e6_kib"] = after_runs[1];
+  state.counters["driver_allocations"] = static_cast<double>(statistics.driver_allocations);
+  state.counters["reused"] = static_cast<double>(statistics.reused);
+}
+
 template <typename Side>
 void Register(const std::string& pair, const std::string& side_name, Side& side) {
   for (std::size_t bytes : kSizes) {
@@ -107,12 +165,16 @@ int main(int argc, char** argv) {
   Register("pool_host", "ours", host_pool);
   Register("pool_host", "executor", host_executor);
   Register("pool_host", "aligned_alloc", aligned);
+  benchmark::RegisterBenchmark("pool_rss/host/two_streams", TwoStreamCycles<se::host>)->Iterations(2)->UseRealTime();
 #endif
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
   OursPool<se::opencl> opencl_pool;
   RawBuffers opencl_raw;
   Register("pool_opencl", "ours", opencl_pool);
   Register("pool_opencl", "raw", opencl_raw);
+  benchmark::RegisterBenchmark("pool_rss/opencl/two_streams", TwoStreamCycles<se::opencl>)
+      ->Iterations(2)
+      ->UseRealTime();
 #endif
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
