@@ -405,3 +405,42 @@ TEST_CASE("owned stream-ordered memory goes back to its pool on its stream", "[m
   CHECK_FALSE(refused.ok());
   CHECK(refused.status().code() == se::ErrorCode::kInvalidArgument);
 }
+
+// Allocation is not something a command buffer records: its memory would
+// have to live as long as every submission (docs/api.md).
+template <typename Buffer>
+concept RecordsAllocation = requires(Buffer& buffer, se::DeviceMemory<int>* memory) {
+  buffer.ThenAllocate(std::uint64_t{1}, memory);
+};
+static_assert(!RecordsAllocation<se::CommandBuffer<TestBackend>>);
+
+TEST_CASE("a command buffer uses pooled memory while it is live, and refuses it once returned",
+          "[memory-pool][command-buffer][errors]") {
+  auto* executor = TestExecutor();
+  se::MemoryPool<TestBackend> pool(executor);
+  se::Stream stream(executor);
+  stream.Init();
+  se::DeviceMemory<std::uint32_t> memory;
+  stream.ThenAllocate(64, &memory, &pool);
+  REQUIRE(stream.ok());
+  const void* address = memory.opaque();
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenMemset32(&memory, 9, 256);
+  REQUIRE(buffer.ok());
+  std::vector<std::uint32_t> out(64);
+  stream.ThenSubmit(&buffer).ThenMemcpy(out.data(), memory, 256).ThenDeallocate(&memory);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(out == std::vector<std::uint32_t>(64, 9));
+
+  se::DeviceMemory<std::uint32_t> again;
+  stream.ThenAllocate(64, &again, &pool);  // the same block, under a new id
+  REQUIRE(stream.ok());
+  CHECK(again.opaque() == address);
+  stream.ThenSubmit(&buffer);  // its recorded view is of the returned allocation
+  CHECK(stream.status().code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(stream.status(), "ThenSubmit"));
+  CHECK(Mentions(stream.status(), "no longer valid"));
+  se::Stream cleanup(executor);
+  cleanup.Init().ThenDeallocate(&again);
+  CHECK(cleanup.BlockHostUntilDone().ok());
+}
