@@ -409,9 +409,8 @@ TEST_CASE("owned stream-ordered memory goes back to its pool on its stream", "[m
 // Allocation is not something a command buffer records: its memory would
 // have to live as long as every submission (docs/api.md).
 template <typename Buffer>
-concept RecordsAllocation = requires(Buffer& buffer, se::DeviceMemory<int>* memory) {
-  buffer.ThenAllocate(std::uint64_t{1}, memory);
-};
+concept RecordsAllocation =
+    requires(Buffer& buffer, se::DeviceMemory<int>* memory) { buffer.ThenAllocate(std::uint64_t{1}, memory); };
 static_assert(!RecordsAllocation<se::CommandBuffer<TestBackend>>);
 
 TEST_CASE("a command buffer uses pooled memory while it is live, and refuses it once returned",

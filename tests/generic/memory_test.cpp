@@ -264,3 +264,43 @@ TEST_CASE("ScopedUnifiedMemory owns its allocation", "[memory]") {
   CHECK(se::AllocateOwnedUnifiedArray<int>(none, 8).status().code() == se::ErrorCode::kInvalidArgument);
   CHECK(se::AllocateOwnedUnifiedArray<int>(executor, 0).status().code() == se::ErrorCode::kInvalidArgument);
 }
+
+TEST_CASE("prefetches and advice are hints: the contents stay, bad memory is refused", "[memory]") {
+  auto* executor = TestExecutor();
+  se::ScopedUnifiedMemory<int> shared = se::AllocateOwnedUnifiedArray<int>(executor, 64);
+  auto plain = executor->AllocateOwnedArray<int>(64);
+  REQUIRE(plain.ok());
+  std::vector<int> in(64);
+  std::iota(in.begin(), in.end(), 7);
+  se::Stream stream(executor);
+  stream.Init();
+  for (se::DeviceMemory<int>* memory : {plain.ptr(), shared.ok() ? shared.ptr() : plain.ptr()}) {
+    for (se::MemoryAdvice advice : {se::MemoryAdvice::kSetReadMostly, se::MemoryAdvice::kSetPreferredLocation,
+                                    se::MemoryAdvice::kSetAccessedBy, se::MemoryAdvice::kUnsetReadMostly,
+                                    se::MemoryAdvice::kUnsetPreferredLocation, se::MemoryAdvice::kUnsetAccessedBy}) {
+      CHECK(se::MemAdvise(executor, *memory, advice, se::MemoryLocation::kHost).ok());
+    }
+    std::vector<int> out(64, 0);
+    stream.ThenMemcpy(memory, in.data(), 256)
+        .ThenPrefetch(*memory, se::MemoryLocation::kHost)
+        .ThenPrefetch(*memory)  // to the device
+        .ThenPrefetch(memory->GetSlice(8, 8), se::MemoryLocation::kHost)
+        .ThenMemcpy(out.data(), *memory, 256);
+    REQUIRE(stream.BlockHostUntilDone().ok());
+    CHECK(out == in);
+  }
+
+  se::DeviceMemory<int> allocated = executor->AllocateArray<int>(8);
+  const se::DeviceMemory<int> freed = allocated;  // Deallocate nulls only the view it is given
+  REQUIRE(executor->Deallocate(&allocated).ok());
+  const se::Status advised = se::MemAdvise(executor, freed, se::MemoryAdvice::kSetReadMostly);
+  CHECK(advised.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(advised, "MemAdvise on"));
+  se::StreamExecutor<TestBackend>* none = nullptr;
+  CHECK(se::MemAdvise(none, *plain.ptr(), se::MemoryAdvice::kSetReadMostly).code() == se::ErrorCode::kInvalidArgument);
+  stream.ThenPrefetch(freed);
+  const se::Status prefetched = stream.BlockHostUntilDone();
+  CHECK(prefetched.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(prefetched, "ThenPrefetch on"));
+  CHECK(Mentions(prefetched, "not live memory of this executor"));
+}

@@ -167,6 +167,22 @@ concept UnifiedMemoryBackend =
       { B::HostAddress(memory) } -> std::same_as<void*>;
     };
 
+// Optional: moves unified memory toward where it is used next, in stream
+// order (Stream::ThenPrefetch). Without it prefetching checks the memory and
+// does nothing more.
+template <typename B>
+concept PrefetchBackend = Backend<B> && requires(typename B::StreamHandle& stream, const op::Prefetch& prefetch) {
+  { B::Submit(stream, prefetch) } -> std::same_as<Status>;
+};
+// Optional: usage hints for unified memory (MemAdvise), applied when given.
+// Without it the hints are checked and have no effect.
+template <typename B>
+concept MemoryAdviceBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, const DeviceMemoryBase& memory, MemoryAdvice advice,
+                           MemoryLocation location) {
+      { B::Advise(executor, memory, advice, location) } -> std::same_as<Status>;
+    };
+
 // Page-locked host memory for fast, truly asynchronous copies.
 template <typename B>
 concept PinnedMemoryBackend =

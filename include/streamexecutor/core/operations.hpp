@@ -19,6 +19,26 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 
+namespace streamexecutor {
+
+// Where unified memory is wanted (Stream::ThenPrefetch, MemAdvise): the
+// executor's device, or the host.
+enum class MemoryLocation { kDevice, kHost };
+
+// Usage hints for unified memory (MemAdvise), as CUDA's cuMemAdvise has them:
+// pages mostly read (copied to each reader), a preferred location, and who
+// else accesses them (mapped there, not migrated on access).
+enum class MemoryAdvice {
+  kSetReadMostly,
+  kUnsetReadMostly,
+  kSetPreferredLocation,
+  kUnsetPreferredLocation,
+  kSetAccessedBy,
+  kUnsetAccessedBy,
+};
+
+}  // namespace streamexecutor
+
 namespace streamexecutor::op {
 
 struct MemcpyH2D {
@@ -47,6 +67,12 @@ struct Memset32 {
   DeviceMemoryBase dst;
   std::uint32_t pattern;
   std::uint64_t bytes;
+};
+
+// Moves the pages of `memory` toward `to`, a hint in stream order.
+struct Prefetch {
+  DeviceMemoryBase memory;
+  MemoryLocation to;
 };
 
 // A host callable, run in stream order. Held as the caller passed it (F is
@@ -161,6 +187,10 @@ template <typename Executor>
 Status Validate(const Executor& executor, std::string_view caller, const Memset32& fill) {
   return detail::FirstError(executor.CheckMemset32(caller, fill.dst, fill.bytes),
                             executor.CheckDeviceRange(caller, "destination", fill.dst, fill.bytes));
+}
+template <typename Executor>
+Status Validate(const Executor& executor, std::string_view caller, const Prefetch& prefetch) {
+  return executor.CheckDeviceRange(caller, "given", prefetch.memory, prefetch.memory.size());
 }
 
 }  // namespace streamexecutor::op

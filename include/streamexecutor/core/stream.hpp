@@ -215,6 +215,18 @@ class Stream {
     return Then(caller, op::Memset32{*location, pattern, size});
   }
 
+  // Moves unified memory toward `to` ahead of its use there, in stream order:
+  // a hint, results are the same without it (docs/api.md: PrefetchBackend).
+  Stream& ThenPrefetch(const DeviceMemoryBase& memory, MemoryLocation to = MemoryLocation::kDevice) {
+    constexpr std::string_view caller = "ThenPrefetch";
+    if (!Ready(caller)) return *this;
+    if constexpr (PrefetchBackend<B>) {
+      return Then(caller, op::Prefetch{memory, to});
+    } else {
+      return Check(op::Validate(*parent_, caller, op::Prefetch{memory, to}));
+    }
+  }
+
   // ---- Stream-ordered allocation (core/memory_pool.hpp) -----------------------
 
   // `element_count` elements of T from `pool` (the executor's default pool

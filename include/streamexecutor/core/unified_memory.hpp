@@ -91,4 +91,22 @@ ScopedUnifiedMemory<T> AllocateOwnedUnifiedArray(StreamExecutor<B>* executor, st
   return ScopedUnifiedMemory<T>(std::move(owned), static_cast<T*>(host));
 }
 
+// A usage hint for unified memory, applied when given: like cuMemAdvise, not
+// in any stream's order, so give it before queueing the work it is for.
+// `location` is what kSetPreferredLocation and kSetAccessedBy (and their
+// unsets) name. Any live memory of the executor is accepted; where the
+// backend has no hints (MemoryAdviceBackend) or the memory does not migrate
+// (CUDA memory from Allocate), it has no effect.
+template <Backend B>
+Status MemAdvise(StreamExecutor<B>* executor, const DeviceMemoryBase& memory, MemoryAdvice advice,
+                 MemoryLocation location = MemoryLocation::kDevice) {
+  if (executor == nullptr) return Status(ErrorCode::kInvalidArgument, "MemAdvise: the StreamExecutor pointer is null");
+  STREAMEXECUTOR_RETURN_IF_ERROR(executor->CheckDeviceRange("MemAdvise", "given", memory, memory.size()));
+  if constexpr (MemoryAdviceBackend<B>) {
+    return B::Advise(executor->native_state(), memory, advice, location);
+  } else {
+    return Status();
+  }
+}
+
 }  // namespace streamexecutor

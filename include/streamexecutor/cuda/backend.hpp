@@ -23,6 +23,7 @@
 #include "streamexecutor/cuda/kernel_params.hpp"
 #include "streamexecutor/cuda/launch.hpp"
 #include "streamexecutor/cuda/loader.hpp"
+#include "streamexecutor/cuda/managed.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/cuda/untyped.hpp"
@@ -143,6 +144,13 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
     return DeviceMemoryBase(ToOpaque(ptr), bytes);
   }
   static void* HostAddress(const DeviceMemoryBase& m) { return reinterpret_cast<void*>(m.start_address()); }  // managed
+  static Status Advise(ExecutorState& executor, const DeviceMemoryBase& memory, MemoryAdvice advice,
+                       MemoryLocation location) {
+    const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
+    return cuda_detail::Advise(*executor.api, executor.ordinal, Address(memory), memory.size(), advice, location);
+  }
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]]
@@ -317,6 +325,16 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
       return context_scope.status();
     return CheckStream(stream, stream->api->cuMemsetD32Async(Address(dst), pattern, bytes / 4, stream->stream),
                        "cuMemsetD32Async", bytes);
+  }
+
+  static Status Submit(StreamHandle& stream, const op::Prefetch& prefetch) {
+    if (stream->Failed()) [[unlikely]]
+      return Status();
+    const cuda_detail::ContextScope context_scope(*stream->api, stream->context);
+    if (!context_scope.ok()) [[unlikely]]
+      return context_scope.status();
+    return cuda_detail::Prefetch(*stream->api, stream->stream, stream->ordinal, Address(prefetch.memory),
+                                 prefetch.memory.size(), prefetch.to);
   }
 
   template <typename Callback>
@@ -618,7 +636,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
 };
 
 static_assert(Backend<cuda>);
-static_assert(UnifiedMemoryBackend<cuda>);
+static_assert(UnifiedMemoryBackend<cuda> && PrefetchBackend<cuda> && MemoryAdviceBackend<cuda>);
 static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);

@@ -97,7 +97,9 @@ namespace streamexecutor::cuda_detail {
   X(cuFuncGetParamInfo, 12040)           \
   X(cuLaunchKernelEx, 11060)             \
   X(cuStreamWaitValue32, 11070)          \
-  X(cuStreamWriteValue32, 11070)
+  X(cuStreamWriteValue32, 11070)         \
+  X(cuMemPrefetchAsync, 12020)           \
+  X(cuMemAdvise, 12020)
 
 struct DriverApi {
 #define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

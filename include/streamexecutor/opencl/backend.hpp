@@ -319,6 +319,13 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   // and if handing the job to the callback thread fails after the barrier is
   // queued, the user event is completed anyway (without running the callback)
   // so that the queue never waits forever.
+  static Status Submit(StreamHandle& stream, const op::Prefetch& prefetch) {
+    if (stream->Diverted()) [[unlikely]]
+      return Status();  // a hint: not worth holding while the queue waits (opencl/held.hpp)
+    return opencl_detail::Migrate(stream->queue, prefetch.memory, prefetch.to == MemoryLocation::kHost,
+                                  stream->executor->label);
+  }
+
   template <typename Callback>
   static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
     Callback&& callback = static_cast<Callback&&>(operation.callable);
@@ -645,6 +652,7 @@ STREAMEXECUTOR_DECL Status opencl::LoadCheckedKernel(ExecutorState& executor, co
 #endif
 
 static_assert(Backend<opencl>);
+static_assert(PrefetchBackend<opencl>);
 static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);

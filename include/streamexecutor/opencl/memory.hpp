@@ -119,6 +119,20 @@ inline Status Fill32(cl_command_queue queue, const DeviceMemoryBase& dst, std::u
   return Fill(queue, dst, &pattern, sizeof(pattern), bytes, label);
 }
 
+// ThenPrefetch: migrates the whole buffer (OpenCL migrates memory objects,
+// not ranges) to the queue's device or to the host, without moving its
+// contents' meaning (CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED is never set).
+inline Status Migrate(cl_command_queue queue, const DeviceMemoryBase& memory, bool to_host, const std::string& label) {
+  cl_mem buffer = Buffer(memory);
+  const cl_mem_migration_flags flags = to_host ? CL_MIGRATE_MEM_OBJECT_HOST : 0;
+  const cl_int error = clEnqueueMigrateMemObjects(queue, 1, &buffer, flags, 0, nullptr, nullptr);
+  if (error != CL_SUCCESS) {
+    return ClError("clEnqueueMigrateMemObjects", error, "migrating a buffer of {} bytes to {} on {}", memory.size(),
+                   to_host ? "the host" : "the device", label);
+  }
+  return Status();
+}
+
 // Completes a synchronous operation that was enqueued without blocking.
 inline Status Finish(cl_command_queue queue, Status enqueued, const std::string& label) {
   if (!enqueued.ok()) return enqueued;

@@ -141,6 +141,8 @@ std::mutex g_mutex;  // guards the registries below (not the launch record)
 struct DeviceAllocation {
   std::size_t bytes;
   CUcontext context;
+  bool managed = false;  // cuMemAllocManaged: prefetches and advice apply (managed_double.inc)
+  SeCountingDoubleManaged hints{-1, -1, false, -1, -1, -1, -1, 0};
 };
 std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
 
@@ -242,14 +244,14 @@ CUresult Double_cuCtxGetCurrent(CUcontext* context) {
 CUresult Double_cuCtxSynchronize() { return Take(k_cuCtxSynchronize); }
 
 // Memory: aligned host allocations stand for device memory.
-CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes) {
+CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes, bool managed = false) {
   if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > kTotalMemory) return CUDA_ERROR_OUT_OF_MEMORY;
   void* memory = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   *ptr = reinterpret_cast<CUdeviceptr>(memory);
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_device_allocations.emplace(*ptr, DeviceAllocation{bytes, tls_current});
+  g_device_allocations.emplace(*ptr, DeviceAllocation{bytes, tls_current, managed});
   return CUDA_SUCCESS;
 }
 CUresult Double_cuMemAlloc(CUdeviceptr* ptr, std::size_t bytes) {
@@ -260,7 +262,7 @@ CUresult Double_cuMemAlloc(CUdeviceptr* ptr, std::size_t bytes) {
 CUresult Double_cuMemAllocManaged(CUdeviceptr* ptr, std::size_t bytes, unsigned) {
   if (CUresult r = Take(k_cuMemAllocManaged)) return r;
   if (CUresult r = NeedContext()) return r;
-  return AllocateDevice(ptr, bytes);
+  return AllocateDevice(ptr, bytes, /*managed=*/true);
 }
 CUresult Double_cuMemFree(CUdeviceptr ptr) {
   if (CUresult r = Take(k_cuMemFree)) return r;
@@ -450,6 +452,10 @@ CUresult Double_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction functi
 CUresult Double_cuStreamGetCtx(CUstream stream, CUcontext* context);
 CUresult Double_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult Double_cuMemGetAddressRange(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr);
+// Prefetches and advice on managed memory (managed_double.inc).
+CUresult Double_cuMemPrefetchAsync(CUdeviceptr ptr, std::size_t bytes, CUmemLocation location, unsigned flags,
+                                   CUstream stream);
+CUresult Double_cuMemAdvise(CUdeviceptr ptr, std::size_t bytes, CUmem_advise advice, CUmemLocation location);
 // CUDA graphs: cuGraphCreate ... cuGraphLaunch (a file of its own).
 #include "graph_double.inc"
 
@@ -572,4 +578,5 @@ bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCal
 }  // extern "C"
 
 #include "interop_entry_points.hpp"
+#include "managed_double.inc"
 #include "occupancy_double.inc"

@@ -69,6 +69,20 @@ typedef int (*SeCountingDoubleHostFlagsFn)(const void* ptr);
 // Whether cuCtxEnablePeerAccess in device `from`'s primary context enabled
 // access to device `to`'s (SE_COUNTING_DOUBLE_DEVICES=2 gives two devices).
 typedef bool (*SeCountingDoublePeerEnabledFn)(int from, int to);
+// What cuMemPrefetchAsync and cuMemAdvise did to a managed allocation
+// (locations as CUmemLocationType and id; -1 for none).
+struct SeCountingDoubleManaged {
+  int prefetched_type;
+  int prefetched_id;
+  bool read_mostly;
+  int preferred_type;
+  int preferred_id;
+  int accessed_by_type;
+  int accessed_by_id;
+  long prefetches;
+};
+// The hints of the managed allocation holding `ptr`; false if none holds it.
+typedef bool (*SeCountingDoubleManagedStateFn)(unsigned long long ptr, SeCountingDoubleManaged* out);
 }
 
 namespace se_test {
@@ -85,11 +99,13 @@ struct CountingDoubleApi {
   SeCountingDoubleFuncAttributeCallsFn func_attribute_calls = nullptr;
   SeCountingDoubleHostFlagsFn host_flags = nullptr;
   SeCountingDoublePeerEnabledFn peer_enabled = nullptr;
+  SeCountingDoubleManagedStateFn managed_state = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
            calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
-           func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr;
+           func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr &&
+           managed_state != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -112,6 +128,8 @@ struct CountingDoubleApi {
     api.host_flags = reinterpret_cast<SeCountingDoubleHostFlagsFn>(dlsym(library, "se_counting_double_host_flags"));
     api.peer_enabled =
         reinterpret_cast<SeCountingDoublePeerEnabledFn>(dlsym(library, "se_counting_double_peer_enabled"));
+    api.managed_state =
+        reinterpret_cast<SeCountingDoubleManagedStateFn>(dlsym(library, "se_counting_double_managed_state"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }

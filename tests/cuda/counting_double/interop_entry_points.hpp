@@ -22,15 +22,22 @@ std::map<CUdeviceptr, DeviceAllocation>::const_iterator AllocationHolding(CUdevi
   return ptr - it->first < it->second.bytes ? it : g_device_allocations.end();
 }
 
-// Only the context attribute, the one the backend asks; like the driver, a
+// Only the attributes the backend asks (context, managed); like the driver, a
 // pointer that no allocation holds is CUDA_ERROR_INVALID_VALUE.
 CUresult Double_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   if (CUresult r = Take(k_cuPointerGetAttribute)) return r;
-  if (data == nullptr || attribute != CU_POINTER_ATTRIBUTE_CONTEXT) return CUDA_ERROR_INVALID_VALUE;
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (attribute != CU_POINTER_ATTRIBUTE_CONTEXT && attribute != CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = AllocationHolding(ptr);
   if (it == g_device_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
-  *static_cast<CUcontext*>(data) = it->second.context;
+  if (attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+    *static_cast<bool*>(data) = it->second.managed;  // a boolean, as documented: the caller's buffer may be wider
+  } else {
+    *static_cast<CUcontext*>(data) = it->second.context;
+  }
   return CUDA_SUCCESS;
 }
 
