@@ -65,10 +65,14 @@ TEST_CASE("a block freed on a stream is reused by that stream at once", "[memory
   CHECK(second.opaque() == address);
   const se::MemoryPoolStatistics statistics = pool.GetStatistics();
   CHECK(statistics.allocations == 2);
-  CHECK(statistics.reused == 1);
-  CHECK(statistics.driver_allocations == 1);
   CHECK(statistics.bytes_in_use == 3600);
-  CHECK(statistics.bytes_reserved == 4096);
+  if (statistics.native) {  // the driver's pool: it counts reserved bytes, not reuses
+    CHECK(statistics.bytes_reserved >= 4000);
+  } else {
+    CHECK(statistics.reused == 1);
+    CHECK(statistics.driver_allocations == 1);
+    CHECK(statistics.bytes_reserved == 4096);
+  }
   stream.ThenDeallocate(&second);
   REQUIRE(stream.BlockHostUntilDone().ok());
 }
@@ -82,19 +86,23 @@ TEST_CASE("another stream reuses a block only after the free has run", "[memory-
   test_gate::Gate gate;
   gate.Close(a);  // a's free cannot run before the gate opens
   se::DeviceMemory<int> memory;
-  a.ThenAllocate(256, &memory, &pool).ThenDeallocate(&memory);
+  a.ThenAllocate(256, &memory, &pool);
+  const void* blocked = memory.opaque();
+  a.ThenDeallocate(&memory);
   se::DeviceMemory<int> other;
   b.ThenAllocate(256, &other, &pool);
   REQUIRE(b.ok());
-  CHECK(pool.GetStatistics().reused == 0);  // a new block, not a's
-  CHECK(pool.GetStatistics().driver_allocations == 2);
+  CHECK(other.opaque() != blocked);  // a new block, not a's (the driver's pools alike)
   gate.Open();
   REQUIRE(a.BlockHostUntilDone().ok());
   se::DeviceMemory<int> third;
   b.ThenAllocate(256, &third, &pool);  // a's free has run: its block is anyone's
   REQUIRE(b.ok());
-  CHECK(pool.GetStatistics().reused == 1);
-  CHECK(pool.GetStatistics().driver_allocations == 2);
+  if (!pool.native()) {
+    CHECK(third.opaque() == blocked);
+    CHECK(pool.GetStatistics().reused == 1);
+    CHECK(pool.GetStatistics().driver_allocations == 2);
+  }
   b.ThenDeallocate(&other).ThenDeallocate(&third);
   REQUIRE(b.BlockHostUntilDone().ok());
 }
@@ -223,20 +231,28 @@ TEST_CASE("pool and executor statistics follow allocations", "[memory-pool]") {
   se::MemoryPoolStatistics statistics = pool.GetStatistics();
   CHECK(statistics.bytes_in_use == 100 + 3 * kMiB);
   CHECK(statistics.peak_bytes_in_use == 100 + 3 * kMiB);
-  CHECK(statistics.bytes_reserved == 256 + 3 * kMiB);
   CHECK(statistics.allocations_in_use == 2);
-  CHECK(statistics.bytes_free == 0);
+  if (statistics.native) {
+    CHECK(statistics.bytes_reserved >= 100 + 3 * kMiB);
+  } else {
+    CHECK(statistics.bytes_reserved == 256 + 3 * kMiB);
+    CHECK(statistics.bytes_free == 0);
+  }
   const se::MemoryStatistics during = se::GetMemoryStatistics(executor);
   CHECK(during.bytes_in_use == before.bytes_in_use + 100 + 3 * kMiB);
   CHECK(during.allocations_in_use == before.allocations_in_use + 2);
-  CHECK(during.bytes_reserved_in_pools == before.bytes_reserved_in_pools + 256 + 3 * kMiB);
+  CHECK(during.bytes_reserved_in_pools == before.bytes_reserved_in_pools + statistics.bytes_reserved);
   stream.ThenDeallocate(&large);
   statistics = pool.GetStatistics();
   CHECK(statistics.bytes_in_use == 100);
   CHECK(statistics.peak_bytes_in_use == 100 + 3 * kMiB);
-  CHECK(statistics.largest_free_block == 3 * kMiB);
-  CHECK(statistics.bytes_free == 3 * kMiB);
-  CHECK(se::GetMemoryStatistics(executor).largest_free_block >= std::uint64_t{3} << 20);
+  if (statistics.native) {
+    CHECK(statistics.largest_free_block == 0);  // not known
+  } else {
+    CHECK(statistics.largest_free_block == 3 * kMiB);
+    CHECK(statistics.bytes_free == 3 * kMiB);
+    CHECK(se::GetMemoryStatistics(executor).largest_free_block >= std::uint64_t{3} << 20);
+  }
   stream.ThenDeallocate(&small);
   REQUIRE(stream.BlockHostUntilDone().ok());
   CHECK(pool.GetStatistics().allocations_in_use == 0);
@@ -252,29 +268,34 @@ TEST_CASE("Trim, the release threshold and a reserve decide what the pool keeps"
     se::DeviceMemory<float> a, b;
     stream.ThenAllocate(1 << 20, &a, &pool).ThenAllocate(1 << 18, &b, &pool).ThenDeallocate(&a).ThenDeallocate(&b);
     REQUIRE(stream.BlockHostUntilDone().ok());
-    CHECK(pool.GetStatistics().bytes_reserved == 5 * kMiB);
+    CHECK(pool.GetStatistics().bytes_reserved >= 5 * kMiB);
     REQUIRE(pool.Trim(1 << 20).ok());  // the larger block goes first
-    CHECK(pool.GetStatistics().bytes_reserved == kMiB);
+    CHECK(pool.GetStatistics().bytes_reserved <= kMiB);
     REQUIRE(pool.Trim().ok());
     CHECK(pool.GetStatistics().bytes_reserved == 0);
-    CHECK(pool.GetStatistics().driver_releases == 2);
+    if (!pool.native()) CHECK(pool.GetStatistics().driver_releases == 2);
   }
   SECTION("a threshold of zero returns every freed block") {
     se::MemoryPool<TestBackend> pool(executor, se::MemoryPoolOptions{.release_threshold = 0});
     se::DeviceMemory<float> a;
     stream.ThenAllocate(1000, &a, &pool).ThenDeallocate(&a);
-    REQUIRE(stream.BlockHostUntilDone().ok());
+    REQUIRE(stream.BlockHostUntilDone().ok());  // a native pool releases when synchronized
     CHECK(pool.GetStatistics().bytes_reserved == 0);
-    CHECK(pool.GetStatistics().driver_releases == 1);
+    if (!pool.native()) CHECK(pool.GetStatistics().driver_releases == 1);
   }
   SECTION("a reserve serves the first allocations") {
     se::MemoryPool<TestBackend> pool(executor, se::MemoryPoolOptions{.reserve = 4096});
     REQUIRE(pool.init_status().ok());
+    const std::uint64_t reserved = pool.GetStatistics().bytes_reserved;
+    CHECK(reserved >= 4096);
     se::DeviceMemory<float> a;
     stream.ThenAllocate(1024, &a, &pool);
     REQUIRE(stream.ok());
-    CHECK(pool.GetStatistics().reused == 1);
-    CHECK(pool.GetStatistics().driver_allocations == 1);
+    CHECK(pool.GetStatistics().bytes_reserved == reserved);  // no more from the driver
+    if (!pool.native()) {
+      CHECK(pool.GetStatistics().reused == 1);
+      CHECK(pool.GetStatistics().driver_allocations == 1);
+    }
     stream.ThenDeallocate(&a);
     REQUIRE(stream.BlockHostUntilDone().ok());
   }
@@ -312,7 +333,11 @@ TEST_CASE("a failed stream still gives its memory back", "[memory-pool][errors]"
   stream.ThenDeallocate(&memory);
   CHECK(memory.IsNull());
   CHECK(pool.GetStatistics().allocations_in_use == 0);
-  CHECK(pool.GetStatistics().bytes_reserved == 0);  // to the driver: the stream runs nothing more
+  if (pool.native()) {
+    CHECK(pool.GetStatistics().bytes_free == pool.GetStatistics().bytes_reserved);  // freed on the driver's stream
+  } else {
+    CHECK(pool.GetStatistics().bytes_reserved == 0);  // to the driver: the stream runs nothing more
+  }
   CHECK(stream.BlockHostUntilDone().code() == se::ErrorCode::kInvalidArgument);  // the first error stays
 }
 
@@ -341,8 +366,13 @@ TEST_CASE("allocations on streams of several threads stay bounded", "[memory-poo
   const se::MemoryPoolStatistics statistics = pool.GetStatistics();
   CHECK(statistics.allocations == kThreads * kIterations);
   CHECK(statistics.allocations_in_use == 0);
-  // Each stream reuses its own block at once: about one block per stream.
-  CHECK(statistics.driver_allocations <= 3 * kThreads);  // bounded, whatever the iteration count
+  // Each stream reuses its own block at once: about one block per stream,
+  // bounded whatever the iteration count.
+  if (statistics.native) {
+    CHECK(statistics.bytes_reserved <= 3 * kThreads * 4096);
+  } else {
+    CHECK(statistics.driver_allocations <= 3 * kThreads);
+  }
 }
 
 TEST_CASE("the default pool is the executor's, and ThenDeallocate finds any pool", "[memory-pool]") {

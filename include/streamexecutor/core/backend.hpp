@@ -183,6 +183,28 @@ concept MemoryAdviceBackend =
       { B::Advise(executor, memory, advice, location) } -> std::same_as<Status>;
     };
 
+// Optional: the driver's own stream-ordered pools, which MemoryPool<B> uses
+// instead of the library's (core/memory_pool.hpp) where HasNativePools says
+// the driver and device have them. Usage as the driver counts it.
+struct NativePoolUsage {
+  std::uint64_t reserved = 0;  // held from the device: in use and free
+  std::uint64_t used = 0;      // in use by allocations (as the pool rounds them)
+};
+template <typename B>
+concept NativeMemoryPoolBackend =
+    Backend<B> && requires(typename B::ExecutorState& executor, typename B::PoolHandle& pool,
+                           typename B::StreamHandle& stream, const DeviceMemoryBase& memory, std::uint64_t bytes) {
+      { B::HasNativePools(executor) } -> std::same_as<bool>;
+      { B::CreatePool(executor, pool) } -> std::same_as<Status>;
+      { B::DestroyPool(executor, pool) } -> std::same_as<void>;
+      { B::AllocateFromPool(stream, pool, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
+      { B::FreeToPool(stream, memory) } -> std::same_as<Status>;
+      { B::ReservePool(executor, pool, bytes) } -> std::same_as<Status>;
+      { B::TrimPool(executor, pool, bytes) } -> std::same_as<Status>;
+      { B::SetPoolReleaseThreshold(executor, pool, bytes) } -> std::same_as<Status>;
+      { B::PoolUsage(executor, pool) } -> std::same_as<StatusOr<NativePoolUsage>>;
+    };
+
 // Page-locked host memory for fast, truly asynchronous copies.
 template <typename B>
 concept PinnedMemoryBackend =

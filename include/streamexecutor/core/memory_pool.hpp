@@ -62,11 +62,24 @@ struct MemoryPoolStatistics {
   std::uint64_t reused = 0;              // of those, served from a free block
   std::uint64_t driver_allocations = 0;  // blocks obtained from the driver
   std::uint64_t driver_releases = 0;     // blocks returned to the driver
+  // The driver's own pool (NativeMemoryPoolBackend: CUDA): bytes_reserved and
+  // bytes_free are the driver's counts; largest_free_block, reused and the
+  // driver_* counts are not known and stay 0.
+  bool native = false;
 };
 
 namespace detail {
 template <Backend B>
 class MemoryPools;
+// The driver pool a MemoryPool<B> holds where B has native pools.
+template <typename B>
+struct NativePoolHandle {
+  using type = bool;  // none: never used
+};
+template <NativeMemoryPoolBackend B>
+struct NativePoolHandle<B> {
+  using type = typename B::PoolHandle;
+};
 }  // namespace detail
 
 template <Backend B>
@@ -86,6 +99,16 @@ class MemoryPool {
     if (executor_ == nullptr) return;
     if (listed_) detail::MemoryPools<B>::Unlist(*executor_, this);
     std::unique_lock<std::mutex> lock = Lock();
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) {
+        // B::Deallocate (cuMemFree) waits for the work queued on the memory.
+        executor_->registry_.RetireAllOfLocked(this, [&](void* opaque, std::uint64_t bytes) {
+          B::Deallocate(executor_->native_state(), DeviceMemoryBase(opaque, bytes)).IgnoreError();
+        });
+        B::DestroyPool(executor_->native_state(), native_pool_);
+        return;
+      }
+    }
     std::uint64_t released_bytes = 0;
     executor_->registry_.RetireAllOfLocked(this, [&](void* opaque, std::uint64_t bytes) {
       B::Deallocate(executor_->native_state(), DeviceMemoryBase(opaque, BlockSize(bytes))).IgnoreError();
@@ -99,14 +122,20 @@ class MemoryPool {
   }
 
   StreamExecutor<B>* executor() const { return executor_; }
-  // Why the constructor's reserve failed, if it did.
+  // Why the constructor failed (the driver's pool, the reserve), if it did.
   const Status& init_status() const { return init_status_; }
+  // Whether this is the driver's own pool (NativeMemoryPoolBackend).
+  bool native() const { return native_; }
 
   // Allocates `bytes` (rounded up to the pool's block size) from the driver
-  // and keeps it free, ready for any stream.
+  // and keeps it free, ready for any stream. A native pool keeps it up to its
+  // release threshold.
   Status Reserve(std::uint64_t bytes) {
     if (Status s = CheckUsable("MemoryPool::Reserve"); !s.ok()) return s;
     if (bytes == 0) return Status();
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) return B::ReservePool(executor_->native_state(), native_pool_, bytes);
+    }
     std::unique_lock<std::mutex> lock = Lock();
     const std::uint64_t size = BlockSize(bytes);
     StatusOr<void*> block = DriverAllocate(lock, "MemoryPool::Reserve", size);
@@ -118,24 +147,48 @@ class MemoryPool {
   // Returns free blocks to the driver until at most `keep_bytes` stay free.
   Status Trim(std::uint64_t keep_bytes = 0) {
     if (Status s = CheckUsable("MemoryPool::Trim"); !s.ok()) return s;
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) return B::TrimPool(executor_->native_state(), native_pool_, keep_bytes);
+    }
     std::unique_lock<std::mutex> lock = Lock();
     ReleaseFreeAbove(keep_bytes);
     return Status();
   }
 
-  void SetReleaseThreshold(std::uint64_t bytes) {
+  // Free bytes beyond `bytes` go back to the driver: at once here, at the
+  // next synchronization in a native pool (as CUDA's pools do).
+  Status SetReleaseThreshold(std::uint64_t bytes) {
+    if (Status s = CheckUsable("MemoryPool::SetReleaseThreshold"); !s.ok()) return s;
     std::unique_lock<std::mutex> lock = Lock();
     threshold_ = bytes;
-    if (executor_ != nullptr) ReleaseFreeAbove(threshold_);
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) return B::SetPoolReleaseThreshold(executor_->native_state(), native_pool_, bytes);
+    }
+    ReleaseFreeAbove(threshold_);
+    return Status();
   }
   std::uint64_t release_threshold() const {
     std::unique_lock<std::mutex> lock = Lock();
     return threshold_;
   }
 
+  // A native pool asks the driver for its counts (a failed query leaves them 0).
   MemoryPoolStatistics GetStatistics() const {
     std::unique_lock<std::mutex> lock = Lock();
     MemoryPoolStatistics statistics = statistics_;
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) {
+        lock.unlock();
+        auto& self = const_cast<MemoryPool&>(*this);  // the driver's query takes the handle as it is
+        StatusOr<NativePoolUsage> usage = B::PoolUsage(self.executor_->native_state(), self.native_pool_);
+        statistics.native = true;
+        if (usage.ok()) {
+          statistics.bytes_reserved = usage.value().reserved;
+          statistics.bytes_free = usage.value().reserved - std::min(usage.value().used, usage.value().reserved);
+        }
+        return statistics;
+      }
+    }
     statistics.bytes_free = free_bytes_;
     for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
       if (it->second.empty()) continue;
@@ -151,6 +204,9 @@ class MemoryPool {
 
   StatusOr<DeviceMemoryBase> Allocate(std::string_view caller, detail::LiveStream<B>* stream, std::uint64_t bytes) {
     if (Status s = CheckUsable(caller); !s.ok()) return s;
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      if (native_) return AllocateNative(caller, stream, bytes);
+    }
     const std::uint64_t size = BlockSize(bytes);
     std::unique_lock<std::mutex> lock = Lock();
     void* opaque = TakeFree(stream, size);
@@ -208,7 +264,19 @@ class MemoryPool {
       init_status_ = Status(ErrorCode::kInvalidArgument, "MemoryPool: constructed with a null StreamExecutor");
       return;
     }
-    if (!is_default) {
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      typename B::ExecutorState& state = executor_->native_state();
+      if (B::HasNativePools(state)) {
+        if (Status created = B::CreatePool(state, native_pool_); !created.ok()) {
+          init_status_ = created;
+          unusable_ = std::move(created);
+          return;
+        }
+        native_ = true;
+        init_status_ = B::SetPoolReleaseThreshold(state, native_pool_, threshold_);
+      }
+    }
+    if (!is_default && init_status_.ok()) {
       init_status_ = detail::MemoryPools<B>::List(*executor_, this);
       listed_ = init_status_.ok();
     }
@@ -250,7 +318,47 @@ class MemoryPool {
       return MakeError(ErrorCode::kFailedPrecondition, "{}: the memory pool was constructed with a null StreamExecutor",
                        caller);
     }
+    if (!unusable_.ok()) [[unlikely]] {
+      return MakeError(unusable_.code(), "{} on {}: the memory pool could not be made: {}", caller,
+                       executor_->DeviceLabel(), unusable_.message());
+    }
     return Status();
+  }
+
+  // The driver allocates on the stream; the registry lock is taken only to
+  // register the memory.
+  StatusOr<DeviceMemoryBase> AllocateNative(std::string_view caller, detail::LiveStream<B>* stream,
+                                            std::uint64_t bytes) {
+    const std::uint64_t limit = executor_->GetDeviceDescription().max_allocation_size;
+    StatusOr<DeviceMemoryBase> memory =
+        bytes > limit ? StatusOr<DeviceMemoryBase>(MakeError(ErrorCode::kResourceExhausted,
+                                                             "{} bytes exceed the device's largest allocation of {} "
+                                                             "bytes",
+                                                             bytes, limit))
+                      : B::AllocateFromPool(*stream->handle, native_pool_, bytes);
+    if (!memory.ok()) {
+      Status described = executor_->DescribeExhaustion(memory.status(), caller, bytes);
+      if (described.code() != ErrorCode::kResourceExhausted) return described;
+      const MemoryPoolStatistics statistics = GetStatistics();
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "{}; this pool (the driver's): {} in use by {} allocations, {} "
+                       "reserved",
+                       described.message(), detail::FormatBytes(statistics.bytes_in_use), statistics.allocations_in_use,
+                       detail::FormatBytes(statistics.bytes_reserved));
+    }
+    std::unique_lock<std::mutex> lock = Lock();
+    StatusOr<DeviceMemoryBase> view =
+        executor_->registry_.RegisterLocked(executor_->DeviceLabel(), memory.value().opaque(), bytes,
+                                            detail::RecordKind::kPooled, static_cast<const void*>(this));
+    if (!view.ok()) {
+      B::FreeToPool(*stream->handle, memory.value()).IgnoreError();
+      return view.status();
+    }
+    statistics_.allocations += 1;
+    statistics_.allocations_in_use += 1;
+    statistics_.bytes_in_use += bytes;
+    statistics_.peak_bytes_in_use = std::max(statistics_.peak_bytes_in_use, statistics_.bytes_in_use);
+    return view;
   }
 
   // The executor's registry is locked (Lock), as for every member below.
@@ -263,9 +371,14 @@ class MemoryPool {
                        const DeviceMemoryBase& memory) {
     STREAMEXECUTOR_RETURN_IF_ERROR(
         executor_->registry_.RetireLocked(caller, executor_->DeviceLabel(), memory, detail::RecordKind::kPooled));
-    const std::uint64_t size = BlockSize(memory.size());
     statistics_.bytes_in_use -= memory.size();
     statistics_.allocations_in_use -= 1;
+    if constexpr (NativeMemoryPoolBackend<B>) {
+      // On a failed stream too: the driver's stream runs it after the work
+      // already queued, as it runs every free.
+      if (native_) return B::FreeToPool(*stream->handle, memory);
+    }
+    const std::uint64_t size = BlockSize(memory.size());
     if (stream_failed) {
       ReleaseBlock(memory.opaque(), size);
       return Status();
@@ -445,7 +558,10 @@ class MemoryPool {
   StreamExecutor<B>* executor_;
   std::uint64_t threshold_;
   Status init_status_;
+  Status unusable_;  // why no allocation can be made, when the pool could not be
   bool listed_ = false;
+  bool native_ = false;
+  typename detail::NativePoolHandle<B>::type native_pool_{};
   std::map<std::uint64_t, std::vector<FreeBlock>> free_;  // by block size
   std::uint64_t free_bytes_ = 0;
   std::vector<Marker> markers_;
@@ -594,7 +710,9 @@ MemoryStatistics GetMemoryStatistics(StreamExecutor<B>* executor) {
   statistics.bytes_reserved_in_pools = counts.bytes_reserved_in_pools;
   if (auto* pools = executor->template FindExtension<detail::MemoryPools<B>>()) {
     pools->ForEach([&](MemoryPool<B>& pool) {
-      statistics.largest_free_block = std::max(statistics.largest_free_block, pool.GetStatistics().largest_free_block);
+      const MemoryPoolStatistics of_pool = pool.GetStatistics();
+      statistics.largest_free_block = std::max(statistics.largest_free_block, of_pool.largest_free_block);
+      if (of_pool.native) statistics.bytes_reserved_in_pools += of_pool.bytes_reserved;  // the driver's, not counted
     });
   }
   return statistics;

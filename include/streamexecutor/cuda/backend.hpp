@@ -24,6 +24,7 @@
 #include "streamexecutor/cuda/launch.hpp"
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/managed.hpp"
+#include "streamexecutor/cuda/memory_pool.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/cuda/untyped.hpp"
@@ -31,7 +32,7 @@
 namespace streamexecutor {
 
 // Exported so that Platform<cuda> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
+struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativePoolOperations {
   static constexpr std::string_view kName = "cuda";
   // In the order the loader prefers them: code for the device first.
   static constexpr std::array<KernelFormat, 3> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
@@ -637,6 +638,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds {
 
 static_assert(Backend<cuda>);
 static_assert(UnifiedMemoryBackend<cuda> && PrefetchBackend<cuda> && MemoryAdviceBackend<cuda>);
+static_assert(NativeMemoryPoolBackend<cuda>);
 static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);

@@ -99,7 +99,14 @@ namespace streamexecutor::cuda_detail {
   X(cuStreamWaitValue32, 11070)          \
   X(cuStreamWriteValue32, 11070)         \
   X(cuMemPrefetchAsync, 12020)           \
-  X(cuMemAdvise, 12020)
+  X(cuMemAdvise, 12020)                  \
+  X(cuMemPoolCreate, 11020)              \
+  X(cuMemPoolDestroy, 11020)             \
+  X(cuMemAllocFromPoolAsync, 11020)      \
+  X(cuMemFreeAsync, 11020)               \
+  X(cuMemPoolTrimTo, 11020)              \
+  X(cuMemPoolSetAttribute, 11020)        \
+  X(cuMemPoolGetAttribute, 11020)
 
 struct DriverApi {
 #define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

@@ -32,8 +32,7 @@ inline StatusOr<bool> IsManaged(const DriverApi& api, CUdeviceptr address, std::
   unsigned int managed = 0;  // the driver writes a boolean; zeroed for either width
   if (const CUresult r = api.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address);
       r != CUDA_SUCCESS) {
-    return api.Error(r, "cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_IS_MANAGED)", "for {} on cuda:{}", caller,
-                     ordinal);
+    return api.Error(r, "cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_IS_MANAGED)", "for {} on cuda:{}", caller, ordinal);
   }
   return managed != 0;
 }
@@ -44,8 +43,7 @@ inline Status Prefetch(const DriverApi& api, CUstream stream, int ordinal, CUdev
   StatusOr<bool> managed = IsManaged(api, address, "ThenPrefetch", ordinal);
   if (!managed.ok()) return managed.status();
   if (!managed.value()) return Status();
-  if (const CUresult r = api.cuMemPrefetchAsync(address, bytes, Location(to, ordinal), 0, stream);
-      r != CUDA_SUCCESS) {
+  if (const CUresult r = api.cuMemPrefetchAsync(address, bytes, Location(to, ordinal), 0, stream); r != CUDA_SUCCESS) {
     return api.Error(r, "cuMemPrefetchAsync", "moving {} bytes of managed memory to {} on a stream of cuda:{}", bytes,
                      to == MemoryLocation::kHost ? "the host" : "the device", ordinal);
   }
@@ -64,8 +62,8 @@ inline CUmem_advise AdviceCode(MemoryAdvice advice) {
   return CU_MEM_ADVISE_UNSET_ACCESSED_BY;
 }
 
-inline Status Advise(const DriverApi& api, int ordinal, CUdeviceptr address, std::uint64_t bytes,
-                     MemoryAdvice advice, MemoryLocation where) {
+inline Status Advise(const DriverApi& api, int ordinal, CUdeviceptr address, std::uint64_t bytes, MemoryAdvice advice,
+                     MemoryLocation where) {
   if (api.cuMemAdvise == nullptr || bytes == 0) return Status();
   StatusOr<bool> managed = IsManaged(api, address, "MemAdvise", ordinal);
   if (!managed.ok()) return managed.status();

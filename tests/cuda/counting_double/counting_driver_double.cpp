@@ -142,8 +142,13 @@ struct DeviceAllocation {
   std::size_t bytes;
   CUcontext context;
   bool managed = false;  // cuMemAllocManaged: prefetches and advice apply (managed_double.inc)
+  void* pool = nullptr;  // the memory pool it came from (memory_pool_double.inc)
   SeCountingDoubleManaged hints{-1, -1, false, -1, -1, -1, -1, 0};
 };
+// Memory pools (memory_pool_double.inc): a pool allocation given to cuMemFree,
+// and the releases that synchronizations make.
+void PoolAllocationFreed(void* pool, std::size_t bytes);
+void ReleasePoolsAboveThreshold();
 std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
 
 SeCountingDoubleLaunch g_last_launch;
@@ -166,6 +171,7 @@ int Attribute(CUdevice_attribute which) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return std::getenv("SE_COUNTING_DOUBLE_NO_POOLS") == nullptr;
     default: return DeviceLimit(which);
   }
 }
@@ -241,7 +247,11 @@ CUresult Double_cuCtxGetCurrent(CUcontext* context) {
   *context = tls_current;
   return CUDA_SUCCESS;
 }
-CUresult Double_cuCtxSynchronize() { return Take(k_cuCtxSynchronize); }
+CUresult Double_cuCtxSynchronize() {
+  if (CUresult r = Take(k_cuCtxSynchronize)) return r;
+  ReleasePoolsAboveThreshold();
+  return CUDA_SUCCESS;
+}
 
 // Memory: aligned host allocations stand for device memory.
 CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes, bool managed = false) {
@@ -267,7 +277,10 @@ CUresult Double_cuMemAllocManaged(CUdeviceptr* ptr, std::size_t bytes, unsigned)
 CUresult Double_cuMemFree(CUdeviceptr ptr) {
   if (CUresult r = Take(k_cuMemFree)) return r;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_device_allocations.erase(ptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto it = g_device_allocations.find(ptr);
+  if (it == g_device_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it->second.pool != nullptr) PoolAllocationFreed(it->second.pool, it->second.bytes);
+  g_device_allocations.erase(it);
   std::free(reinterpret_cast<void*>(ptr));
   return CUDA_SUCCESS;
 }
@@ -456,6 +469,14 @@ CUresult Double_cuMemGetAddressRange(CUdeviceptr* base, std::size_t* size, CUdev
 CUresult Double_cuMemPrefetchAsync(CUdeviceptr ptr, std::size_t bytes, CUmemLocation location, unsigned flags,
                                    CUstream stream);
 CUresult Double_cuMemAdvise(CUdeviceptr ptr, std::size_t bytes, CUmem_advise advice, CUmemLocation location);
+// Stream-ordered memory pools (memory_pool_double.inc).
+CUresult Double_cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* properties);
+CUresult Double_cuMemPoolDestroy(CUmemoryPool pool);
+CUresult Double_cuMemAllocFromPoolAsync(CUdeviceptr* ptr, std::size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult Double_cuMemFreeAsync(CUdeviceptr ptr, CUstream stream);
+CUresult Double_cuMemPoolTrimTo(CUmemoryPool pool, std::size_t keep);
+CUresult Double_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value);
+CUresult Double_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value);
 // CUDA graphs: cuGraphCreate ... cuGraphLaunch (a file of its own).
 #include "graph_double.inc"
 
@@ -579,4 +600,5 @@ bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCal
 
 #include "interop_entry_points.hpp"
 #include "managed_double.inc"
+#include "memory_pool_double.inc"
 #include "occupancy_double.inc"
