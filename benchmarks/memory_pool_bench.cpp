@@ -7,6 +7,13 @@
 //   pool_opencl/SIZE/{ours,raw}
 //       the same pair on an OpenCL stream, and clCreateBuffer +
 //       clReleaseMemObject on a raw context
+//   pool_cuda_double/SIZE/{ours,raw}
+//       with the counting driver double as libcuda.so.1 (run.sh puts it on
+//       LD_LIBRARY_PATH; skipped without a CUDA device): the driver's pool
+//       through ThenAllocate + ThenDeallocate (cuMemAllocFromPoolAsync +
+//       cuMemFreeAsync) against cuMemAlloc + cuMemFree. The double's memory is
+//       host memory, so this measures the library's cost around the driver
+//       calls, not a device allocator.
 //   pool_rss/BACKEND/two_streams
 //       allocate / fill / free cycles alternating between two streams (sizes
 //       256 B .. 64 KiB), two runs of 10^6: the process's resident set (KiB)
@@ -19,6 +26,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +87,22 @@ struct AlignedAlloc {
     }
   }
 };
+
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+struct RawCudaAllocations {
+  const se::cuda_detail::DriverApi* api;
+  explicit RawCudaAllocations(se::StreamExecutor<se::cuda>* executor) : api(executor->native_state().api) {
+    if (api->cuCtxSetCurrent(executor->native_state().context) != CUDA_SUCCESS) bench::Die("cuCtxSetCurrent");
+  }
+  void Batch(std::size_t bytes) {
+    for (int i = 0; i < kBatch; ++i) {
+      CUdeviceptr memory = 0;
+      if (api->cuMemAlloc(&memory, bytes) != CUDA_SUCCESS) bench::Die("cuMemAlloc");
+      if (api->cuMemFree(memory) != CUDA_SUCCESS) bench::Die("cuMemFree");
+    }
+  }
+};
+#endif
 
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
 struct RawBuffers {
@@ -175,6 +199,16 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("pool_rss/opencl/two_streams", TwoStreamCycles<se::opencl>)
       ->Iterations(2)
       ->UseRealTime();
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+  std::unique_ptr<OursPool<se::cuda>> cuda_pool;
+  std::unique_ptr<RawCudaAllocations> cuda_raw;
+  if (se::Platform<se::cuda>::Get().VisibleDeviceCount() > 0) {
+    cuda_pool = std::make_unique<OursPool<se::cuda>>();
+    cuda_raw = std::make_unique<RawCudaAllocations>(cuda_pool->executor);
+    Register("pool_cuda_double", "ours", *cuda_pool);
+    Register("pool_cuda_double", "raw", *cuda_raw);
+  }
 #endif
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
