@@ -125,8 +125,8 @@ struct NativePoolOperations {
     cuuint64_t value = bytes;
     if (const CUresult r = executor.api->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
         r != CUDA_SUCCESS) {
-      return executor.api->Error(r, "cuMemPoolSetAttribute(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)", "to {} bytes on cuda:{}",
-                                 bytes, executor.ordinal);
+      return executor.api->Error(r, "cuMemPoolSetAttribute(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)",
+                                 "to {} bytes on cuda:{}", bytes, executor.ordinal);
     }
     return Status();
   }
