@@ -44,6 +44,7 @@ class CommandBuffer {
   // Work already submitted keeps what it needs (each backend's
   // DestroyCommandBuffer defers the release past queued submissions).
   ~CommandBuffer() {
+    if (capturer_.abandon != nullptr) capturer_.abandon(capturer_.stream);  // the stream stops capturing
     if (initialized_) B::DestroyCommandBuffer(parent_->native_state(), handle_);
   }
 
@@ -63,6 +64,7 @@ class CommandBuffer {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   StreamExecutor<B>* parent() const { return parent_; }
+  bool initialized() const { return initialized_; }
   bool finalized() const { return finalized_; }
   // How many operations were recorded.
   std::size_t size() const { return commands_; }
@@ -190,6 +192,41 @@ class CommandBuffer {
     if (Status s = B::FinalizeCommandBuffer(handle_); !s.ok()) return Fail(std::move(s)).status_;
     finalized_ = true;
     return status_;
+  }
+
+  // ---- For Stream::BeginCapture / EndCapture -------------------------------------
+  // The stream capturing into this buffer, told to stop by the buffer's
+  // destructor (a stream may outlive the buffer it captures into).
+  struct Capturer {
+    void* stream = nullptr;
+    void (*abandon)(void* stream) = nullptr;
+  };
+  const Capturer& capturer() const { return capturer_; }
+  void SetCapturer(Capturer capturer) { capturer_ = capturer; }
+  // Records an operation a capturing stream was given, with the checks the
+  // recording calls make; one a buffer cannot hold fails the capture.
+  template <typename Operation>
+  CommandBuffer& Capture(std::string_view caller, const Operation& operation) {
+    if (!Ready(caller)) return *this;
+    if constexpr (std::is_same_v<Operation, op::MemcpyH2D> || std::is_same_v<Operation, op::Memset8> ||
+                  std::is_same_v<Operation, op::Memset32>) {
+      return Then(caller, operation, {&operation.dst});
+    } else if constexpr (std::is_same_v<Operation, op::MemcpyD2H>) {
+      return Then(caller, operation, {&operation.src});
+    } else if constexpr (std::is_same_v<Operation, op::MemcpyD2D>) {
+      return Then(caller, operation, {&operation.dst, &operation.src});
+    } else {
+      return Fail(NotCapturable(caller));
+    }
+  }
+  // The capture's first error (the stream's checks, an operation it cannot
+  // hold) sticks to the buffer, as a recording error does.
+  void FailCapture(Status status) { Fail(std::move(status)); }
+  Status NotCapturable(std::string_view caller) const {
+    return MakeError(ErrorCode::kUnimplemented,
+                     "{} on {}: cannot be captured into a command buffer (docs/api.md, \"Capture\"); enqueue it "
+                     "before BeginCapture or after EndCapture",
+                     caller, Label());
   }
 
   // Stream::ThenSubmit's half: the checks of a submission, then the backend.
@@ -332,6 +369,7 @@ class CommandBuffer {
   std::vector<UsedMemory> used_;
   std::vector<Event<B>*> recorded_events_;
   Status status_;
+  Capturer capturer_;
 };
 
 template <Backend B>

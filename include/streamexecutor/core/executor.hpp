@@ -220,7 +220,10 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   // has run (the seed's call). Returns only a failure of the waiting itself:
   // a stream's own error is that stream's (BlockHostUntilDone). Called from a
   // host callback, it does not wait for the callback's own stream.
-  Status SynchronizeAllActivity() { return this->AwaitStreams(state_); }
+  Status SynchronizeAllActivity() {
+    STREAMEXECUTOR_RETURN_IF_ERROR(this->RefuseWhileCapturing("SynchronizeAllActivity", label_));
+    return this->AwaitStreams(state_);
+  }
 
   // ---- Kernels --------------------------------------------------------------
 
@@ -379,6 +382,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   template <typename Operation>
   Status RunSynchronously(std::string_view caller, const Operation& operation) {
     STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
+    STREAMEXECUTOR_RETURN_IF_ERROR(this->RefuseWhileCapturing(caller, label_));
     return this->RunValidated(state_, operation);
   }
 

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "streamexecutor/core/command_buffer.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/foreign_wait.hpp"
@@ -112,7 +113,11 @@ class Stream {
           detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
           true);
       if (!status_.ok()) return *this;
-      if (!initialized_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+      if (!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+        if (capture_ != nullptr) {
+          capture_->ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
+          return *this;
+        }
         // Fails the stream saying why, or lets memory of a peer through (core/peer_access.hpp).
         if (!RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
                           args...)) {
@@ -163,7 +168,7 @@ class Stream {
 
   template <typename T>
   Stream& ThenMemcpyH2D(std::span<const std::type_identity_t<T>> host_src, DeviceMemory<T>* device_dst) {
-    if (!Ready("ThenMemcpyH2D")) return *this;
+    if (!Admit("ThenMemcpyH2D")) return *this;
     if (device_dst == nullptr) return Fail(Null("ThenMemcpyH2D", "destination"));
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyH2D", host_src.size(), *device_dst); !s.ok()) {
       return Fail(std::move(s));
@@ -172,7 +177,7 @@ class Stream {
   }
   template <typename T>
   Stream& ThenMemcpyD2H(const DeviceMemory<T>& device_src, std::span<std::type_identity_t<T>> host_dst) {
-    if (!Ready("ThenMemcpyD2H")) return *this;
+    if (!Admit("ThenMemcpyD2H")) return *this;
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2H", device_src, host_dst.size()); !s.ok()) {
       return Fail(std::move(s));
     }
@@ -180,7 +185,7 @@ class Stream {
   }
   template <typename T>
   Stream& ThenMemcpyD2D(DeviceMemory<T>* device_dst, const DeviceMemory<T>& device_src) {
-    if (!Ready("ThenMemcpyD2D")) return *this;
+    if (!Admit("ThenMemcpyD2D")) return *this;
     if (device_dst == nullptr) return Fail(Null("ThenMemcpyD2D", "destination"));
     if (Status s = parent_->template CheckElementCounts<T>("ThenMemcpyD2D", device_src, *device_dst); !s.ok()) {
       return Fail(std::move(s));
@@ -204,13 +209,13 @@ class Stream {
 
   Stream& ThenMemZero(DeviceMemoryBase* location, std::uint64_t size) {
     constexpr std::string_view caller = "ThenMemZero";
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     if (location == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::Memset8{*location, 0, size});
   }
   Stream& ThenMemset32(DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
     constexpr std::string_view caller = "ThenMemset32";
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     if (location == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::Memset32{*location, pattern, size});
   }
@@ -251,7 +256,11 @@ class Stream {
   ScopedDeviceMemory<T> ThenAllocateOwned(std::uint64_t element_count, MemoryPool<B>* pool = nullptr) {
     DeviceMemory<T> memory;
     ThenAllocate(element_count, &memory, pool);
-    if (memory.IsNull()) return ScopedDeviceMemory<T>(!status_.ok() ? status_ : NotInitialized("ThenAllocateOwned"));
+    if (memory.IsNull()) {
+      return ScopedDeviceMemory<T>(!status_.ok()         ? status_
+                                   : capture_ != nullptr ? capture_->status()
+                                                         : NotInitialized("ThenAllocateOwned"));
+    }
     return ScopedDeviceMemory<T>(this, &DeallocateOwned, memory);
   }
 
@@ -260,6 +269,7 @@ class Stream {
   // Nulls `*memory`. A failed stream still returns it, to the driver.
   Stream& ThenDeallocate(DeviceMemoryBase* memory) {
     if (!initialized_) return Fail(NotInitialized("ThenDeallocate"));
+    if (capture_ != nullptr) return RefuseCapture("ThenDeallocate");
     return Check(detail::DeallocateInStreamOrder(parent_, live_.get(), !status_.ok(), memory));
   }
 
@@ -267,7 +277,11 @@ class Stream {
 
   Stream& ThenRecordEvent(Event<B>* event) {
     constexpr std::string_view caller = "ThenRecordEvent";
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
+    if (capture_ != nullptr) [[unlikely]] {
+      capture_->ThenRecordEvent(event);
+      return *this;
+    }
     if (event == nullptr) return Fail(Null(caller, "event"));  // also tells the compiler for the store below
     if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kRecord); !s.ok()) {
       return Fail(std::move(s));
@@ -281,7 +295,11 @@ class Stream {
   // Later work on this stream waits until `event`'s latest recording has run.
   Stream& ThenWaitFor(Event<B>* event) {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
+    if (capture_ != nullptr) [[unlikely]] {
+      capture_->ThenWaitFor(event);
+      return *this;
+    }
     if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kWait); !s.ok()) {
       return Fail(std::move(s));
     }
@@ -331,10 +349,12 @@ class Stream {
   }
 
   Stream& ThenStartTimer(Timer<B>* timer) {
+    if (capture_ != nullptr) return RefuseCapture("ThenStartTimer");
     if (timer == nullptr) return Ready("ThenStartTimer") ? Fail(Null("ThenStartTimer", "timer")) : *this;
     return EnableTiming("ThenStartTimer").ThenRecordEvent(&timer->start_);
   }
   Stream& ThenStopTimer(Timer<B>* timer) {
+    if (capture_ != nullptr) return RefuseCapture("ThenStopTimer");
     if (timer == nullptr) return Ready("ThenStopTimer") ? Fail(Null("ThenStopTimer", "timer")) : *this;
     return EnableTiming("ThenStopTimer").ThenRecordEvent(&timer->stop_);
   }
@@ -345,7 +365,16 @@ class Stream {
   template <typename Callback>
   Stream& ThenDoHostCallback(Callback&& callback) {
     static_assert(detail::CheckHostCallback<Callback>());
-    if (!Ready("ThenDoHostCallback")) return *this;
+    if (!Admit("ThenDoHostCallback")) return *this;
+    if (capture_ != nullptr) [[unlikely]] {
+      // A buffer runs its own copy at each submission.
+      if constexpr (std::is_copy_constructible_v<std::decay_t<Callback>>) {
+        capture_->ThenDoHostCallback(std::forward<Callback>(callback));
+        return *this;
+      } else {
+        return RefuseCapture("ThenDoHostCallback (a callable that cannot be copied)");
+      }
+    }
     return Check(op::SubmitHostCall(std::forward<Callback>(callback),
                                     [this](const auto& call) { return B::Submit(handle_, call); }));
   }
@@ -355,6 +384,12 @@ class Stream {
     if (!initialized_) {
       if (status_.ok()) status_ = NotInitialized("BlockHostUntilDone");
       return status_;
+    }
+    if (capture_ != nullptr) [[unlikely]] {
+      // Captured work has not run and will not before EndCapture: waiting
+      // would wait for nothing the caller expects.
+      RefuseCapture("BlockHostUntilDone");
+      return capture_->NotCapturable("BlockHostUntilDone");
     }
     Status synced = B::SynchronizeStream(handle_);
     if (status_.ok() && !synced.ok()) status_ = std::move(synced);
@@ -370,6 +405,64 @@ class Stream {
     if (buffer == nullptr) return Fail(Null(caller, "command buffer"));
     return Check(buffer->SubmitOn(parent_, handle_));
   }
+
+  // ---- Capture (docs/api.md, "Capture") ------------------------------------------
+  // From BeginCapture to EndCapture the work enqueued on this stream is
+  // recorded into `buffer` (initialized, of this executor, nothing submitted
+  // yet) instead of run: copies, fills, launches of TypedKernels, host
+  // callbacks, event records and waits. Anything else fails the capture,
+  // as does any check the operation fails; the stream itself stays usable
+  // and EndCapture returns the capture's first error. Meanwhile the
+  // executor refuses synchronous operations, as CUDA's global capture mode
+  // does.
+  Status BeginCapture(CommandBuffer<B>* buffer) {
+    constexpr std::string_view caller = "Stream::BeginCapture";
+    if (capture_ != nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream is already capturing; EndCapture first",
+                       caller, Label());
+    }
+    if (!Ready(caller)) return status_;
+    if (buffer == nullptr) return Null(caller, "command buffer");
+    if (!buffer->initialized()) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer was not initialized (call Init())",
+                       caller, Label());
+    }
+    if (buffer->parent() != parent_) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the command buffer was made for {}", caller, Label(),
+                       buffer->parent() != nullptr ? std::string_view(buffer->parent()->DeviceLabel())
+                                                   : std::string_view("no executor"));
+    }
+    if (buffer->capturer().stream != nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: another stream is capturing into this command buffer",
+                       caller, Label());
+    }
+    if (!buffer->ok()) return buffer->status();
+    if (buffer->finalized()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on {}: the command buffer is finalized (Finalize or a submission); capture into a new one",
+                       caller, Label());
+    }
+    buffer->SetCapturer({this, &AbandonCapture});
+    capture_ = buffer;
+    plain_ = false;
+    parent_->CaptureBegan();
+    return Status();
+  }
+  // Ends the capture into `buffer` (on the stream that began it) and returns
+  // its first error, if any; the buffer is then ready to submit.
+  Status EndCapture(CommandBuffer<B>* buffer) {
+    constexpr std::string_view caller = "Stream::EndCapture";
+    if (buffer == nullptr) return Null(caller, "command buffer");
+    if (capture_ != buffer) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {}", caller, Label(),
+                       buffer->capturer().stream != nullptr
+                           ? "the capture into this command buffer was begun on another stream; end it there"
+                           : "this stream is not capturing into the command buffer");
+    }
+    StopCapture();
+    return buffer->status();
+  }
+  bool capturing() const { return capture_ != nullptr; }
 
   // ---- Canned operations ------------------------------------------------------
   // Members so that the seed's fluent chains read as they do there. Each is
@@ -445,21 +538,30 @@ class Stream {
   // The copies, under the name the caller used (for messages).
   Stream& CopyD2D(std::string_view caller, DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
                   std::uint64_t size) {
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     if (device_dst == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::MemcpyD2D{*device_dst, device_src, size});
   }
   Stream& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     return Then(caller, op::MemcpyD2H{host_dst, device_src, size});
   }
   Stream& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     if (device_dst == nullptr) return Fail(Null(caller, "destination"));
     return Then(caller, op::MemcpyH2D{*device_dst, host_src, size});
   }
   // Synchronous operations of the executor come after this stream's work
   // from here on (core/synchronous.hpp).
+  void StopCapture() noexcept {
+    capture_->SetCapturer({});
+    capture_ = nullptr;
+    plain_ = initialized_;
+    parent_->CaptureEnded();
+  }
+  // The buffer captured into is going away: the stream runs its work again.
+  static void AbandonCapture(void* stream) { static_cast<Stream*>(stream)->StopCapture(); }
+
   Stream& Initialized() {
     live_.reset(new (std::nothrow) detail::LiveStream<B>());
     if (live_ == nullptr) {
@@ -468,6 +570,7 @@ class Stream {
       return Fail(ErrorCode::kResourceExhausted, "Stream::Init: out of host memory");
     }
     initialized_ = true;
+    plain_ = true;
     live_->handle = &handle_;
     parent_->Link(*live_);
     return *this;
@@ -475,6 +578,12 @@ class Stream {
 
   void Release() noexcept {
     if (!initialized_) return;
+    if (capture_ != nullptr) {
+      capture_->FailCapture(
+          MakeError(ErrorCode::kFailedPrecondition,
+                    "Stream::BeginCapture on {}: the capturing stream was destroyed before EndCapture", Label()));
+      StopCapture();
+    }
     B::SynchronizeStream(handle_).IgnoreError();
     // Out of the executor's list before the handle goes: a synchronous
     // operation on another thread may be recording on it until then.
@@ -483,6 +592,7 @@ class Stream {
     B::DestroyStream(parent_->native_state(), handle_);
     live_.reset();
     initialized_ = false;
+    plain_ = false;
   }
   // `other`'s handles are copied, not cleared, until Relink returns: a
   // synchronous operation that pinned the stream before may still read them
@@ -493,6 +603,9 @@ class Stream {
     handle_ = other.handle_;
     join_event_ = other.join_event_;
     initialized_ = std::exchange(other.initialized_, false);
+    plain_ = std::exchange(other.plain_, false);
+    capture_ = std::exchange(other.capture_, nullptr);
+    if (capture_ != nullptr) capture_->SetCapturer({this, &AbandonCapture});
     status_ = std::move(other.status_);
     other.status_ = Status();
     live_ = std::move(other.live_);
@@ -541,6 +654,10 @@ class Stream {
   // Validates a copy or fill and hands it to the backend.
   template <typename Operation>
   Stream& Then(std::string_view caller, const Operation& operation) {
+    if (capture_ != nullptr) [[unlikely]] {
+      capture_->Capture(caller, operation);
+      return *this;
+    }
     if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
       return Fail(std::move(s));
     return Check(B::Submit(handle_, operation));
@@ -553,10 +670,20 @@ class Stream {
     }
     return *this;
   }
-  bool Ready(std::string_view caller) {
+  // Whether the stream takes `caller`'s work: run it, or record it while
+  // capturing. Ready: run it; a capture refuses what it cannot record.
+  bool Admit(std::string_view caller) {
     if (!status_.ok()) return false;
     if (!initialized_) {
       Fail(NotInitialized(caller));
+      return false;
+    }
+    return capture_ == nullptr || capture_->ok();
+  }
+  bool Ready(std::string_view caller) {
+    if (!Admit(caller)) return false;
+    if (capture_ != nullptr) [[unlikely]] {
+      RefuseCapture(caller);
       return false;
     }
     return true;
@@ -590,8 +717,18 @@ class Stream {
       return Fail(std::move(status));
     return *this;
   }
+  // While capturing, errors are the capture's: the buffer keeps the first
+  // and EndCapture returns it; the stream stays usable.
   Stream& Fail(Status status) {
+    if (capture_ != nullptr) [[unlikely]] {
+      capture_->FailCapture(std::move(status));
+      return *this;
+    }
     if (status_.ok()) status_ = std::move(status);
+    return *this;
+  }
+  Stream& RefuseCapture(std::string_view caller) {
+    if (capture_->ok()) capture_->FailCapture(capture_->NotCapturable(caller));
     return *this;
   }
   Stream& Fail(ErrorCode code, std::string_view message) { return Fail(MakeError(code, "{} ({})", message, Label())); }
@@ -600,6 +737,8 @@ class Stream {
   typename B::StreamHandle handle_{};
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
+  bool plain_ = false;                   // initialized and not capturing: what the launch path asks
+  CommandBuffer<B>* capture_ = nullptr;  // BeginCapture's buffer
   Status status_;
   // In the executor's list while initialized; on the heap so that a move
   // leaves it where synchronous operations found it.

@@ -148,6 +148,19 @@ class SynchronousOperations {
     return true;
   }
 
+  // While a stream of the executor captures (Stream::BeginCapture), a
+  // synchronous operation would neither be recorded nor wait for the
+  // captured work: refused, as CUDA's global capture mode refuses such calls.
+  Status RefuseWhileCapturing(std::string_view caller, std::string_view label) const {
+    if (capturing_.load(std::memory_order_acquire) == 0) [[likely]]
+      return Status();
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "{} on {}: a stream of this executor is capturing into a command buffer (Stream::BeginCapture); "
+                     "a synchronous operation is not recorded and cannot wait for the captured work: end the capture "
+                     "first, or enqueue the operation on the capturing stream",
+                     caller, label);
+  }
+
   // For the executor's destructor.
   void CloseSynchronous(typename B::ExecutorState& executor) {
     {
@@ -162,6 +175,9 @@ class SynchronousOperations {
  private:
   template <Backend>
   friend class streamexecutor::Stream;
+
+  void CaptureBegan() { capturing_.fetch_add(1, std::memory_order_acq_rel); }
+  void CaptureEnded() { capturing_.fetch_sub(1, std::memory_order_acq_rel); }
 
   void Link(LiveStream<B>& stream) {
     std::lock_guard<std::mutex> lock(streams_mutex_);
@@ -329,7 +345,8 @@ class SynchronousOperations {
   std::mutex sync_mutex_;  // the synchronous stream; taken before streams_mutex_
   typename B::StreamHandle sync_stream_{};
   bool sync_stream_open_ = false;
-  std::mutex streams_mutex_;  // the list and the spare ordering events
+  std::mutex streams_mutex_;       // the list and the spare ordering events
+  std::atomic<int> capturing_{0};  // streams capturing now
   LiveStream<B>* first_stream_ = nullptr;
   std::vector<EventHandle> spare_events_;
   std::size_t events_made_ = 0;
