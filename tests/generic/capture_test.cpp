@@ -49,7 +49,8 @@ TEST_CASE("captured work runs at each submission, not while capturing", "[captur
   }
   // After the capture the stream runs its work again.
   std::vector<float> again(n, 0.0f);
-  REQUIRE(stream.ThenMemZero(dy.ptr(), n * sizeof(float)).ThenMemcpyD2H<float>(dy.cref(), again).BlockHostUntilDone().ok());
+  REQUIRE(
+      stream.ThenMemZero(dy.ptr(), n * sizeof(float)).ThenMemcpyD2H<float>(dy.cref(), again).BlockHostUntilDone().ok());
   CHECK(again[5] == 0.0f);
 }
 
@@ -65,8 +66,10 @@ TEST_CASE("captured fills and events, submitted to another stream", "[capture]")
   capturing.Init();
   running.Init();
   REQUIRE(capturing.BeginCapture(&buffer).ok());
-  capturing.ThenMemset32(memory.ptr(), 0xabcdu, 256).ThenRecordEvent(&event).ThenWaitFor(&event).ThenMemcpy(
-      out.data(), memory.cref(), 256);
+  capturing.ThenMemset32(memory.ptr(), 0xabcdu, 256)
+      .ThenRecordEvent(&event)
+      .ThenWaitFor(&event)
+      .ThenMemcpy(out.data(), memory.cref(), 256);
   REQUIRE(capturing.EndCapture(&buffer).ok());
   REQUIRE(running.ThenSubmit(&buffer).BlockHostUntilDone().ok());
   CHECK(out == std::vector<std::uint32_t>(64, 0xabcdu));
@@ -114,7 +117,7 @@ TEST_CASE("what a buffer cannot hold fails the capture, not the stream", "[captu
     CHECK(waited.code() == se::ErrorCode::kUnimplemented);
     expected = "BlockHostUntilDone on";
   }
-  CHECK(stream.ok());  // the stream stays usable
+  CHECK(stream.ok());                    // the stream stays usable
   stream.ThenMemZero(memory.ptr(), 64);  // after the first error, nothing more is recorded
   const se::Status ended = stream.EndCapture(&buffer);
   CHECK(ended.code() == se::ErrorCode::kUnimplemented);
@@ -209,7 +212,8 @@ TEST_CASE("a capture outlived by its stream or its buffer ends cleanly", "[captu
     }
     CHECK_FALSE(stream.capturing());
     std::vector<int> out(8, -1);
-    REQUIRE(stream.ThenMemset32(memory.ptr(), 3, 32).ThenMemcpy(out.data(), memory.cref(), 32).BlockHostUntilDone().ok());
+    REQUIRE(
+        stream.ThenMemset32(memory.ptr(), 3, 32).ThenMemcpy(out.data(), memory.cref(), 32).BlockHostUntilDone().ok());
     CHECK(out == std::vector<int>(8, 3));
     CHECK(executor->SynchronousMemZero(memory.ptr(), 32).ok());  // no capture left on the executor
   }

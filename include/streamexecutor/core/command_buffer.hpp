@@ -202,6 +202,30 @@ class CommandBuffer {
     void (*abandon)(void* stream) = nullptr;
   };
   const Capturer& capturer() const { return capturer_; }
+  // Why a stream of `stream_executor` (named `stream_label`) may not begin
+  // capturing into this buffer, if it may not.
+  Status CheckCaptureStart(std::string_view caller, const StreamExecutor<B>* stream_executor,
+                           std::string_view stream_label) const {
+    if (!initialized_) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer was not initialized (call Init())",
+                       caller, stream_label);
+    }
+    if (parent_ != stream_executor) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the command buffer was made for {}", caller,
+                       stream_label, Label());
+    }
+    if (capturer_.stream != nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: another stream is capturing into this command buffer",
+                       caller, stream_label);
+    }
+    if (!status_.ok()) return status_;
+    if (finalized_) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on {}: the command buffer is finalized (Finalize or a submission); capture into a new one",
+                       caller, stream_label);
+    }
+    return Status();
+  }
   void SetCapturer(Capturer capturer) { capturer_ = capturer; }
   // Records an operation a capturing stream was given, with the checks the
   // recording calls make; one a buffer cannot hold fails the capture.

@@ -3,14 +3,8 @@
 // cuMemAllocAsync / cuMemFreeAsync do, on every backend.
 //
 // The pool keeps the blocks it got from the driver (B::Allocate) and hands a
-// freed block out again only when that is safe without luck:
-//   - to the stream that freed it, at once: the stream's later work runs after
-//     the free, so after every use queued before it;
-//   - to any stream, once the freeing stream has run the free: it is gone or
-//     idle, or a marker recorded on it after the free has completed (polled,
-//     never waited for on the host). Frees record nothing; a marker is
-//     recorded only when another stream asks for a block and the backend
-//     cannot tell an idle stream (OpenCL).
+// freed block out again only when that is safe without luck: at once to the
+// stream that freed it, to others once the free has run (core/free_blocks.hpp).
 // A block handed out gets a new allocation record and id (core/
 // allocation_registry.hpp), so views of its previous life are refused like
 // views of freed memory, although the bytes are the same.
@@ -25,7 +19,6 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -36,6 +29,7 @@
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/executor.hpp"
+#include "streamexecutor/core/free_blocks.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/core/synchronous.hpp"
@@ -118,7 +112,7 @@ class MemoryPool {
     executor_->registry_.SubtractPoolReserveLocked(released_bytes);
     statistics_.bytes_reserved -= released_bytes;
     ReleaseFreeAbove(0);
-    for (Marker& marker : markers_) B::DestroyEvent(executor_->native_state(), marker.event);
+    free_.DestroyMarkers(executor_->native_state());
   }
 
   StreamExecutor<B>* executor() const { return executor_; }
@@ -140,7 +134,7 @@ class MemoryPool {
     const std::uint64_t size = BlockSize(bytes);
     StatusOr<void*> block = DriverAllocate(lock, "MemoryPool::Reserve", size);
     if (!block.ok()) return block.status();
-    PutFree(size, FreeBlock{block.value(), nullptr, kNoMarker});
+    PutFree(size, block.value(), nullptr);
     return Status();
   }
 
@@ -189,12 +183,8 @@ class MemoryPool {
         return statistics;
       }
     }
-    statistics.bytes_free = free_bytes_;
-    for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
-      if (it->second.empty()) continue;
-      statistics.largest_free_block = it->first;
-      break;
-    }
+    statistics.bytes_free = free_.bytes();
+    statistics.largest_free_block = free_.largest();
     return statistics;
   }
 
@@ -209,7 +199,10 @@ class MemoryPool {
     }
     const std::uint64_t size = BlockSize(bytes);
     std::unique_lock<std::mutex> lock = Lock();
-    void* opaque = TakeFree(stream, size);
+    void* opaque =
+        free_.Take(executor_->native_state(), stream, size, [this](detail::LiveStream<B>* freed_on, auto&& visit) {
+          return executor_->VisitLinkedStream(freed_on, visit);
+        });
     const bool reused = opaque != nullptr;
     if (!reused) {
       StatusOr<void*> block = DriverAllocate(lock, caller, size);
@@ -219,7 +212,7 @@ class MemoryPool {
     StatusOr<DeviceMemoryBase> view = executor_->registry_.RegisterLocked(
         executor_->DeviceLabel(), opaque, bytes, detail::RecordKind::kPooled, static_cast<const void*>(this));
     if (!view.ok()) {
-      PutFree(size, FreeBlock{opaque, stream, kNoMarker});  // still safe for this stream
+      PutFree(size, opaque, stream);  // still safe for this stream
       return view.status();
     }
     statistics_.allocations += 1;
@@ -282,24 +275,6 @@ class MemoryPool {
     }
     if (init_status_.ok() && options.reserve > 0) init_status_ = Reserve(options.reserve);
   }
-
-  static constexpr std::uint32_t kNoMarker = std::numeric_limits<std::uint32_t>::max();
-
-  // A free block is anyone's once the free has run; until then, the freeing
-  // stream's. No event is recorded when a block is freed: a stream that
-  // finds no block of its own asks the freeing stream whether it is idle
-  // (StreamIdleQueryBackend), or else records one marker on it that covers
-  // every block it freed so far, and takes those blocks once the marker has
-  // run. So a stream that reuses its own blocks records nothing.
-  struct FreeBlock {
-    void* opaque;
-    detail::LiveStream<B>* freed_on;  // null once the free has run (or for a reserve)
-    std::uint32_t marker;             // in markers_, or kNoMarker
-  };
-  struct Marker {
-    typename B::EventHandle event;
-    std::uint32_t blocks;  // the free blocks it covers; 0: a spare event
-  };
 
   // Blocks come in sizes that recur: powers of two from 256 B to 1 MiB, then
   // multiples of 1 MiB, so that a freed block fits the next request of about
@@ -383,114 +358,15 @@ class MemoryPool {
       ReleaseBlock(memory.opaque(), size);
       return Status();
     }
-    PutFree(size, FreeBlock{memory.opaque(), stream, kNoMarker});
-    if (free_bytes_ > threshold_) ReleaseFreeAbove(threshold_);
+    PutFree(size, memory.opaque(), stream);
+    if (free_.bytes() > threshold_) ReleaseFreeAbove(threshold_);
     return Status();
   }
 
-  // Keeps `block` for reuse; if the host is out of memory to track it, the
+  // Keeps a block for reuse; if the host is out of memory to track it, the
   // driver has it back.
-  void PutFree(std::uint64_t size, const FreeBlock& block) {
-    try {
-      free_[size].push_back(block);
-    } catch (...) {
-      ReleaseBlock(block.opaque, size);
-      return;
-    }
-    free_bytes_ += size;
-  }
-
-  // A free block of `size` that `stream` may use now, or null. The stream's
-  // own come first, newest first: they need no driver query, and a stream
-  // that takes its own leaves none of them waiting behind its device.
-  void* TakeFree(detail::LiveStream<B>* stream, std::uint64_t size) {
-    auto found = free_.find(size);
-    if (found == free_.end() || found->second.empty()) return nullptr;
-    std::vector<FreeBlock>& blocks = found->second;
-    for (std::size_t i = blocks.size(); i-- > 0;) {
-      if (blocks[i].freed_on == stream) return Take(blocks, i, size);
-    }
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (Passed(blocks[i])) return Take(blocks, i, size);
-    }
-    AskFreeingStreams(blocks);
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (blocks[i].freed_on == nullptr) return Take(blocks, i, size);
-    }
-    return nullptr;
-  }
-  void* Take(std::vector<FreeBlock>& blocks, std::size_t i, std::uint64_t size) {
-    const FreeBlock block = blocks[i];
-    blocks[i] = blocks.back();
-    blocks.pop_back();
-    DropMarker(block.marker);
-    free_bytes_ -= size;
-    return block.opaque;
-  }
-
-  // Whether the free of `block` has run, as far as known without asking its
-  // stream; a marker seen complete makes the block anyone's.
-  bool Passed(FreeBlock& block) {
-    if (block.freed_on == nullptr) return true;
-    if (block.marker == kNoMarker) return false;
-    StatusOr<bool> done = B::QueryEvent(markers_[block.marker].event);
-    if (!done.ok() || !done.value()) return false;
-    DropMarker(block.marker);
-    block.marker = kNoMarker;
-    block.freed_on = nullptr;
-    return true;
-  }
-
-  // For each stream with blocks of `blocks` it freed and no marker covers:
-  // a stream gone or idle has run its frees; on a backend that cannot tell
-  // an idle stream, a marker recorded on it now tells later requests.
-  void AskFreeingStreams(std::vector<FreeBlock>& blocks) {
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      detail::LiveStream<B>* stream = blocks[i].freed_on;
-      if (stream == nullptr || blocks[i].marker != kNoMarker) continue;
-      bool passed = false;
-      std::uint32_t marker = kNoMarker;
-      const bool linked = executor_->VisitLinkedStream(stream, [&](typename B::StreamHandle& handle) {
-        if constexpr (StreamIdleQueryBackend<B>) {
-          passed = B::StreamIsIdle(handle);
-        } else {
-          marker = RecordMarker(handle);
-        }
-      });
-      if (!linked) passed = true;
-      for (std::size_t j = i; j < blocks.size(); ++j) {
-        if (blocks[j].freed_on != stream || blocks[j].marker != kNoMarker) continue;
-        if (passed) {
-          blocks[j].freed_on = nullptr;
-        } else if (marker != kNoMarker) {
-          blocks[j].marker = marker;
-          markers_[marker].blocks += 1;
-        }
-      }
-    }
-  }
-
-  // Records a marker on `stream` (a spare event, or a new one); kNoMarker
-  // if the driver refused. Enqueuing a marker never blocks on the backends
-  // that need one (no idle query: OpenCL).
-  std::uint32_t RecordMarker(typename B::StreamHandle& stream) {
-    std::size_t slot = 0;
-    while (slot < markers_.size() && markers_[slot].blocks != 0) ++slot;
-    if (slot == markers_.size()) {
-      typename B::EventHandle event{};
-      if (!B::CreateEvent(executor_->native_state(), event).ok()) return kNoMarker;
-      try {
-        markers_.push_back(Marker{event, 0});
-      } catch (...) {
-        B::DestroyEvent(executor_->native_state(), event);
-        return kNoMarker;
-      }
-    }
-    if (!B::Submit(stream, op::RecordEvent<typename B::EventHandle>{&markers_[slot].event}).ok()) return kNoMarker;
-    return static_cast<std::uint32_t>(slot);
-  }
-  void DropMarker(std::uint32_t marker) {
-    if (marker != kNoMarker) markers_[marker].blocks -= 1;
+  void PutFree(std::uint64_t size, void* opaque, detail::LiveStream<B>* stream) {
+    if (!free_.Put(size, opaque, stream)) ReleaseBlock(opaque, size);
   }
 
   // From the driver, with `lock` released meanwhile; when it is out of
@@ -505,7 +381,7 @@ class MemoryPool {
     lock.unlock();
     StatusOr<DeviceMemoryBase> memory = B::Allocate(executor_->native_state(), size);
     lock.lock();
-    if (!memory.ok() && memory.status().code() == ErrorCode::kResourceExhausted && free_bytes_ > 0) {
+    if (!memory.ok() && memory.status().code() == ErrorCode::kResourceExhausted && free_.bytes() > 0) {
       ReleaseFreeAbove(0);
       lock.unlock();
       memory = B::Allocate(executor_->native_state(), size);
@@ -519,19 +395,12 @@ class MemoryPool {
       return MakeError(ErrorCode::kResourceExhausted,
                        "{}; this pool: {} in use by {} allocations, largest free block {}", described.message(),
                        detail::FormatBytes(statistics_.bytes_in_use), statistics_.allocations_in_use,
-                       detail::FormatBytes(LargestFree()));
+                       detail::FormatBytes(free_.largest()));
     }
     executor_->registry_.AddPoolReserveLocked(size);
     statistics_.bytes_reserved += size;
     statistics_.driver_allocations += 1;
     return memory.value().opaque();
-  }
-
-  std::uint64_t LargestFree() const {
-    for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
-      if (!it->second.empty()) return it->first;
-    }
-    return 0;
   }
 
   void ReleaseBlock(void* opaque, std::uint64_t size) {
@@ -541,18 +410,9 @@ class MemoryPool {
     statistics_.driver_releases += 1;
   }
 
-  // Largest blocks first: they free the most with the fewest driver calls.
   // The driver defers each release until the work queued on it has run.
   void ReleaseFreeAbove(std::uint64_t keep_bytes) {
-    for (auto it = free_.rbegin(); it != free_.rend() && free_bytes_ > keep_bytes; ++it) {
-      std::vector<FreeBlock>& blocks = it->second;
-      while (!blocks.empty() && free_bytes_ > keep_bytes) {
-        ReleaseBlock(blocks.back().opaque, it->first);
-        DropMarker(blocks.back().marker);
-        blocks.pop_back();
-        free_bytes_ -= it->first;
-      }
-    }
+    free_.ReleaseAbove(keep_bytes, [this](void* opaque, std::uint64_t size) { ReleaseBlock(opaque, size); });
   }
 
   StreamExecutor<B>* executor_;
@@ -562,9 +422,7 @@ class MemoryPool {
   bool listed_ = false;
   bool native_ = false;
   typename detail::NativePoolHandle<B>::type native_pool_{};
-  std::map<std::uint64_t, std::vector<FreeBlock>> free_;  // by block size
-  std::uint64_t free_bytes_ = 0;
-  std::vector<Marker> markers_;
+  detail::FreeBlocks<B> free_;
   MemoryPoolStatistics statistics_;
 };
 

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "streamexecutor/core/canned_members.hpp"
 #include "streamexecutor/core/command_buffer.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
@@ -25,7 +26,7 @@
 namespace streamexecutor {
 
 template <Backend B>
-class Stream {
+class Stream : public detail::CannedMembers<Stream<B>> {
  public:
   explicit Stream(StreamExecutor<B>* parent) : parent_(parent) {}
   Stream(const Stream&) = delete;
@@ -423,25 +424,7 @@ class Stream {
     }
     if (!Ready(caller)) return status_;
     if (buffer == nullptr) return Null(caller, "command buffer");
-    if (!buffer->initialized()) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer was not initialized (call Init())",
-                       caller, Label());
-    }
-    if (buffer->parent() != parent_) {
-      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the command buffer was made for {}", caller, Label(),
-                       buffer->parent() != nullptr ? std::string_view(buffer->parent()->DeviceLabel())
-                                                   : std::string_view("no executor"));
-    }
-    if (buffer->capturer().stream != nullptr) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: another stream is capturing into this command buffer",
-                       caller, Label());
-    }
-    if (!buffer->ok()) return buffer->status();
-    if (buffer->finalized()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "{} on {}: the command buffer is finalized (Finalize or a submission); capture into a new one",
-                       caller, Label());
-    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(buffer->CheckCaptureStart(caller, parent_, Label()));
     buffer->SetCapturer({this, &AbandonCapture});
     capture_ = buffer;
     plain_ = false;
@@ -463,70 +446,6 @@ class Stream {
     return buffer->status();
   }
   bool capturing() const { return capture_ != nullptr; }
-
-  // ---- Canned operations ------------------------------------------------------
-  // Members so that the seed's fluent chains read as they do there. Each is
-  // defined by its library's header (<streamexecutor/blas.hpp>, fft.hpp,
-  // rng.hpp, dnn.hpp) as a function Canned<Name>(Stream&, ...) in namespace
-  // streamexecutor, found by argument-dependent lookup when the call is
-  // compiled; without that header the call does not compile. The core stays
-  // free of every numeric library.
-  template <typename... Args>
-  Stream& ThenBlasAxpy(Args&&... args) {
-    return CannedBlasAxpy(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenBlasDot(Args&&... args) {
-    return CannedBlasDot(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenBlasGemv(Args&&... args) {
-    return CannedBlasGemv(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenBlasGemm(Args&&... args) {
-    return CannedBlasGemm(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenBlasGemmBatched(Args&&... args) {
-    return CannedBlasGemmBatched(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenFft(Args&&... args) {
-    return CannedFft(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenSetRngSeed(Args&&... args) {
-    return CannedSetRngSeed(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenPopulateRandUniform(Args&&... args) {
-    return CannedPopulateRandUniform(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenPopulateRandGaussian(Args&&... args) {
-    return CannedPopulateRandGaussian(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenConvolve(Args&&... args) {
-    return CannedConvolve(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenPoolForward(Args&&... args) {
-    return CannedPoolForward(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenActivate(Args&&... args) {
-    return CannedActivate(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenSoftmax(Args&&... args) {
-    return CannedSoftmax(*this, std::forward<Args>(args)...);
-  }
-  template <typename... Args>
-  Stream& ThenMatMul(Args&&... args) {
-    return CannedMatMul(*this, std::forward<Args>(args)...);
-  }
 
   // For canned-operation libraries: checks that the stream can take work
   // (initialised, no sticky error) and records `status` as its error when it
