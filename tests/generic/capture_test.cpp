@@ -191,8 +191,8 @@ TEST_CASE("BeginCapture and EndCapture refuse what they cannot do", "[capture][e
 
   REQUIRE(stream.ThenSubmit(&buffer).BlockHostUntilDone().ok());  // an empty capture
   CHECK(Mentions(stream.BeginCapture(&buffer), "finalized"));
-  if (auto second_executor = se::Platform<TestBackend>::Get().ExecutorForDevice(1); second_executor.ok()) {
-    se::CommandBuffer foreign(second_executor.value());
+  if (auto* second_executor = SecondExecutor(); second_executor != nullptr) {
+    se::CommandBuffer foreign(second_executor);
     foreign.Init();
     CHECK(Mentions(stream.BeginCapture(&foreign), "the command buffer was made for"));
   }

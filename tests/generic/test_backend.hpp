@@ -14,6 +14,13 @@ using TestBackend = se::SE_TEST_BACKEND;
 inline se::StreamExecutor<TestBackend>* TestExecutor() {
   return se::Platform<TestBackend>::Get().ExecutorForDevice(0).ValueOrDie();
 }
+// The executor of a second device, or null where there is one: the cases
+// about two executors then say so and stop (OpenCL runs them with
+// POCL_DEVICES='pthread pthread', the CUDA double with SE_COUNTING_DOUBLE_DEVICES=2).
+inline se::StreamExecutor<TestBackend>* SecondExecutor() {
+  auto& platform = se::Platform<TestBackend>::Get();
+  return platform.VisibleDeviceCount() < 2 ? nullptr : platform.ExecutorForDevice(1).ValueOrDie();
+}
 
 // Whether a host callback may call the backend (enqueue into its own stream):
 // CUDA forbids CUDA calls inside a host function, so our CUDA callbacks refuse
