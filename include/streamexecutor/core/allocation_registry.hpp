@@ -117,9 +117,9 @@ class AllocationRegistry {
   // live record already names the same handle. `label` names the device in
   // messages ("host:0"); `pool`, the memory pool that hands pooled memory out.
   StatusOr<DeviceMemoryBase> Register(std::string_view label, void* opaque, std::uint64_t bytes,
-                                      RecordKind kind = RecordKind::kAllocated, const void* pool = nullptr) {
+                                      RecordKind kind = RecordKind::kAllocated) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return RegisterLocked(label, opaque, bytes, kind, pool);
+    return RegisterLocked(label, opaque, bytes, kind);
   }
   // Memory pools (core/memory_pool.hpp) keep their own state under this
   // registry's lock, so that a pooled allocation or free takes one lock; they

@@ -449,9 +449,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   // The registry's calls with this executor's label for their messages
   // (core/interop.hpp and core/pinned_memory.hpp make them too).
   StatusOr<DeviceMemoryBase> RegisterAllocation(void* opaque, std::uint64_t bytes,
-                                                detail::RecordKind kind = detail::RecordKind::kAllocated,
-                                                const void* pool = nullptr) {
-    return registry_.Register(label_, opaque, bytes, kind, pool);
+                                                detail::RecordKind kind = detail::RecordKind::kAllocated) {
+    return registry_.Register(label_, opaque, bytes, kind);
   }
   Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, detail::RecordKind kind) {
     return registry_.Retire(caller, label_, memory, kind);
