@@ -14,10 +14,18 @@
       With N > 0 GPUs, a skip other than the --may-skip ones is a failure:
       on a GPU machine a CUDA test has no reason to skip. Exit status 1 when
       anything failed, 0 otherwise.
+
+  gpu_check.py cases EXECUTABLE [--timeout S] [--log FILE]
+      Runs each test case of a Catch2 executable in a process of its own:
+      one device fault (a sticky CUDA error) ends the process that caused
+      it, so the cases after it are still tried. One line per case that
+      did not pass, its output in FILE, then 'cases: P passed, F failed'.
 """
 import argparse
 import json
 import os
+import re
+import subprocess
 import sys
 
 
@@ -81,6 +89,41 @@ def summary(args):
     return 1 if counts["failed"] else 0
 
 
+def catch_spec(name):
+    """A Catch2 test spec that matches the one case called `name`."""
+    return re.sub(r'([\\\[\],*"~])', r"\\\1", name)
+
+
+def cases(args):
+    exe = os.path.realpath(args.executable)
+    listing = subprocess.run([exe, "--list-test-names-only"], capture_output=True, text=True, check=False)
+    names = [line for line in listing.stdout.splitlines() if line.strip()]
+    if not names:
+        print(f"cases: {exe} listed no test case (exit {listing.returncode})")
+        return 1
+    passed, failed = 0, []
+    with open(args.log, "w", encoding="utf-8") as log:
+        for name in names:
+            try:
+                run = subprocess.run([exe, catch_spec(name)], capture_output=True, text=True, timeout=args.timeout,
+                                     check=False)
+                verdict, output = run.returncode, run.stdout + run.stderr
+            except subprocess.TimeoutExpired as expired:
+                verdict, output = f"timeout after {args.timeout} s", str(expired.stdout or "")
+            # The listing also holds what the executable prints first (the
+            # suite's banner), which matches no case.
+            if verdict == 0 and "No test cases matched" in output:
+                continue
+            if verdict == 0:
+                passed += 1
+                continue
+            failed.append(name)
+            print(f"  FAIL {name} (exit {verdict})")
+            log.write(f"==== {name} (exit {verdict})\n{output}\n")
+    print(f"cases: {passed} passed, {len(failed)} failed (one process each; output of the failures in {args.log})")
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,7 +135,13 @@ def main():
     s.add_argument("build")
     s.add_argument("--gpus", type=int, default=0)
     s.add_argument("--may-skip", nargs="*", default=[])
+    c = commands.add_parser("cases")
+    c.add_argument("executable")
+    c.add_argument("--timeout", type=int, default=120)
+    c.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
+    if args.command == "cases":
+        return cases(args)
     if args.command == "targets":
         targets(args)
         return 0

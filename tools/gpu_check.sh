@@ -225,6 +225,14 @@ main() {
     meson test -C "$build" --no-rebuild --suite cuda --print-errorlogs --num-processes "$jobs"
     test_status=$?
     echo "tests: status $test_status, $(( $(date +%s) - test_start )) s"
+    # A device fault is sticky for the process's context and fails every case
+    # after it: find each failing case of the generic suite on its own.
+    if [ "$test_status" -ne 0 ] && [ -x "$build/tests/generic_cuda" ]; then
+      section "generic cuda, one process per test case"
+      local cases_log="$work/logs/generic_cuda_cases.txt"
+      (cd "$build" && python3 "$root/tools/gpu_check.py" cases tests/generic_cuda --timeout 120 --log "$cases_log")
+      [ -n "${OUT:-}" ] && cp "$cases_log" "$OUT/"
+    fi
   fi
 
   local bench_ok=0 bench_failed=0 bench_skipped=0

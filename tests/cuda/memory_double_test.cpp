@@ -169,6 +169,7 @@ TEST_CASE("the driver's pool: threshold, Trim, reserve and destruction reach the
   const long trims = Calls("cuMemPoolTrimTo");
   const long destroys = Calls("cuMemPoolDestroy");
   const long memfrees = Calls("cuMemFree");
+  long syncs = 0;
   se::DeviceMemory<std::uint8_t> live;
   {
     se::MemoryPool<se::cuda> pool(executor, se::MemoryPoolOptions{.reserve = 1 << 20});
@@ -189,10 +190,14 @@ TEST_CASE("the driver's pool: threshold, Trim, reserve and destruction reach the
     REQUIRE(stream.BlockHostUntilDone().ok());
     CHECK(pool.GetStatistics().bytes_reserved == 0);
 
-    stream.ThenAllocate(256, &live, &pool);
+    stream.ThenAllocate(256, &live, &pool).ThenMemZero(&live, 256);
     REQUIRE(stream.ok());
+    syncs = Calls("cuCtxSynchronize");
   }
-  // Destroyed with `live` out: cuMemFree (which waits for the device) frees it first.
+  // Destroyed with `live` out and a fill queued on it: cuMemFree does not wait
+  // for a pool's allocation, so the context is synchronized first (on a GPU
+  // the fill otherwise ran on freed memory: CUDA_ERROR_LAUNCH_FAILED).
+  CHECK(Calls("cuCtxSynchronize") == syncs + 1);
   CHECK(Calls("cuMemFree") == memfrees + 1);
   CHECK(Calls("cuMemPoolDestroy") == destroys + 1);
   stream.ThenDeallocate(&live);

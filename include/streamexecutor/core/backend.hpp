@@ -13,6 +13,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "streamexecutor/core/device_description.hpp"
@@ -186,6 +187,8 @@ concept MemoryAdviceBackend =
 // Optional: the driver's own stream-ordered pools, which MemoryPool<B> uses
 // instead of the library's (core/memory_pool.hpp) where HasNativePools says
 // the driver and device have them. Usage as the driver counts it.
+// DestroyPool frees the allocations still `outstanding` once the device has
+// finished the work queued on them, then the pool.
 struct NativePoolUsage {
   std::uint64_t reserved = 0;  // held from the device: in use and free
   std::uint64_t used = 0;      // in use by allocations (as the pool rounds them)
@@ -193,10 +196,11 @@ struct NativePoolUsage {
 template <typename B>
 concept NativeMemoryPoolBackend =
     Backend<B> && requires(typename B::ExecutorState& executor, typename B::PoolHandle& pool,
-                           typename B::StreamHandle& stream, const DeviceMemoryBase& memory, std::uint64_t bytes) {
+                           typename B::StreamHandle& stream, const DeviceMemoryBase& memory, std::uint64_t bytes,
+                           std::span<const DeviceMemoryBase> outstanding) {
       { B::HasNativePools(executor) } -> std::same_as<bool>;
       { B::CreatePool(executor, pool) } -> std::same_as<Status>;
-      { B::DestroyPool(executor, pool) } -> std::same_as<void>;
+      { B::DestroyPool(executor, pool, outstanding) } -> std::same_as<void>;
       { B::AllocateFromPool(stream, pool, bytes) } -> std::same_as<StatusOr<DeviceMemoryBase>>;
       { B::FreeToPool(stream, memory) } -> std::same_as<Status>;
       { B::ReservePool(executor, pool, bytes) } -> std::same_as<Status>;

@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -95,11 +96,14 @@ class MemoryPool {
     std::unique_lock<std::mutex> lock = Lock();
     if constexpr (NativeMemoryPoolBackend<B>) {
       if (native_) {
-        // B::Deallocate (cuMemFree) waits for the work queued on the memory.
-        executor_->registry_.RetireAllOfLocked(this, [&](void* opaque, std::uint64_t bytes) {
-          B::Deallocate(executor_->native_state(), DeviceMemoryBase(opaque, bytes)).IgnoreError();
-        });
-        B::DestroyPool(executor_->native_state(), native_pool_);
+        std::vector<DeviceMemoryBase> outstanding;
+        executor_->registry_.RetireAllOfLocked(
+            this, [&](void* opaque, std::uint64_t bytes) { outstanding.emplace_back(opaque, bytes); });
+        // The backend waits for the device before it frees what is still
+        // out; not under the registry's lock, which a host callback still
+        // queued may need.
+        lock.unlock();
+        B::DestroyPool(executor_->native_state(), native_pool_, std::span<const DeviceMemoryBase>(outstanding));
         return;
       }
     }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/device_memory.hpp"
@@ -55,11 +56,21 @@ struct NativePoolOperations {
     }
     return Status();
   }
-  // Allocations still out are the caller's to free first (cuMemFree, which
-  // waits for the device); the driver would otherwise keep the pool until
-  // they are.
+  // cuMemFree does not wait for the work queued on a pool's allocation (it
+  // does for cuMemAlloc's), so the context is synchronized first: on a GPU a
+  // fill still queued on freed memory ended in CUDA_ERROR_LAUNCH_FAILED,
+  // sticky for the whole context. Without the frees the driver would keep
+  // the pool until process exit. A destructor has no Status to return.
   template <typename Executor>
-  static void DestroyPool(Executor& executor, PoolHandle& pool) {
+  static void DestroyPool(Executor& executor, PoolHandle& pool, std::span<const DeviceMemoryBase> outstanding) {
+    const ContextScope context_scope(*executor.api, executor.context);
+    if (!outstanding.empty() && context_scope.ok()) {
+      // An error here is a stream's, reported by that stream; the memory goes either way.
+      executor.api->cuCtxSynchronize();
+      for (const DeviceMemoryBase& memory : outstanding) {
+        executor.api->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(memory.opaque())));
+      }
+    }
     executor.api->cuMemPoolDestroy(pool);
     pool = nullptr;
   }
