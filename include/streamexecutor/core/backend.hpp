@@ -195,9 +195,9 @@ struct NativePoolUsage {
 };
 template <typename B>
 concept NativeMemoryPoolBackend =
-    Backend<B> && requires(typename B::ExecutorState& executor, typename B::PoolHandle& pool,
-                           typename B::StreamHandle& stream, const DeviceMemoryBase& memory, std::uint64_t bytes,
-                           std::span<const DeviceMemoryBase> outstanding) {
+    Backend<B> &&
+    requires(typename B::ExecutorState& executor, typename B::PoolHandle& pool, typename B::StreamHandle& stream,
+             const DeviceMemoryBase& memory, std::uint64_t bytes, std::span<const DeviceMemoryBase> outstanding) {
       { B::HasNativePools(executor) } -> std::same_as<bool>;
       { B::CreatePool(executor, pool) } -> std::same_as<Status>;
       { B::DestroyPool(executor, pool, outstanding) } -> std::same_as<void>;
