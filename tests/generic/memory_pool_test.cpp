@@ -352,30 +352,37 @@ TEST_CASE("allocations on streams of several threads stay bounded", "[memory-poo
   se::MemoryPool<TestBackend> pool(executor);
   constexpr int kThreads = 2;
   constexpr int kIterations = 500;
-  std::vector<se::Status> results(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      se::Stream stream(executor);
-      stream.Init();
-      for (int i = 0; i < kIterations && stream.ok(); ++i) {
-        se::DeviceMemory<std::uint32_t> memory;
-        stream.ThenAllocate(1000 + static_cast<std::uint64_t>(i % 7), &memory, &pool)
-            .ThenMemset32(&memory, static_cast<std::uint32_t>(i), 4000)
-            .ThenDeallocate(&memory);
-      }
-      results[static_cast<std::size_t>(t)] = stream.BlockHostUntilDone();
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const se::Status& status : results) CHECK(status.ok());
-  const se::MemoryPoolStatistics statistics = pool.GetStatistics();
-  CHECK(statistics.allocations == kThreads * kIterations);
+  const auto run_round = [&] {
+    std::vector<se::Status> results(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        se::Stream stream(executor);
+        stream.Init();
+        for (int i = 0; i < kIterations && stream.ok(); ++i) {
+          se::DeviceMemory<std::uint32_t> memory;
+          stream.ThenAllocate(1000 + static_cast<std::uint64_t>(i % 7), &memory, &pool)
+              .ThenMemset32(&memory, static_cast<std::uint32_t>(i), 4000)
+              .ThenDeallocate(&memory);
+        }
+        results[static_cast<std::size_t>(t)] = stream.BlockHostUntilDone();
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const se::Status& status : results) CHECK(status.ok());
+    return pool.GetStatistics();
+  };
+  const se::MemoryPoolStatistics first = run_round();
+  const se::MemoryPoolStatistics statistics = run_round();
+  CHECK(statistics.allocations == 2 * kThreads * kIterations);
   CHECK(statistics.allocations_in_use == 0);
   // Each stream reuses its own block at once: about one block per stream,
   // bounded whatever the iteration count.
   if (statistics.native) {
-    CHECK(statistics.bytes_reserved <= 3 * kThreads * 4096);
+    // The driver reserves in chunks of its own (32 MiB on an H200), so the
+    // bound is that a second round takes nothing more.
+    CHECK(first.bytes_reserved > 0);
+    CHECK(statistics.bytes_reserved <= first.bytes_reserved);
   } else {
     CHECK(statistics.driver_allocations <= 3 * kThreads);
   }

@@ -26,6 +26,7 @@ inline se::StreamExecutor<TestBackend>* SecondExecutor() {
 // CUDA forbids CUDA calls inside a host function, so our CUDA callbacks refuse
 // them with FAILED_PRECONDITION (docs/api.md, "Differences between backends").
 inline constexpr bool kCallbacksMayCallTheBackend = se::Capabilities<TestBackend>::kCallbacksMayEnqueue;
+inline constexpr bool kCallbackFailureSkipsQueuedWork = se::Capabilities<TestBackend>::kCallbackFailureSkipsQueuedWork;
 // Whether every operation has run when its Then* call returns (a serial backend):
 // cases about work that is still queued do not apply there.
 inline constexpr bool kRunsOnEnqueue = se::Capabilities<TestBackend>::kRunsOnEnqueue;

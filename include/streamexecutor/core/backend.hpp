@@ -287,6 +287,16 @@ struct Capabilities {
     else
       return true;
   }();
+  // Work already queued behind a host callback that fails is skipped. CUDA's
+  // driver cannot cancel launches, copies and fills queued before the
+  // callback ran, so there they still run; later callbacks are skipped and
+  // the stream reports the failure on every backend.
+  static constexpr bool kCallbackFailureSkipsQueuedWork = [] {
+    if constexpr (requires { B::kCallbackFailureSkipsQueuedWork; })
+      return bool{B::kCallbackFailureSkipsQueuedWork};
+    else
+      return true;
+  }();
   // Every operation has run when its Then* call returns (a serial backend):
   // a queued operation is never pending, so tests of pending work do not apply.
   static constexpr bool kRunsOnEnqueue = [] {

@@ -41,6 +41,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
   static constexpr bool kWaitsAcrossExecutors = true;
   // cuLaunchHostFunc: a host function must not call CUDA (Capabilities<B>).
   static constexpr bool kCallbacksMayEnqueue = false;
+  // Work queued behind a failing host function still runs (Capabilities<B>).
+  static constexpr bool kCallbackFailureSkipsQueuedWork = false;
 
   struct PlatformState {
     const cuda_detail::DriverApi* api = nullptr;

@@ -188,6 +188,10 @@ class RecordedGraph {
     streamexecutor::detail::StoredCallbackPtr callback;
     static void CUDA_CB Run(void* user_data) {
       auto* self = static_cast<HostNode*>(user_data);
+      // A submission launched before an earlier one's callback failed still
+      // runs its device nodes (the driver cannot cancel them); its callbacks
+      // are skipped, as a stream's are.
+      if (!self->owner->failure_.Get().ok()) return;
       const HostFunctionScope inside;
       struct Call {
         HostNode* self;
