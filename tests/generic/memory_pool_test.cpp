@@ -4,6 +4,7 @@
 // bad-input path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -380,9 +381,10 @@ TEST_CASE("allocations on streams of several threads stay bounded", "[memory-poo
   // bounded whatever the iteration count.
   if (statistics.native) {
     // The driver reserves in chunks of its own (32 MiB on an H200), so the
-    // bound is that a second round takes nothing more.
+    // bound is a few blocks per stream or what the first round took,
+    // whichever is more: the second round's 1000 pairs take nothing more.
     CHECK(first.bytes_reserved > 0);
-    CHECK(statistics.bytes_reserved <= first.bytes_reserved);
+    CHECK(statistics.bytes_reserved <= std::max<std::uint64_t>(first.bytes_reserved, 3 * kThreads * 4096));
   } else {
     CHECK(statistics.driver_allocations <= 3 * kThreads);
   }
