@@ -6,7 +6,17 @@
 // The buffer side skips, per launch, the argument checks and packing (done
 // once at record time); on OpenCL with cl_khr_command_buffer it is also one
 // driver call instead of 100 clSetKernelArg + clEnqueueNDRangeKernel.
-// After the run, the ratio launches/buffer per backend is printed.
+//   update_1/<backend>/{update,rerecord}
+//       new arguments for one launch of the 100: UpdateLaunch on the
+//       finalized buffer, against recording a new buffer of 100 launches
+//       and finalizing it (what a program without updates does)
+//   update_submit_1/<backend>/{update,rerecord}
+//       the same, each followed by a submission and BlockHostUntilDone (on
+//       OpenCL with the extension an update records its run again at the
+//       next submission, which this includes)
+// CUDA runs against the counting driver double when it is on
+// LD_LIBRARY_PATH (run.sh does that): the library's cost around the driver.
+// After the run, the ratio of the two sides of each pair is printed.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -27,24 +37,44 @@ constexpr int kLaunches = 100;
 
 void empty_host(const se::host::KernelContext&, int*) {}
 constexpr const char* kEmptyOpenCL = "__kernel void empty(__global int* p) {}\n";
+constexpr const char* kEmptyPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry empty(.param .u64 p) { ret; }
+)";
 using EmptyKernel = se::TypedKernel<se::DeviceMemory<int>*>;
 
 template <typename B>
 struct Fixture {
   explicit Fixture(se::StreamExecutor<B>* e)
-      : executor(e), kernel(e), memory(e->template AllocateOwnedArray<int>(1)), stream(e), buffer(e) {
+      : executor(e),
+        kernel(e),
+        memory(e->template AllocateOwnedArray<int>(1)),
+        other(e->template AllocateOwnedArray<int>(1)),
+        stream(e),
+        buffer(e) {
     se::MultiKernelLoaderSpec spec(1);
     spec.AddHostKernel<&empty_host>("empty");
     spec.AddOpenCLTextInMemory(kEmptyOpenCL, "empty");
+    spec.AddCudaPtxInMemory(kEmptyPtx, "empty");
     if (!executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel");
     stream.Init();
-    buffer.Init();
-    for (int i = 0; i < kLaunches; ++i) buffer.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, memory.ptr());
+    Record(buffer);
+    middle = middle_of_last_record;
     if (!buffer.Finalize().ok() || !stream.ok()) bench::Die(buffer.status().ToString());
+  }
+  void Record(se::CommandBuffer<B>& into) {
+    into.Init();
+    for (int i = 0; i < kLaunches; ++i) {
+      into.ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, memory.ptr());
+      if (i == kLaunches / 2) middle_of_last_record = into.LastCommand();
+    }
   }
   se::StreamExecutor<B>* executor;
   EmptyKernel kernel;
-  se::ScopedDeviceMemory<int> memory;
+  se::ScopedDeviceMemory<int> memory, other;
+  se::CommandId middle, middle_of_last_record;
   se::Stream<B> stream;
   se::CommandBuffer<B> buffer;
 };
@@ -82,7 +112,45 @@ void Register(const std::string& backend, Fixture<B>& f) {
   })->UseManualTime();
 }
 
-// Prints launches/buffer for each backend as the runs come in.
+template <typename B>
+void RegisterUpdates(const std::string& backend, Fixture<B>& f) {
+  // One launch of the 100 gets the other memory, then back, in turns.
+  auto update = [&f](int turn) {
+    se::DeviceMemory<int>* target = turn % 2 == 0 ? f.other.ptr() : f.memory.ptr();
+    if (!f.buffer.UpdateLaunch(f.middle, se::ThreadDim(1), se::BlockDim(1), f.kernel, target).ok()) {
+      bench::Die("UpdateLaunch");
+    }
+  };
+  auto rerecord = [&f] {
+    se::CommandBuffer<B> fresh(f.executor);
+    f.Record(fresh);
+    if (!fresh.Finalize().ok()) bench::Die(fresh.status().ToString());
+  };
+  benchmark::RegisterBenchmark(Name("update_1", backend, "update").c_str(), [update](benchmark::State& state) {
+    int turn = 0;
+    for (auto _ : state) update(turn++);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("update_1", backend, "rerecord").c_str(), [rerecord](benchmark::State& state) {
+    for (auto _ : state) rerecord();
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("update_submit_1", backend, "update").c_str(), [&f,
+                                                                                    update](benchmark::State& state) {
+    int turn = 0;
+    for (auto _ : state) {
+      update(turn++);
+      if (!f.stream.ThenSubmit(&f.buffer).BlockHostUntilDone().ok()) bench::Die("submit");
+    }
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("update_submit_1", backend, "rerecord").c_str(), [&f](benchmark::State& state) {
+    for (auto _ : state) {
+      se::CommandBuffer<B> fresh(f.executor);
+      f.Record(fresh);
+      if (!f.stream.ThenSubmit(&fresh).BlockHostUntilDone().ok()) bench::Die("submit");
+    }
+  })->UseRealTime();
+}
+
+// Prints the ratio of each pair's sides as the runs come in.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -101,6 +169,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
         std::printf("%s: ThenLaunch x%d / ThenSubmit(buffer) = %.2f\n", pair.c_str(), kLaunches,
                     sides.at("launches") / sides.at("buffer"));
       }
+      if (sides.count("update") && sides.count("rerecord")) {
+        std::printf("%s: re-record %d launches / UpdateLaunch = %.1f\n", pair.c_str(), kLaunches,
+                    sides.at("rerecord") / sides.at("update"));
+      }
     }
   }
 
@@ -116,6 +188,7 @@ int main(int argc, char** argv) {
   auto* host_executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
   Fixture<se::host> host(host_executor);
   Register("host", host);
+  RegisterUpdates("host", host);
 #endif
 #ifdef STREAMEXECUTOR_WITH_OPENCL
   auto opencl_executor = se::Platform<se::opencl>::Get().ExecutorForDevice(0);
@@ -123,6 +196,16 @@ int main(int argc, char** argv) {
   if (opencl_executor.ok()) {
     opencl = std::make_unique<Fixture<se::opencl>>(opencl_executor.value());
     Register("opencl", *opencl);
+    RegisterUpdates("opencl", *opencl);
+  }
+#endif
+#ifdef STREAMEXECUTOR_WITH_CUDA
+  // The counting driver double on LD_LIBRARY_PATH (no GPU here), or a GPU.
+  std::unique_ptr<Fixture<se::cuda>> cuda;
+  if (se::Platform<se::cuda>::Get().VisibleDeviceCount() > 0) {
+    cuda = std::make_unique<Fixture<se::cuda>>(se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie());
+    Register("cuda", *cuda);
+    RegisterUpdates("cuda", *cuda);
   }
 #endif
   RatioReporter reporter;

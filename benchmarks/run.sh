@@ -61,13 +61,13 @@ run_bench host_bench
 run_bench barrier_bench
 run_bench opencl_launch_bench
 run_bench copy_bench
-run_bench command_buffer_bench
 run_bench rng_bench
 run_bench fft_bench
 # No GPU here: the CUDA launch path runs against the counting driver double.
 with_double="$root/$build/tests/cuda/counting_double${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LD_LIBRARY_PATH="$with_double" run_bench cuda_launch_bench
 LD_LIBRARY_PATH="$with_double" run_bench memory_pool_bench  # the CUDA pairs against the double
+LD_LIBRARY_PATH="$with_double" run_bench command_buffer_bench  # CUDA against the double
 
 if command -v valgrind >/dev/null; then
   if [ -x "$build/benchmarks/opencl_launch_count" ]; then

@@ -3,6 +3,8 @@
 // the submissions make, and that each failing driver call is named.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -147,4 +149,84 @@ TEST_CASE("each failing graph call is named in the Status", "[cuda][command-buff
     CHECK(done.code() == se::ErrorCode::kCancelled);
     CHECK(Mentions(done, "host callback on cuda:0 failed: stop"));
   }
+}
+
+TEST_CASE("an update sets the node's parameters in the graph and in the instantiated graph",
+          "[cuda][command-buffer][command-update]") {
+  auto* executor = Executor();  // loads the driver: the double, here
+  REQUIRE(Double().loaded());
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  ScaleKernel kernel(executor);
+  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  auto a = executor->AllocateOwnedArray<float>(16);
+  auto b = executor->AllocateOwnedArray<float>(16);
+  std::vector<float> ones(16, 1.0f), twos(16, 2.0f), out(16, 0.0f);
+  const Counts counts;
+
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(1), kernel, a.ptr(), 3.0f, 16u);
+  const se::CommandId launch = buffer.LastCommand();
+  buffer.ThenMemcpyH2D<float>(ones, a.ptr());
+  const se::CommandId upload = buffer.LastCommand();
+  buffer.ThenMemset32(b.ptr(), 0u, 64);
+  const se::CommandId fill = buffer.LastCommand();
+  REQUIRE(buffer.ok());
+
+  // Before Finalize: the graph's node only.
+  const long graph_sets = counts.Of("cuGraphKernelNodeSetParams");
+  const long exec_sets = counts.Of("cuGraphExecKernelNodeSetParams");
+  REQUIRE(buffer.UpdateLaunch(launch, se::ThreadDim(8), se::BlockDim(2), kernel, b.ptr(), 5.0f, 8u).ok());
+  CHECK(counts.Of("cuGraphKernelNodeSetParams") == graph_sets + 1);
+  CHECK(counts.Of("cuGraphExecKernelNodeSetParams") == exec_sets);
+  REQUIRE(buffer.Finalize().ok());
+
+  // After: both, and the next launch of the graph passes the new values.
+  REQUIRE(buffer.UpdateLaunch(launch, se::ThreadDim(4), se::BlockDim(4), kernel, a.ptr(), 7.0f, 4u).ok());
+  CHECK(counts.Of("cuGraphKernelNodeSetParams") == graph_sets + 2);
+  CHECK(counts.Of("cuGraphExecKernelNodeSetParams") == exec_sets + 1);
+  const long copy_sets = counts.Of("cuGraphExecMemcpyNodeSetParams");
+  const long fill_sets = counts.Of("cuGraphExecMemsetNodeSetParams");
+  REQUIRE(buffer.UpdateMemcpyH2D<float>(upload, twos, b.ptr()).ok());
+  REQUIRE(buffer.UpdateMemset32(fill, a.ptr(), 0x40400000u, 64).ok());  // 3.0f
+  CHECK(counts.Of("cuGraphExecMemcpyNodeSetParams") == copy_sets + 1);
+  CHECK(counts.Of("cuGraphExecMemsetNodeSetParams") == fill_sets + 1);
+
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  SeCountingDoubleLaunch last{};
+  REQUIRE(Double().last_launch(&last));
+  CHECK(std::string(last.kernel_name) == "scale");
+  CHECK(last.grid[0] == 4);
+  CHECK(last.block[0] == 4);
+  float scale = 0.0f;
+  std::memcpy(&scale, last.param_bytes[1], sizeof scale);
+  CHECK(scale == 7.0f);
+  CUdeviceptr address = 0;
+  std::memcpy(&address, last.param_bytes[0], sizeof address);
+  CHECK(address == static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(a.ptr()->opaque())));
+  REQUIRE(stream.ThenMemcpyD2H<float>(b.cref(), out).BlockHostUntilDone().ok());
+  CHECK(out == twos);
+  REQUIRE(stream.ThenMemcpyD2H<float>(a.cref(), out).BlockHostUntilDone().ok());
+  CHECK(out == std::vector<float>(16, 3.0f));
+}
+
+TEST_CASE("a driver that rejects an update is named, and the operation stays as it was",
+          "[cuda][command-buffer][command-update][errors]") {
+  auto* executor = Executor();
+  REQUIRE(Double().loaded());
+  auto a = executor->AllocateOwnedArray<float>(4);
+  auto b = executor->AllocateOwnedArray<float>(4);
+  std::vector<float> out(4, -1.0f);
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenMemset32(a.ptr(), 0u, 16).ThenMemcpyD2H<float>(a.cref(), out);
+  const se::CommandId download = buffer.LastCommand();
+  REQUIRE(buffer.Finalize().ok());
+  Double().fail_next("cuGraphExecMemcpyNodeSetParams", CUDA_ERROR_INVALID_VALUE);
+  const se::Status s = buffer.UpdateMemcpyD2H<float>(download, b.cref(), out);
+  CHECK(Mentions(s, "cuGraphExecMemcpyNodeSetParams failed with CUDA_ERROR_INVALID_VALUE"));
+  CHECK(Mentions(s, "updating operation 1"));
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  CHECK(out == std::vector<float>(4, 0.0f));  // still a's, filled with zeros
 }

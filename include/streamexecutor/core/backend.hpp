@@ -12,6 +12,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -253,6 +254,21 @@ concept CommandBufferBackend =
       { B::Record(buffer, launch) } -> std::same_as<Status>;
       { B::FinalizeCommandBuffer(buffer) } -> std::same_as<Status>;
       { B::SubmitCommandBuffer(stream, buffer) } -> std::same_as<Status>;
+    };
+// Optional: new values for a recorded launch, copy or fill (the index-th
+// operation recorded), before or after Finalize, for later submissions.
+template <typename B>
+concept CommandBufferUpdateBackend =
+    CommandBufferBackend<B> &&
+    requires(typename B::CommandBufferHandle& buffer, std::size_t index, const op::MemcpyH2D& h2d,
+             const op::MemcpyD2H& d2h, const op::MemcpyD2D& d2d, const op::Memset8& fill8, const op::Memset32& fill32,
+             const op::Launch<typename B::KernelHandle>& launch) {
+      { B::Update(buffer, index, h2d) } -> std::same_as<Status>;
+      { B::Update(buffer, index, d2h) } -> std::same_as<Status>;
+      { B::Update(buffer, index, d2d) } -> std::same_as<Status>;
+      { B::Update(buffer, index, fill8) } -> std::same_as<Status>;
+      { B::Update(buffer, index, fill32) } -> std::same_as<Status>;
+      { B::Update(buffer, index, launch) } -> std::same_as<Status>;
     };
 
 // Events that cost more when they can be timed (CUDA: an event without

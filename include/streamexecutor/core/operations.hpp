@@ -133,6 +133,10 @@ struct Launch {
   const PackedArgs<Params...>& args;
   const std::string* kernel_name;  // interned by the executor: outlives the launch
 };
+template <typename T>
+inline constexpr bool IsLaunch = false;
+template <typename KernelHandle, typename... Params>
+inline constexpr bool IsLaunch<Launch<KernelHandle, Params...>> = true;
 
 // A typed launch for a backend that takes the caller's arguments themselves
 // (ArgumentLaunchBackend): everything of Launch but the packed arguments.

@@ -560,24 +560,11 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
   static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
     if (buffer) std::exchange(buffer, nullptr)->Release();
   }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) {
-    return buffer->AddCopy(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr,
-                           copy.bytes);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) {
-    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST, 0, copy.dst,
-                           copy.bytes);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) {
-    return buffer->AddCopy(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_DEVICE, Address(copy.dst),
-                           nullptr, copy.bytes);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) {
-    return buffer->AddFill(Address(fill.dst), fill.value & 0xff, 1, fill.bytes);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) {
-    return buffer->AddFill(Address(fill.dst), fill.pattern, 4, fill.bytes / 4);
-  }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) { return buffer->AddCopy(Copy(copy)); }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) { return buffer->AddCopy(Copy(copy)); }
+  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) { return buffer->AddCopy(Copy(copy)); }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) { return buffer->AddFill(Fill(fill)); }
+  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) { return buffer->AddFill(Fill(fill)); }
   template <typename Callback>
   static Status Record(CommandBufferHandle& buffer, const op::HostCall<Callback>& call) {
     return buffer->AddHostCall(static_cast<Callback&&>(call.callable));
@@ -590,24 +577,67 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
   }
   template <typename... Params>
   static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    return cuda_detail::WithKernelParams<Params...>(launch.args,
-                                                    [&](void** params, std::uint64_t shared_bytes) -> Status {
-                                                      CUDA_KERNEL_NODE_PARAMS node_params{};
-                                                      node_params.func = launch.kernel.function;
-                                                      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
-                                                      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
-                                                      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
-                                                      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
-                                                      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
-                                                      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
-                                                      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
-                                                      node_params.kernelParams = params;  // copied by the driver
-                                                      return buffer->AddKernel(node_params);
-                                                    });
+    return WithNodeParams(launch, [&](const CUDA_KERNEL_NODE_PARAMS& params) { return buffer->AddKernel(params); });
+  }
+  // Updates (CommandBufferUpdateBackend): cuGraph*NodeSetParams and
+  // cuGraphExec*NodeSetParams on the operation's node.
+  template <typename CopyOperation>
+    requires std::is_same_v<CopyOperation, op::MemcpyH2D> || std::is_same_v<CopyOperation, op::MemcpyD2H> ||
+             std::is_same_v<CopyOperation, op::MemcpyD2D>
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const CopyOperation& copy) {
+    return buffer->SetCopy(index, Copy(copy));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset8& fill) {
+    return buffer->SetFill(index, Fill(fill));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset32& fill) {
+    return buffer->SetFill(index, Fill(fill));
+  }
+  template <typename... Params>
+  static Status Update(CommandBufferHandle& buffer, std::size_t index,
+                       const op::Launch<KernelHandle, Params...>& launch) {
+    return WithNodeParams(launch,
+                          [&](const CUDA_KERNEL_NODE_PARAMS& params) { return buffer->SetKernel(index, params); });
   }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(*stream);
+  }
+  // A recorded operation as the driver's node parameters.
+  static CUDA_MEMCPY3D Copy(const op::MemcpyH2D& copy) {
+    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE,
+                                                  Address(copy.dst), nullptr, copy.bytes);
+  }
+  static CUDA_MEMCPY3D Copy(const op::MemcpyD2H& copy) {
+    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST,
+                                                  0, copy.dst, copy.bytes);
+  }
+  static CUDA_MEMCPY3D Copy(const op::MemcpyD2D& copy) {
+    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr,
+                                                  CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr, copy.bytes);
+  }
+  static CUDA_MEMSET_NODE_PARAMS Fill(const op::Memset8& fill) {
+    return cuda_detail::RecordedGraph::FillParams(Address(fill.dst), fill.value & 0xff, 1, fill.bytes);
+  }
+  static CUDA_MEMSET_NODE_PARAMS Fill(const op::Memset32& fill) {
+    return cuda_detail::RecordedGraph::FillParams(Address(fill.dst), fill.pattern, 4, fill.bytes / 4);
+  }
+  // The kernel node's parameters; the driver copies the argument values.
+  template <typename... Params, typename Use>
+  static Status WithNodeParams(const op::Launch<KernelHandle, Params...>& launch, Use&& use) {
+    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) {
+      CUDA_KERNEL_NODE_PARAMS node_params{};
+      node_params.func = launch.kernel.function;
+      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
+      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
+      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
+      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
+      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
+      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
+      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+      node_params.kernelParams = params;
+      return Status(use(static_cast<const CUDA_KERNEL_NODE_PARAMS&>(node_params)));
+    });
   }
 
   // ---- Peer access ---------------------------------------------------------------
@@ -645,6 +675,7 @@ static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
+static_assert(CommandBufferUpdateBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor

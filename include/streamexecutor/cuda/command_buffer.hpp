@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <new>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -58,15 +59,24 @@ class RecordedGraph {
   const DriverApi* api() const { return api_; }
 
   // Adds a node after the previous one: `add(node, graph, dependencies, count)`
-  // is the cuGraphAdd*Node call, named `call` in errors.
+  // is the cuGraphAdd*Node call, named `call` in errors. Every recorded
+  // operation has an entry in nodes_ (null for an empty copy or fill), so
+  // that an update finds its node by the operation's index.
   template <typename Add>
   Status AddNode(std::string_view call, Add&& add) {
+    if (Status s = MakeRoom(); !s.ok()) return s;
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) return scope.status();
     CUgraphNode node = nullptr;
     const CUresult r = add(&node, graph_, last_ != nullptr ? &last_ : nullptr, last_ != nullptr ? 1 : 0);
     if (r != CUDA_SUCCESS) return api_->Error(r, call, "recording into a command buffer on cuda:{}", ordinal_);
     last_ = node;
+    nodes_.push_back(node);
+    return Status();
+  }
+  Status AddNothing() {
+    if (Status s = MakeRoom(); !s.ok()) return s;
+    nodes_.push_back(nullptr);
     return Status();
   }
 
@@ -76,9 +86,8 @@ class RecordedGraph {
                      return api_->cuGraphAddKernelNode(node, graph, deps, n, &params);
                    });
   }
-  Status AddCopy(CUmemorytype src_type, CUdeviceptr src_device, const void* src_host, CUmemorytype dst_type,
-                 CUdeviceptr dst_device, void* dst_host, std::uint64_t bytes) {
-    if (bytes == 0) return Status();
+  static CUDA_MEMCPY3D CopyParams(CUmemorytype src_type, CUdeviceptr src_device, const void* src_host,
+                                  CUmemorytype dst_type, CUdeviceptr dst_device, void* dst_host, std::uint64_t bytes) {
     CUDA_MEMCPY3D copy{};
     copy.srcMemoryType = src_type;
     copy.srcDevice = src_device;
@@ -89,24 +98,54 @@ class RecordedGraph {
     copy.WidthInBytes = bytes;
     copy.Height = 1;
     copy.Depth = 1;
+    return copy;
+  }
+  Status AddCopy(const CUDA_MEMCPY3D& copy) {
+    if (copy.WidthInBytes == 0) return AddNothing();
     return AddNode("cuGraphAddMemcpyNode",
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
                    });
   }
   // `count` elements of `element_size` (1 or 4) bytes.
-  Status AddFill(CUdeviceptr dst, unsigned value, unsigned element_size, std::uint64_t count) {
-    if (count == 0) return Status();
+  static CUDA_MEMSET_NODE_PARAMS FillParams(CUdeviceptr dst, unsigned value, unsigned element_size,
+                                            std::uint64_t count) {
     CUDA_MEMSET_NODE_PARAMS fill{};
     fill.dst = dst;
     fill.value = value;
     fill.elementSize = element_size;
     fill.width = count;
     fill.height = 1;
+    return fill;
+  }
+  Status AddFill(const CUDA_MEMSET_NODE_PARAMS& fill) {
+    if (fill.width == 0) return AddNothing();
     return AddNode("cuGraphAddMemsetNode",
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
                    });
+  }
+
+  // Updates: the graph's node (what a clone or a new instantiation starts
+  // from) and, once finalized, the executable graph's, which later launches
+  // run. An empty copy or fill has no node and stays empty (the core checks).
+  Status SetKernel(std::size_t index, const CUDA_KERNEL_NODE_PARAMS& params) {
+    return Set(
+        index, "cuGraphKernelNodeSetParams", "cuGraphExecKernelNodeSetParams",
+        [&](CUgraphNode node) { return api_->cuGraphKernelNodeSetParams(node, &params); },
+        [&](CUgraphNode node) { return api_->cuGraphExecKernelNodeSetParams(exec_, node, &params); });
+  }
+  Status SetCopy(std::size_t index, const CUDA_MEMCPY3D& copy) {
+    return Set(
+        index, "cuGraphMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams",
+        [&](CUgraphNode node) { return api_->cuGraphMemcpyNodeSetParams(node, &copy); },
+        [&](CUgraphNode node) { return api_->cuGraphExecMemcpyNodeSetParams(exec_, node, &copy, context_); });
+  }
+  Status SetFill(std::size_t index, const CUDA_MEMSET_NODE_PARAMS& fill) {
+    return Set(
+        index, "cuGraphMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams",
+        [&](CUgraphNode node) { return api_->cuGraphMemsetNodeSetParams(node, &fill); },
+        [&](CUgraphNode node) { return api_->cuGraphExecMemsetNodeSetParams(exec_, node, &fill, context_); });
   }
   Status AddEvent(bool record, CUevent event) {
     if (record) {
@@ -138,6 +177,29 @@ class RecordedGraph {
     return AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
       return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
     });
+  }
+
+  template <typename InGraph, typename InExec>
+  Status Set(std::size_t index, std::string_view graph_call, std::string_view exec_call, InGraph&& in_graph,
+             InExec&& in_exec) {
+    if (index >= nodes_.size()) {
+      return MakeError(ErrorCode::kInternal, "updating a command buffer on cuda:{}: no operation {}", ordinal_, index);
+    }
+    CUgraphNode node = nodes_[index];
+    if (node == nullptr) return Status();
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    // The executable graph first: if the driver rejects the update, the
+    // operation stays as it was in both.
+    if (exec_ != nullptr) {
+      if (const CUresult r = in_exec(node); r != CUDA_SUCCESS) {
+        return api_->Error(r, exec_call, "updating operation {} of a command buffer on cuda:{}", index, ordinal_);
+      }
+    }
+    if (const CUresult r = in_graph(node); r != CUDA_SUCCESS) {
+      return api_->Error(r, graph_call, "updating operation {} of a command buffer on cuda:{}", index, ordinal_);
+    }
+    return Status();
   }
 
   Status Finalize() {
@@ -177,6 +239,15 @@ class RecordedGraph {
 
  private:
   ~RecordedGraph() = default;  // through Release only
+  Status MakeRoom() {
+    try {
+      nodes_.reserve(nodes_.size() + 1);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    return Status();
+  }
   void Unref() {
     if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
@@ -221,6 +292,7 @@ class RecordedGraph {
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   CUgraphNode last_ = nullptr;
+  std::vector<CUgraphNode> nodes_;  // per recorded operation; null: none (an empty copy or fill)
   std::deque<HostNode> callbacks_;
   streamexecutor::detail::StickyStatus failure_;  // the first host node that threw
 };

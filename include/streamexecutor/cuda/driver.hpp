@@ -90,6 +90,12 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphInstantiateWithFlags, 11040)                \
   X(cuGraphLaunch, 10000)                              \
   X(cuGraphExecDestroy, 10000)                         \
+  X(cuGraphKernelNodeSetParams, 12000)                 \
+  X(cuGraphMemcpyNodeSetParams, 10000)                 \
+  X(cuGraphMemsetNodeSetParams, 10000)                 \
+  X(cuGraphExecKernelNodeSetParams, 12000)             \
+  X(cuGraphExecMemcpyNodeSetParams, 10020)             \
+  X(cuGraphExecMemsetNodeSetParams, 10020)             \
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.

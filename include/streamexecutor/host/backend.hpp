@@ -497,6 +497,29 @@ struct HostBackend : Traits, HostBackendBase {
     STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
     return buffer->Add(command);
   }
+  // An update rewrites the packed command; submissions copied it already.
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyH2D& copy) {
+    return buffer->Replace(index, CopyCommand(Address(copy.dst), copy.src, copy.bytes));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyD2H& copy) {
+    return buffer->Replace(index, CopyCommand(copy.dst, Address(copy.src), copy.bytes));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyD2D& copy) {
+    return buffer->Replace(index, CopyCommand(Address(copy.dst), Address(copy.src), copy.bytes));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset8& fill) {
+    return buffer->Replace(index, FillCommand(Address(fill.dst), fill.value, fill.bytes, true));
+  }
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset32& fill) {
+    return buffer->Replace(index, FillCommand(Address(fill.dst), fill.pattern, fill.bytes, false));
+  }
+  template <typename... Params>
+  static Status Update(CommandBufferHandle& buffer, std::size_t index,
+                       const op::Launch<KernelHandle, Params...>& launch) {
+    host_detail::Command command{};
+    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
+    return buffer->Replace(index, command);
+  }
   static Status FinalizeCommandBuffer(CommandBufferHandle&) { return Status(); }  // the array is the native form
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(stream);
@@ -614,6 +637,7 @@ static_assert(UnifiedMemoryBackend<host>);
 static_assert(PinnedMemoryBackend<host>);
 static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 static_assert(CommandBufferBackend<host>);
+static_assert(CommandBufferUpdateBackend<host>);
 static_assert(UntypedLaunchBackend<host>);
 
 }  // namespace streamexecutor

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -37,6 +38,16 @@ class RecordedCommands {
   const DeviceLabel& label() const { return label_; }
 
   Status Add(const Command& command) { return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr}); }
+  // The index-th recorded entry, a launch, copy or fill, runs `command` from
+  // the next submission on.
+  Status Replace(std::size_t index, const Command& command) {
+    if (index >= entries_.size() || entries_[index].kind != Entry::Kind::kCommand) {
+      return MakeError(ErrorCode::kInternal, "updating a command buffer on {}: entry {} is no launch, copy or fill",
+                       label_, index);
+    }
+    entries_[index].command = command;
+    return Status();
+  }
   Status AddEvent(bool record, HostEvent** event) {
     return Append(Entry{record ? Entry::Kind::kRecordEvent : Entry::Kind::kWaitEvent, Command{}, event, nullptr});
   }

@@ -35,6 +35,7 @@ static_assert(UnifiedMemoryBackend<host_serial>);
 static_assert(PinnedMemoryBackend<host_serial>);
 static_assert(ForeignWaitBackend<host_serial> && EventNotifyBackend<host_serial>);
 static_assert(CommandBufferBackend<host_serial>);
+static_assert(CommandBufferUpdateBackend<host_serial>);
 static_assert(UntypedLaunchBackend<host_serial>);
 static_assert(Capabilities<host_serial>::kRunsOnEnqueue);
 

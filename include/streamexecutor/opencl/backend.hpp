@@ -636,6 +636,15 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static Status Record(CommandBufferHandle& buffer, const Operation& operation) {
     return buffer->AddNew([&] { return opencl_detail::MakeRecorded<opencl>(operation); });
   }
+  // An update replaces the recorded operation; a native run holding it is
+  // recorded again at the next submission (no mutable-dispatch extension).
+  template <typename Operation>
+    requires std::is_same_v<Operation, op::MemcpyH2D> || std::is_same_v<Operation, op::MemcpyD2H> ||
+             std::is_same_v<Operation, op::MemcpyD2D> || std::is_same_v<Operation, op::Memset8> ||
+             std::is_same_v<Operation, op::Memset32> || op::IsLaunch<Operation>
+  static Status Update(CommandBufferHandle& buffer, std::size_t index, const Operation& operation) {
+    return buffer->Replace(index, [&] { return opencl_detail::MakeRecorded<opencl>(operation); });
+  }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(stream);
@@ -657,6 +666,7 @@ static_assert(UnifiedMemoryBackend<opencl>);
 static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 static_assert(CommandBufferBackend<opencl>);
+static_assert(CommandBufferUpdateBackend<opencl>);
 static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor

@@ -175,6 +175,7 @@ struct RecordedLaunch final : RecordedOp {
       std::lock_guard<streamexecutor::detail::SpinLock> lock(loaded.launch_lock);
       STREAMEXECUTOR_RETURN_IF_ERROR(SetArgs<Params...>(loaded, args, name, std::index_sequence_for<Params...>{}));
       cl_int cloned = CL_SUCCESS;
+      if (clone != nullptr) clReleaseKernel(clone);  // recorded again: the old run was waited for
       clone = clCloneKernel(loaded.kernel, &cloned);
       if (cloned != CL_SUCCESS) {
         clone = nullptr;
@@ -263,6 +264,36 @@ class RecordedBuffer {
     }
   }
 
+  // The index-th operation becomes `make()`'s. Replayed operations copy
+  // their values at each submission, so the old one goes at once; a native
+  // run that held it is recorded again at the next submission, once its
+  // previous submission has finished (the old commands may still run).
+  template <typename Make>
+  Status Replace(std::size_t index, Make&& make) {
+    if (index >= ops_.size()) {
+      return MakeError(ErrorCode::kInternal, "updating a command buffer on {}: no operation {}", executor_->label,
+                       index);
+    }
+    std::unique_ptr<RecordedOp> replacement;
+    try {
+      replacement = make();
+      retired_.reserve(retired_.size() + 1);
+    } catch (const std::exception& e) {
+      return MakeError(ErrorCode::kResourceExhausted, "updating a command buffer on {}: {}", executor_->label,
+                       e.what());
+    }
+    bool in_native_run = false;
+    for (Run& run : runs_) {
+      if (index >= run.begin && index < run.end && (run.native != nullptr || run.stale)) {
+        run.stale = true;
+        in_native_run = true;
+      }
+    }
+    std::swap(ops_[index], replacement);
+    if (in_native_run) retired_.push_back(std::move(replacement));
+    return Status();
+  }
+
   // How many runs of operations became a cl_command_buffer_khr.
   int native_runs() const {
     int count = 0;
@@ -276,7 +307,7 @@ class RecordedBuffer {
       std::size_t end = begin + 1;
       const bool native = api_.usable() && ops_[begin]->native();
       while (end < ops_.size() && native && ops_[end]->native()) ++end;
-      runs_.push_back(Run{begin, end, nullptr, nullptr});
+      runs_.push_back(Run{begin, end, nullptr, nullptr, false});
       if (native) STREAMEXECUTOR_RETURN_IF_ERROR(RecordNative(runs_.back()));
       begin = end;
     }
@@ -284,6 +315,7 @@ class RecordedBuffer {
   }
 
   Status SubmitTo(StreamState*& stream) {
+    if (!retired_.empty() || AnyStale()) STREAMEXECUTOR_RETURN_IF_ERROR(RecordStaleRuns());
     for (Run& run : runs_) {
       // Behind a pending host callback (or after a failure) the stream holds
       // or skips commands on the host: the replay goes through that path. So
@@ -310,7 +342,42 @@ class RecordedBuffer {
     std::size_t begin, end;        // ops_[begin, end)
     cl_command_buffer_khr native;  // null: replayed
     cl_event last;                 // the latest submission of `native`
+    bool stale;                    // an operation was updated: record `native` again
   };
+
+  bool AnyStale() const {
+    for (const Run& run : runs_) {
+      if (run.stale) return true;
+    }
+    return false;
+  }
+  // Waits for the previous submission of each updated run, then records it
+  // again with the operations' new values.
+  Status RecordStaleRuns() {
+    for (Run& run : runs_) {
+      if (!run.stale) continue;
+      if (run.last != nullptr) {
+        clWaitForEvents(1, &run.last);
+        clReleaseEvent(run.last);
+        run.last = nullptr;
+      }
+      if (run.native != nullptr) {
+        api_.release(run.native);
+        run.native = nullptr;
+      }
+    }
+    retired_.clear();
+    for (Run& run : runs_) {
+      if (!run.stale) continue;
+      run.stale = false;
+      if (Status s = RecordNative(run); !s.ok()) {
+        if (run.native != nullptr) api_.release(run.native);
+        run.native = nullptr;  // replayed from now on: the operations are still right
+        return s;
+      }
+    }
+    return Status();
+  }
 
   Status RecordNative(Run& run) {
     cl_int error = CL_SUCCESS;
@@ -348,6 +415,7 @@ class RecordedBuffer {
   cl_command_queue queue_ = nullptr;
   std::vector<std::unique_ptr<RecordedOp>> ops_;
   std::vector<Run> runs_;
+  std::vector<std::unique_ptr<RecordedOp>> retired_;  // replaced in a native run that may still be running
 };
 
 }  // namespace streamexecutor::opencl_detail
