@@ -72,6 +72,7 @@ struct RecordedOp {
   virtual bool native() const { return false; }
   // Adds the operation to `buffer` (only where native()).
   virtual Status Native(const CommandBufferApi&, cl_command_buffer_khr) { return Status(); }
+  bool in_native = false;  // a cl_command_buffer_khr holds its command (RecordNative)
 };
 
 template <typename Opencl, typename Operation>
@@ -275,22 +276,21 @@ class RecordedBuffer {
                        index);
     }
     std::unique_ptr<RecordedOp> replacement;
+    const bool retire = ops_[index]->in_native;
     try {
       replacement = make();
-      retired_.reserve(retired_.size() + 1);
+      if (retire && retired_.size() == retired_.capacity()) retired_.reserve(2 * retired_.capacity() + 8);
     } catch (const std::exception& e) {
       return MakeError(ErrorCode::kResourceExhausted, "updating a command buffer on {}: {}", executor_->label,
                        e.what());
     }
-    bool in_native_run = false;
     for (Run& run : runs_) {
-      if (index >= run.begin && index < run.end && (run.native != nullptr || run.stale)) {
-        run.stale = true;
-        in_native_run = true;
-      }
+      if (index >= run.begin && index < run.end && (run.native != nullptr || run.stale)) run.stale = true;
     }
     std::swap(ops_[index], replacement);
-    if (in_native_run) retired_.push_back(std::move(replacement));
+    // Only an operation a native command buffer holds waits to be freed;
+    // one that replaced it before that buffer was recorded again goes now.
+    if (retire) retired_.push_back(std::move(replacement));
     return Status();
   }
 
@@ -400,6 +400,7 @@ class RecordedBuffer {
       return ClError("clCreateCommandBufferKHR", error, "on {}", executor_->label);
     }
     for (std::size_t i = run.begin; i < run.end; ++i) {
+      ops_[i]->in_native = true;
       if (Status s = ops_[i]->Native(api_, run.native); !s.ok()) {
         return MakeError(s.code(), "Finalize of a command buffer on {}, operation {}: {}", executor_->label, i,
                          s.message());
