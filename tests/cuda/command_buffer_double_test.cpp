@@ -230,3 +230,36 @@ TEST_CASE("a driver that rejects an update is named, and the operation stays as 
   REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
   CHECK(out == std::vector<float>(4, 0.0f));  // still a's, filled with zeros
 }
+
+TEST_CASE("a clone is cuGraphClone with its own host node data; nesting is a child graph node",
+          "[cuda][command-buffer][clone][nested]") {
+  auto* executor = Executor();
+  REQUIRE(Double().loaded());
+  auto data = executor->AllocateOwnedArray<float>(4);
+  const Counts counts;
+  const long clones = counts.Of("cuGraphClone"), finds = counts.Of("cuGraphNodeFindInClone"),
+             host_sets = counts.Of("cuGraphHostNodeSetParams"), children = counts.Of("cuGraphAddChildGraphNode");
+  int runs = 0;
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenMemZero(data.ptr(), 16).ThenDoHostCallback([&] { ++runs; }).ThenMemZero(data.ptr(), 0);
+  auto clone = buffer.Clone();
+  REQUIRE(clone->ok());
+  CHECK(counts.Of("cuGraphClone") == clones + 1);
+  CHECK(counts.Of("cuGraphNodeFindInClone") == finds + 3);  // two nodes and the last one (the empty fill has none)
+  CHECK(counts.Of("cuGraphHostNodeSetParams") == host_sets + 1);
+  se::CommandBuffer parent(executor);
+  parent.Init().ThenSubmit(&buffer);
+  REQUIRE(parent.ok());
+  CHECK(counts.Of("cuGraphAddChildGraphNode") == children + 1);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(clone.get()).ThenSubmit(&parent).BlockHostUntilDone().ok());
+  CHECK(runs == 2);
+
+  Double().fail_next("cuGraphClone", CUDA_ERROR_OUT_OF_MEMORY);
+  auto failed = buffer.Clone();
+  CHECK(Mentions(failed->status(), "cuGraphClone failed with CUDA_ERROR_OUT_OF_MEMORY"));
+  Double().fail_next("cuGraphAddChildGraphNode", CUDA_ERROR_INVALID_VALUE);
+  se::CommandBuffer refused(executor);
+  refused.Init().ThenSubmit(&buffer);
+  CHECK(Mentions(refused.status(), "cuGraphAddChildGraphNode failed with CUDA_ERROR_INVALID_VALUE"));
+}

@@ -1,9 +1,12 @@
-// CommandBuffer updates: new arguments, memory and values for a recorded
-// launch, copy or fill, before and after Finalize, without recording again;
-// the checks an update makes and what it refuses.
+// CommandBuffer updates, clones and nesting: new arguments, memory and values
+// for a recorded launch, copy or fill, before and after Finalize, without
+// recording again; copies of a buffer; a buffer recorded into another; the
+// checks each makes and what it refuses.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -170,4 +173,165 @@ TEST_CASE("a buffer that failed while recording refuses updates", "[command-upda
   CHECK(Mentions(s, "failed while recording"));
   se::CommandBuffer uninitialized(executor);
   CHECK(uninitialized.UpdateMemZero(fill, memory.ptr(), 16).code() == se::ErrorCode::kFailedPrecondition);
+}
+
+TEST_CASE("a clone runs what the original recorded and is updated on its own", "[command-update][clone]") {
+  auto* executor = TestExecutor();
+  constexpr std::size_t n = 8;
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(n);
+  auto b = executor->AllocateOwnedArray<std::uint32_t>(n);
+  std::vector<std::uint32_t> out(n);
+  std::atomic<int> callbacks{0};
+  se::CommandBuffer original(executor);
+  original.Init().ThenMemset32(a.ptr(), 1u, n * 4);
+  const se::CommandId fill = original.LastCommand();
+  original.ThenDoHostCallback([&] { callbacks.fetch_add(1); }).ThenMemcpyD2H<std::uint32_t>(a.cref(), out);
+  REQUIRE(original.Finalize().ok());
+
+  std::unique_ptr<se::CommandBuffer<TestBackend>> clone = original.Clone();
+  REQUIRE(clone->ok());
+  CHECK_FALSE(clone->finalized());
+  CHECK(clone->size() == original.size());
+  // The clone is updated alone, and may record more.
+  REQUIRE(clone->UpdateMemset32(clone->Command(fill.index()), a.ptr(), 2u, n * 4).ok());
+  clone->ThenMemset32(b.ptr(), 3u, n * 4);
+  CHECK_FALSE(clone->UpdateMemset32(fill, a.ptr(), 2u, n * 4).ok());  // the original's CommandId
+
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&original).BlockHostUntilDone().ok());
+  CHECK(out == std::vector<std::uint32_t>(n, 1u));
+  REQUIRE(stream.ThenSubmit(clone.get()).BlockHostUntilDone().ok());
+  CHECK(out == std::vector<std::uint32_t>(n, 2u));
+  std::vector<std::uint32_t> b_out(n);
+  REQUIRE(executor->SynchronousMemcpyD2H<std::uint32_t>(b.cref(), b_out).ok());
+  CHECK(b_out == std::vector<std::uint32_t>(n, 3u));
+  CHECK(callbacks.load() == 2);  // the callable is shared: one run per submission of either
+
+  // The clone outlives the original, and a clone of a clone works too.
+  std::unique_ptr<se::CommandBuffer<TestBackend>> second;
+  {
+    se::CommandBuffer scoped(executor);
+    scoped.Init().ThenDoHostCallback([&] { callbacks.fetch_add(10); });
+    second = scoped.Clone();
+  }
+  std::unique_ptr<se::CommandBuffer<TestBackend>> third = second->Clone();
+  REQUIRE(stream.ThenSubmit(second.get()).ThenSubmit(third.get()).BlockHostUntilDone().ok());
+  CHECK(callbacks.load() == 22);
+}
+
+TEST_CASE("a clone of a buffer that cannot be used says why", "[command-update][clone][errors]") {
+  auto* executor = TestExecutor();
+  se::CommandBuffer uninitialized(executor);
+  std::unique_ptr<se::CommandBuffer<TestBackend>> clone = uninitialized.Clone();
+  CHECK(clone->status().code() == se::ErrorCode::kFailedPrecondition);
+  se::CommandBuffer failed(executor);
+  failed.Init().ThenMemZero(nullptr, 4);
+  clone = failed.Clone();
+  CHECK(Mentions(clone->status(), "failed while recording"));
+  se::Stream stream(executor);
+  stream.Init().ThenSubmit(clone.get());
+  CHECK_FALSE(stream.ok());
+}
+
+TEST_CASE("a nested buffer runs where it was recorded, as it was then", "[command-update][nested]") {
+  auto* executor = TestExecutor();
+  constexpr std::size_t n = 8;
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(n);
+  std::vector<std::uint32_t> before(n), after(n);
+  std::atomic<int> callbacks{0};
+  se::CommandBuffer child(executor);
+  child.Init().ThenMemset32(a.ptr(), 4u, n * 4).ThenDoHostCallback([&] { callbacks.fetch_add(1); });
+  const se::CommandId child_fill = child.LastCommand();  // the callback; the fill is operation 0
+  se::CommandBuffer parent(executor);
+  parent.Init().ThenMemset32(a.ptr(), 1u, n * 4).ThenMemcpyD2H<std::uint32_t>(a.cref(), before);
+  parent.ThenSubmit(&child);
+  const se::CommandId nested = parent.LastCommand();
+  parent.ThenMemcpyD2H<std::uint32_t>(a.cref(), after);
+  REQUIRE(parent.ok());
+  CHECK(parent.size() == 4);  // the nested buffer is one operation
+  // Updating the child afterwards does not reach the parent.
+  REQUIRE(child.UpdateMemset32(child.Command(0), a.ptr(), 9u, n * 4).ok());
+  CHECK(child_fill.index() == 1);
+  // A nested operation cannot be updated in the parent.
+  CHECK(parent.UpdateMemset32(nested, a.ptr(), 1u, n * 4).code() == se::ErrorCode::kInvalidArgument);
+
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&parent).ThenSubmit(&parent).BlockHostUntilDone().ok());
+  CHECK(before == std::vector<std::uint32_t>(n, 1u));
+  CHECK(after == std::vector<std::uint32_t>(n, 4u));
+  CHECK(callbacks.load() == 2);
+  REQUIRE(stream.ThenSubmit(&child).ThenMemcpyD2H<std::uint32_t>(a.cref(), after).BlockHostUntilDone().ok());
+  CHECK(after == std::vector<std::uint32_t>(n, 9u));
+}
+
+TEST_CASE("nesting refuses itself, other executors' buffers and failed buffers; freed memory is caught",
+          "[command-update][nested][errors]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(4);
+  SECTION("itself") {
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenSubmit(&buffer);
+    CHECK(Mentions(buffer.status(), "cannot hold itself"));
+  }
+  SECTION("a failed child") {
+    se::CommandBuffer child(executor);
+    child.Init().ThenMemZero(nullptr, 4);
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenSubmit(&child);
+    CHECK(Mentions(buffer.status(), "the nested command buffer failed"));
+  }
+  SECTION("an uninitialized child, a null one") {
+    se::CommandBuffer child(executor);
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenSubmit(&child);
+    CHECK(buffer.status().code() == se::ErrorCode::kFailedPrecondition);
+    se::CommandBuffer other(executor);
+    other.Init().ThenSubmit(static_cast<se::CommandBuffer<TestBackend>*>(nullptr));
+    CHECK(other.status().code() == se::ErrorCode::kInvalidArgument);
+  }
+  SECTION("memory of the child freed before the parent's submission") {
+    se::DeviceMemory<int> freed = executor->AllocateArray<int>(4);
+    se::CommandBuffer child(executor);
+    child.Init().ThenMemZero(&freed, 16);
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenMemZero(memory.ptr(), 16).ThenSubmit(&child);
+    REQUIRE(buffer.ok());
+    REQUIRE(executor->Deallocate(&freed).ok());
+    se::Stream stream(executor);
+    const se::Status status = stream.Init().ThenSubmit(&buffer).BlockHostUntilDone();
+    CHECK(status.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(status, "operation 1 (CommandBuffer::ThenSubmit)"));
+  }
+  SECTION("another executor's buffer") {
+    auto* second = SecondExecutor();
+    if (second == nullptr) {
+      WARN("one device: the cross-executor case runs with two");
+      return;
+    }
+    se::CommandBuffer child(second);
+    child.Init();
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenSubmit(&child);
+    CHECK(Mentions(buffer.status(), "was recorded for"));
+  }
+}
+
+TEST_CASE("a capturing stream nests a submitted buffer", "[command-update][nested][capture]") {
+  auto* executor = TestExecutor();
+  constexpr std::size_t n = 4;
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(n);
+  std::vector<std::uint32_t> out(n);
+  se::CommandBuffer child(executor);
+  child.Init().ThenMemset32(a.ptr(), 6u, n * 4);
+  se::CommandBuffer captured(executor);
+  captured.Init();
+  se::Stream stream(executor);
+  stream.Init();
+  REQUIRE(stream.BeginCapture(&captured).ok());
+  stream.ThenSubmit(&child).ThenMemcpyD2H<std::uint32_t>(a.cref(), out);
+  REQUIRE(stream.EndCapture(&captured).ok());
+  CHECK(captured.size() == 2);
+  CHECK(out == std::vector<std::uint32_t>(n, 0u));  // nothing ran yet
+  REQUIRE(stream.ThenSubmit(&captured).BlockHostUntilDone().ok());
+  CHECK(out == std::vector<std::uint32_t>(n, 6u));
 }

@@ -255,6 +255,21 @@ concept CommandBufferBackend =
       { B::FinalizeCommandBuffer(buffer) } -> std::same_as<Status>;
       { B::SubmitCommandBuffer(stream, buffer) } -> std::same_as<Status>;
     };
+// Optional: a copy of a command buffer (CommandBuffer::Clone), operation for
+// operation, so that updates find the same indices in it.
+template <typename B>
+concept CommandBufferCloneBackend = CommandBufferBackend<B> && requires(typename B::ExecutorState& executor,
+                                                                        const typename B::CommandBufferHandle& source,
+                                                                        typename B::CommandBufferHandle& clone) {
+  { B::CloneCommandBuffer(executor, source, clone) } -> std::same_as<Status>;
+};
+// Optional: another buffer's operations recorded as one (CommandBuffer::ThenSubmit).
+template <typename B>
+concept CommandBufferNestingBackend =
+    CommandBufferBackend<B> &&
+    requires(typename B::CommandBufferHandle& buffer, const op::Nested<typename B::CommandBufferHandle>& nested) {
+      { B::Record(buffer, nested) } -> std::same_as<Status>;
+    };
 // Optional: new values for a recorded launch, copy or fill (the index-th
 // operation recorded), before or after Finalize, for later submissions.
 template <typename B>

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -94,6 +95,77 @@ class CommandBuffer {
   // The operation recorded last, for Update*; invalid before the first.
   CommandId LastCommand() const {
     return commands_ == 0 ? CommandId() : CommandId(this, static_cast<std::uint32_t>(commands_ - 1));
+  }
+  // The index-th operation (a clone's operations have the original's indices).
+  CommandId Command(std::size_t index) const {
+    return index < commands_ ? CommandId(this, static_cast<std::uint32_t>(index)) : CommandId();
+  }
+
+  // A new buffer of this executor holding a copy of every operation recorded
+  // so far, with its current values: not finalized, so more may be recorded,
+  // and updated on its own (Command(i) names the i-th operation in it). The
+  // recorded host callables are shared, not copied. The clone's status()
+  // says why it is not usable, if it is not.
+  std::unique_ptr<CommandBuffer> Clone() const {
+    static_assert(CommandBufferCloneBackend<B>, "CommandBuffer::Clone: this backend cannot clone command buffers");
+    auto clone = std::make_unique<CommandBuffer>(parent_);
+    constexpr std::string_view caller = "CommandBuffer::Clone";
+    auto failed = [&clone](Status status) {
+      clone->Fail(std::move(status));
+      return std::move(clone);
+    };
+    if (!initialized_) return failed(NotInitialized(caller));
+    if (!status_.ok()) {
+      return failed(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer failed while recording: {}",
+                              caller, Label(), status_.ToString()));
+    }
+    if (Status s = B::CloneCommandBuffer(parent_->native_state(), handle_, clone->handle_); !s.ok()) {
+      return failed(std::move(s));
+    }
+    clone->initialized_ = true;
+    try {
+      clone->used_ = used_;
+      clone->recorded_ = recorded_;
+      clone->recorded_events_ = recorded_events_;
+    } catch (...) {
+      return failed(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
+    }
+    clone->commands_ = commands_;
+    return clone;
+  }
+
+  // Nesting: records `child`'s operations as they are now into this buffer,
+  // as one operation (CUDA: a child graph node). Later updates of the child
+  // do not reach this buffer, and the nested operations cannot be updated
+  // here; the child's memory is checked at each submission of this buffer.
+  CommandBuffer& ThenSubmit(CommandBuffer* child) {
+    static_assert(CommandBufferNestingBackend<B>, "CommandBuffer::ThenSubmit: this backend cannot nest buffers");
+    constexpr std::string_view caller = "CommandBuffer::ThenSubmit";
+    if (!Ready(caller)) return *this;
+    if (child == nullptr) return Fail(Null(caller, "command buffer"));
+    if (child == this) {
+      return Fail(
+          MakeError(ErrorCode::kInvalidArgument, "{} on {}: a command buffer cannot hold itself", caller, Label()));
+    }
+    if (!child->initialized_) return Fail(child->NotInitialized(caller));
+    if (child->parent_ != parent_) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the nested command buffer was recorded for {}",
+                            caller, Label(), child->Label()));
+    }
+    if (!child->status_.ok()) {
+      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the nested command buffer failed: {}", caller,
+                            Label(), child->status_.ToString()));
+    }
+    if (child->commands_ == 0) return *this;  // nothing to hold
+    try {
+      used_.reserve(used_.size() + child->used_.size());
+      recorded_events_.insert(recorded_events_.end(), child->recorded_events_.begin(), child->recorded_events_.end());
+    } catch (...) {
+      return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
+    }
+    const auto index = static_cast<std::uint32_t>(commands_);
+    for (const UsedMemory& used : child->used_) used_.push_back(UsedMemory{used.view, caller, index, used.argument});
+    return Check(B::Record(handle_, op::Nested<typename B::CommandBufferHandle>{&child->handle_}));
   }
   typename B::CommandBufferHandle& native_handle() { return handle_; }
 

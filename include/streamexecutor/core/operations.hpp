@@ -133,6 +133,13 @@ struct Launch {
   const PackedArgs<Params...>& args;
   const std::string* kernel_name;  // interned by the executor: outlives the launch
 };
+// Another command buffer's operations recorded into a command buffer, as
+// they are now (CommandBuffer::ThenSubmit).
+template <typename CommandBufferHandle>
+struct Nested {
+  const CommandBufferHandle* buffer;
+};
+
 template <typename T>
 inline constexpr bool IsLaunch = false;
 template <typename KernelHandle, typename... Params>

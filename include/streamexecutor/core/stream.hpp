@@ -399,11 +399,20 @@ class Stream : public detail::CannedMembers<Stream<B>> {
 
   // Runs the work recorded in `buffer` (a CommandBuffer<B>, core/command_buffer.hpp)
   // in stream order; a buffer may be submitted any number of times.
+  // While capturing, the buffer is nested into the capture's buffer.
   template <typename Buffer>
   Stream& ThenSubmit(Buffer* buffer) {
     constexpr std::string_view caller = "ThenSubmit";
-    if (!Ready(caller)) return *this;
+    if (!Admit(caller)) return *this;
     if (buffer == nullptr) return Fail(Null(caller, "command buffer"));
+    if (capture_ != nullptr) [[unlikely]] {
+      if constexpr (CommandBufferNestingBackend<B>) {
+        capture_->ThenSubmit(buffer);
+        return *this;
+      } else {
+        return Fail(capture_->NotCapturable(caller));
+      }
+    }
     return Check(buffer->SubmitOn(parent_, handle_));
   }
 

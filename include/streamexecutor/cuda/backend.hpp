@@ -599,6 +599,22 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
     return WithNodeParams(launch,
                           [&](const CUDA_KERNEL_NODE_PARAMS& params) { return buffer->SetKernel(index, params); });
   }
+  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
+    return buffer->AddNested(**nested.buffer);
+  }
+  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
+                                   CommandBufferHandle& clone) {
+    clone = new (std::nothrow) cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal);
+    if (clone == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory",
+                       executor.ordinal);
+    }
+    if (Status s = source->CloneInto(*clone); !s.ok()) {
+      std::exchange(clone, nullptr)->Release();
+      return s;
+    }
+    return Status();
+  }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(*stream);
@@ -676,6 +692,7 @@ static_assert(PeerAccessBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
 static_assert(CommandBufferUpdateBackend<cuda>);
+static_assert(CommandBufferCloneBackend<cuda> && CommandBufferNestingBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor

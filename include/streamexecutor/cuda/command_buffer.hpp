@@ -163,8 +163,10 @@ class RecordedGraph {
   template <typename Callback>
   Status AddHostCall(Callback&& callback) {
     try {
-      auto stored = streamexecutor::detail::StoredCallback::Make(std::forward<Callback>(callback));
-      callbacks_.push_back(HostNode{this, std::move(stored)});
+      owned_.reserve(owned_.size() + 1);
+      host_nodes_.reserve(host_nodes_.size() + 1);
+      owned_.push_back(streamexecutor::detail::StoredCallback::Make(std::forward<Callback>(callback)));
+      callbacks_.push_back(HostNode{this, owned_.back().get()});
     } catch (const std::exception& e) {
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on cuda:{}: copying the callback threw: {}", ordinal_,
                        e.what());
@@ -174,9 +176,83 @@ class RecordedGraph {
     CUDA_HOST_NODE_PARAMS params{};
     params.fn = &HostNode::Run;
     params.userData = &callbacks_.back();
-    return AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
-      return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
-    });
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+          return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
+        }));
+    host_nodes_.emplace_back(nodes_.size() - 1, &callbacks_.back());
+    return Status();
+  }
+
+  // Nesting: a child graph node made from `child`'s graph as it is now (the
+  // driver copies it). Its host nodes run `child`'s callables and report to
+  // it, so this buffer holds on to `child` and reports its failures too.
+  Status AddNested(RecordedGraph& child) {
+    try {
+      held_.reserve(held_.size() + 1);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(AddNode(
+        "cuGraphAddChildGraphNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+          return api_->cuGraphAddChildGraphNode(node, graph, deps, n, child.graph_);
+        }));
+    child.references_.fetch_add(1, std::memory_order_relaxed);
+    held_.push_back(&child);
+    return Status();
+  }
+
+  // A copy of this graph (cuGraphClone), not instantiated, whose nodes are
+  // found by the same operation indices. Its host nodes get user data of
+  // its own, so that its failures are its own; the callables stay this
+  // buffer's, which the clone holds on to.
+  Status CloneInto(RecordedGraph& clone) {
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (const CUresult r = api_->cuGraphClone(&clone.graph_, graph_); r != CUDA_SUCCESS) {
+      clone.graph_ = nullptr;
+      return api_->Error(r, "cuGraphClone", "cloning a command buffer on cuda:{}", ordinal_);
+    }
+    auto find = [&](CUgraphNode node, CUgraphNode* found) -> Status {
+      *found = nullptr;
+      if (node == nullptr) return Status();
+      if (const CUresult r = api_->cuGraphNodeFindInClone(found, node, clone.graph_); r != CUDA_SUCCESS) {
+        return api_->Error(r, "cuGraphNodeFindInClone", "cloning a command buffer on cuda:{}", ordinal_);
+      }
+      return Status();
+    };
+    try {
+      clone.nodes_.resize(nodes_.size());
+      clone.held_.reserve(held_.size() + 1);
+      clone.host_nodes_.reserve(host_nodes_.size());
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory", ordinal_);
+    }
+    // Held first, so that the clone's Release lets go of them whatever fails next.
+    for (RecordedGraph* held : held_) {
+      held->references_.fetch_add(1, std::memory_order_relaxed);
+      clone.held_.push_back(held);
+    }
+    references_.fetch_add(1, std::memory_order_relaxed);
+    clone.kept_ = this;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) STREAMEXECUTOR_RETURN_IF_ERROR(find(nodes_[i], &clone.nodes_[i]));
+    STREAMEXECUTOR_RETURN_IF_ERROR(find(last_, &clone.last_));
+    for (const auto& [index, node] : host_nodes_) {
+      try {
+        clone.callbacks_.push_back(HostNode{&clone, node->callback});
+      } catch (...) {
+        return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory", ordinal_);
+      }
+      CUDA_HOST_NODE_PARAMS params{};
+      params.fn = &HostNode::Run;
+      params.userData = &clone.callbacks_.back();
+      if (const CUresult r = api_->cuGraphHostNodeSetParams(clone.nodes_[index], &params); r != CUDA_SUCCESS) {
+        return api_->Error(r, "cuGraphHostNodeSetParams", "cloning a command buffer on cuda:{}", ordinal_);
+      }
+      clone.host_nodes_.emplace_back(index, &clone.callbacks_.back());
+    }
+    return Status();
   }
 
   template <typename InGraph, typename InExec>
@@ -221,7 +297,7 @@ class RecordedGraph {
     if (const CUresult r = api_->cuGraphLaunch(exec_, stream.stream); r != CUDA_SUCCESS) {
       return api_->Error(r, "cuGraphLaunch", "submitting a command buffer on cuda:{}", ordinal_);
     }
-    if (callbacks_.empty()) return Status();
+    if (callbacks_.empty() && held_.empty()) return Status();
     // After the graph: hands a host node's failure to this stream and drops
     // the submission's reference.
     auto* done = new (std::nothrow) Submission{this, &stream};
@@ -238,7 +314,19 @@ class RecordedGraph {
   }
 
  private:
-  ~RecordedGraph() = default;  // through Release only
+  ~RecordedGraph() {  // through Release only
+    for (RecordedGraph* held : held_) held->Unref();
+    if (kept_ != nullptr) kept_->Unref();
+  }
+  // The first failure of a host node of this buffer or of one it nests.
+  Status Failure() const {
+    Status failed = failure_.Get();
+    for (const RecordedGraph* held : held_) {
+      if (!failed.ok()) break;
+      failed = held->Failure();
+    }
+    return failed;
+  }
   Status MakeRoom() {
     try {
       nodes_.reserve(nodes_.size() + 1);
@@ -256,7 +344,7 @@ class RecordedGraph {
   // host node's user data (a deque: its address never moves).
   struct HostNode {
     RecordedGraph* owner;
-    streamexecutor::detail::StoredCallbackPtr callback;
+    streamexecutor::detail::StoredCallback* callback;  // owned_ of this buffer or of the one it was cloned from
     static void CUDA_CB Run(void* user_data) {
       auto* self = static_cast<HostNode*>(user_data);
       // A submission launched before an earlier one's callback failed still
@@ -280,7 +368,7 @@ class RecordedGraph {
     StreamState* stream;
     static void CUDA_CB Run(void* user_data) {
       std::unique_ptr<Submission> self(static_cast<Submission*>(user_data));
-      if (Status failed = self->graph->failure_.Get(); !failed.ok()) self->stream->Fail(std::move(failed));
+      if (Status failed = self->graph->Failure(); !failed.ok()) self->stream->Fail(std::move(failed));
       self->graph->Unref();  // frees no driver object: allowed in a host function
     }
   };
@@ -294,7 +382,11 @@ class RecordedGraph {
   CUgraphNode last_ = nullptr;
   std::vector<CUgraphNode> nodes_;  // per recorded operation; null: none (an empty copy or fill)
   std::deque<HostNode> callbacks_;
-  streamexecutor::detail::StickyStatus failure_;  // the first host node that threw
+  std::vector<streamexecutor::detail::StoredCallbackPtr> owned_;  // the callables recorded here
+  std::vector<std::pair<std::size_t, HostNode*>> host_nodes_;     // operation index, its user data
+  std::vector<RecordedGraph*> held_;                              // nested buffers: their host nodes run in this graph
+  RecordedGraph* kept_ = nullptr;                                 // the buffer this one was cloned from: its callables
+  streamexecutor::detail::StickyStatus failure_;                  // the first host node that threw
 };
 
 }  // namespace streamexecutor::cuda_detail

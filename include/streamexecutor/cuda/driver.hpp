@@ -96,6 +96,10 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphExecKernelNodeSetParams, 12000)             \
   X(cuGraphExecMemcpyNodeSetParams, 10020)             \
   X(cuGraphExecMemsetNodeSetParams, 10020)             \
+  X(cuGraphClone, 10000)                               \
+  X(cuGraphNodeFindInClone, 10000)                     \
+  X(cuGraphHostNodeSetParams, 10000)                   \
+  X(cuGraphAddChildGraphNode, 10000)                   \
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.

@@ -520,6 +520,17 @@ struct HostBackend : Traits, HostBackendBase {
     STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
     return buffer->Replace(index, command);
   }
+  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
+    return buffer->AddNested(*nested.buffer);
+  }
+  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
+                                   CommandBufferHandle& clone) {
+    clone = source->Clone();
+    if (clone == nullptr) {
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on {}: out of memory", executor.label);
+    }
+    return Status();
+  }
   static Status FinalizeCommandBuffer(CommandBufferHandle&) { return Status(); }  // the array is the native form
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(stream);
@@ -638,6 +649,7 @@ static_assert(PinnedMemoryBackend<host>);
 static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 static_assert(CommandBufferBackend<host>);
 static_assert(CommandBufferUpdateBackend<host>);
+static_assert(CommandBufferCloneBackend<host> && CommandBufferNestingBackend<host>);
 static_assert(UntypedLaunchBackend<host>);
 
 }  // namespace streamexecutor

@@ -38,15 +38,45 @@ class RecordedCommands {
   const DeviceLabel& label() const { return label_; }
 
   Status Add(const Command& command) { return Append(Entry{Entry::Kind::kCommand, command, nullptr, nullptr}); }
-  // The index-th recorded entry, a launch, copy or fill, runs `command` from
-  // the next submission on.
+  // The index-th recorded operation, a launch, copy or fill, runs `command`
+  // from the next submission on.
   Status Replace(std::size_t index, const Command& command) {
-    if (index >= entries_.size() || entries_[index].kind != Entry::Kind::kCommand) {
-      return MakeError(ErrorCode::kInternal, "updating a command buffer on {}: entry {} is no launch, copy or fill",
+    if (index >= first_entry_.size() || entries_[first_entry_[index]].kind != Entry::Kind::kCommand) {
+      return MakeError(ErrorCode::kInternal, "updating a command buffer on {}: operation {} is no launch, copy or fill",
                        label_, index);
     }
-    entries_[index].command = command;
+    entries_[first_entry_[index]].command = command;
     return Status();
+  }
+  // `child`'s entries as one operation; its callables stay the child's, which
+  // this buffer holds on to.
+  Status AddNested(RecordedCommands* child) {
+    try {
+      held_.reserve(held_.size() + 1);
+      first_entry_.push_back(entries_.size());
+      entries_.insert(entries_.end(), child->entries_.begin(), child->entries_.end());
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory", label_);
+    }
+    child->Retain();
+    held_.push_back(child);
+    return Status();
+  }
+  // A copy with the same operations; the callables stay this buffer's.
+  RecordedCommands* Clone() {
+    auto* clone = new (std::nothrow) RecordedCommands(label_);
+    if (clone == nullptr) return nullptr;
+    try {
+      clone->entries_ = entries_;
+      clone->first_entry_ = first_entry_;
+      clone->held_.reserve(1);
+    } catch (...) {
+      clone->Release();
+      return nullptr;
+    }
+    Retain();
+    clone->held_.push_back(this);
+    return clone;
   }
   Status AddEvent(bool record, HostEvent** event) {
     return Append(Entry{record ? Entry::Kind::kRecordEvent : Entry::Kind::kWaitEvent, Command{}, event, nullptr});
@@ -104,7 +134,9 @@ class RecordedCommands {
 
   Status Append(const Entry& entry) {  // by reference: Entry is 64-byte aligned
     try {
+      first_entry_.reserve(first_entry_.size() + 1);
       entries_.push_back(entry);
+      first_entry_.push_back(entries_.size() - 1);
     } catch (...) {
       return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory", label_);
     }
@@ -151,12 +183,16 @@ class RecordedCommands {
     return false;
   }
 
-  ~RecordedCommands() = default;  // through Release only
+  ~RecordedCommands() {  // through Release only
+    for (RecordedCommands* held : held_) held->Release();
+  }
 
   std::atomic<int> references_{1};
   DeviceLabel label_;
   std::vector<Entry> entries_;
+  std::vector<std::size_t> first_entry_;  // per operation: its first entry (a nested buffer has several)
   std::vector<streamexecutor::detail::StoredCallbackPtr> callbacks_;
+  std::vector<RecordedCommands*> held_;  // nested or cloned buffers whose callables entries_ run
 };
 
 static_assert(std::is_trivially_copyable_v<Command>, "recorded commands are copied into the ring as they are");

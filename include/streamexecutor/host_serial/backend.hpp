@@ -36,6 +36,7 @@ static_assert(PinnedMemoryBackend<host_serial>);
 static_assert(ForeignWaitBackend<host_serial> && EventNotifyBackend<host_serial>);
 static_assert(CommandBufferBackend<host_serial>);
 static_assert(CommandBufferUpdateBackend<host_serial>);
+static_assert(CommandBufferCloneBackend<host_serial> && CommandBufferNestingBackend<host_serial>);
 static_assert(UntypedLaunchBackend<host_serial>);
 static_assert(Capabilities<host_serial>::kRunsOnEnqueue);
 

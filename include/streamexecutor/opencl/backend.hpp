@@ -645,6 +645,27 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
   static Status Update(CommandBufferHandle& buffer, std::size_t index, const Operation& operation) {
     return buffer->Replace(index, [&] { return opencl_detail::MakeRecorded<opencl>(operation); });
   }
+  // A nested buffer's operations are copied and replayed (not recorded into
+  // the parent's cl_command_buffer_khr runs).
+  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
+    return buffer->AddNew([&] {
+      auto op = std::make_unique<opencl_detail::RecordedNested>();
+      op->ops = (*nested.buffer)->CopyOps();
+      return op;
+    });
+  }
+  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
+                                   CommandBufferHandle& clone) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(CreateCommandBuffer(executor, clone));
+    try {
+      clone->TakeOps(source->CopyOps());
+    } catch (const std::exception& e) {
+      DestroyCommandBuffer(executor, clone);
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on {}: {}", executor.impl->label,
+                       e.what());
+    }
+    return Status();
+  }
   static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
   static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
     return buffer->SubmitTo(stream);
@@ -667,6 +688,7 @@ static_assert(PinnedMemoryBackend<opencl>);
 static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 static_assert(CommandBufferBackend<opencl>);
 static_assert(CommandBufferUpdateBackend<opencl>);
+static_assert(CommandBufferCloneBackend<opencl> && CommandBufferNestingBackend<opencl>);
 static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor

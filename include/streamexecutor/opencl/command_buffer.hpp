@@ -72,6 +72,8 @@ struct RecordedOp {
   virtual bool native() const { return false; }
   // Adds the operation to `buffer` (only where native()).
   virtual Status Native(const CommandBufferApi&, cl_command_buffer_khr) { return Status(); }
+  // A copy with the same values (CommandBuffer::Clone, nesting).
+  virtual std::unique_ptr<RecordedOp> Clone() const = 0;
   bool in_native = false;  // a cl_command_buffer_khr holds its command (RecordNative)
 };
 
@@ -79,6 +81,7 @@ template <typename Opencl, typename Operation>
 struct ReplayedOp final : RecordedOp {
   explicit ReplayedOp(const Operation& o) : operation(o) {}
   Status Replay(StreamState*& stream) override { return Opencl::Submit(stream, operation); }
+  std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<ReplayedOp>(operation); }
   Operation operation;
 };
 
@@ -88,6 +91,7 @@ struct ReplayedCall final : RecordedOp {
   explicit ReplayedCall(G&& g) : callable(std::forward<G>(g)) {}
   // Submit copies the callable into the stream's job: the buffer may go.
   Status Replay(StreamState*& stream) override { return Opencl::Submit(stream, op::HostCall<F&>{callable}); }
+  std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<ReplayedCall>(callable); }
   F callable;
 };
 
@@ -95,6 +99,7 @@ template <typename Opencl>
 struct RecordedCopy final : RecordedOp {
   explicit RecordedCopy(const op::MemcpyD2D& o) : operation(o) {}
   Status Replay(StreamState*& stream) override { return Opencl::Submit(stream, operation); }
+  std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<RecordedCopy>(operation); }
   bool native() const override { return true; }
   Status Native(const CommandBufferApi& api, cl_command_buffer_khr buffer) override {
     if (operation.bytes == 0) return Status();
@@ -112,6 +117,7 @@ template <typename Opencl, typename Fill>
 struct RecordedFill final : RecordedOp {
   explicit RecordedFill(const Fill& o) : operation(o) {}
   Status Replay(StreamState*& stream) override { return Opencl::Submit(stream, operation); }
+  std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<RecordedFill>(operation); }
   bool native() const override { return true; }
   Status Native(const CommandBufferApi& api, cl_command_buffer_khr buffer) override {
     if (operation.bytes == 0) return Status();
@@ -158,6 +164,9 @@ struct RecordedLaunch final : RecordedOp {
 
   Status Replay(StreamState*& stream) override {
     return Opencl::Submit(stream, op::Launch<Handle, Params...>{kernel, threads, blocks, args, name});
+  }
+  std::unique_ptr<RecordedOp> Clone() const override {
+    return std::make_unique<RecordedLaunch>(op::Launch<Handle, Params...>{kernel, threads, blocks, args, name});
   }
   bool native() const override { return true; }
   // The extension captures the arguments set at the time of recording.
@@ -229,6 +238,21 @@ std::unique_ptr<RecordedOp> MakeRecorded(const op::Launch<Handle, Params...>& la
   return std::make_unique<RecordedLaunch<Opencl, Params...>>(launch);
 }
 
+// Another buffer's operations, copied when nested, replayed in order.
+struct RecordedNested final : RecordedOp {
+  Status Replay(StreamState*& stream) override {
+    for (const std::unique_ptr<RecordedOp>& op : ops) STREAMEXECUTOR_RETURN_IF_ERROR(op->Replay(stream));
+    return Status();
+  }
+  std::unique_ptr<RecordedOp> Clone() const override {
+    auto clone = std::make_unique<RecordedNested>();
+    clone->ops.reserve(ops.size());
+    for (const std::unique_ptr<RecordedOp>& op : ops) clone->ops.push_back(op->Clone());
+    return clone;
+  }
+  std::vector<std::unique_ptr<RecordedOp>> ops;
+};
+
 class RecordedBuffer {
  public:
   explicit RecordedBuffer(Executor& executor) : executor_(&executor), api_(LoadCommandBufferApi(executor.device)) {}
@@ -293,6 +317,17 @@ class RecordedBuffer {
     if (retire) retired_.push_back(std::move(replacement));
     return Status();
   }
+
+  // Copies of the operations (not finalized: runs are made at Finalize).
+  // Copies may throw std::bad_alloc; the caller turns that into a Status.
+  std::vector<std::unique_ptr<RecordedOp>> CopyOps() const {
+    std::vector<std::unique_ptr<RecordedOp>> copies;
+    copies.reserve(ops_.size());
+    for (const std::unique_ptr<RecordedOp>& op : ops_) copies.push_back(op->Clone());
+    return copies;
+  }
+  void TakeOps(std::vector<std::unique_ptr<RecordedOp>> ops) { ops_ = std::move(ops); }
+  Executor& executor() const { return *executor_; }
 
   // How many runs of operations became a cl_command_buffer_khr.
   int native_runs() const {
