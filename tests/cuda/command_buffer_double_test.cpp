@@ -245,7 +245,8 @@ TEST_CASE("a clone is cuGraphClone with its own host node data; nesting is a chi
   auto clone = buffer.Clone();
   REQUIRE(clone->ok());
   CHECK(counts.Of("cuGraphClone") == clones + 1);
-  CHECK(counts.Of("cuGraphNodeFindInClone") == finds + 3);  // two nodes and the last one (the empty fill has none)
+  CHECK(counts.Of("cuGraphNodeFindInClone") ==
+        finds + 4);  // three nodes (the empty fill has an empty one) and the leaf
   CHECK(counts.Of("cuGraphHostNodeSetParams") == host_sets + 1);
   se::CommandBuffer parent(executor);
   parent.Init().ThenSubmit(&buffer);
@@ -262,4 +263,31 @@ TEST_CASE("a clone is cuGraphClone with its own host node data; nesting is a chi
   se::CommandBuffer refused(executor);
   refused.Init().ThenSubmit(&buffer);
   CHECK(Mentions(refused.status(), "cuGraphAddChildGraphNode failed with CUDA_ERROR_INVALID_VALUE"));
+}
+
+TEST_CASE("After gives a node the dependencies named; other nodes depend on the graph's leaves",
+          "[cuda][command-buffer][dependencies]") {
+  auto* executor = Executor();
+  REQUIRE(Double().loaded());
+  auto a = executor->AllocateOwnedArray<float>(4);
+  auto b = executor->AllocateOwnedArray<float>(4);
+  std::size_t deps[8] = {};
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenMemZero(a.ptr(), 16);  // node 0: a root
+  CHECK(Double().last_node_dependencies(deps, 8) == 0);
+  buffer.After({}).ThenMemZero(b.ptr(), 16);  // node 1: another root
+  CHECK(Double().last_node_dependencies(deps, 8) == 0);
+  const se::CommandId second = buffer.LastCommand();
+  buffer.After({second}).ThenMemZero(b.ptr(), 0);  // node 2: an empty node after node 1
+  REQUIRE(Double().last_node_dependencies(deps, 8) == 1);
+  CHECK(deps[0] == 1);
+  buffer.ThenMemZero(a.ptr(), 16);  // node 3: after the leaves, nodes 0 and 2
+  REQUIRE(Double().last_node_dependencies(deps, 8) == 2);
+  CHECK(((deps[0] == 0 && deps[1] == 2) || (deps[0] == 2 && deps[1] == 0)));
+  buffer.ThenMemZero(b.ptr(), 16);  // node 4: after node 3 alone
+  REQUIRE(Double().last_node_dependencies(deps, 8) == 1);
+  CHECK(deps[0] == 3);
+  REQUIRE(buffer.ok());
+  se::Stream stream(executor);
+  CHECK(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
 }

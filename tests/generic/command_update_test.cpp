@@ -335,3 +335,54 @@ TEST_CASE("a capturing stream nests a submitted buffer", "[command-update][neste
   REQUIRE(stream.ThenSubmit(&captured).BlockHostUntilDone().ok());
   CHECK(out == std::vector<std::uint32_t>(n, 6u));
 }
+
+TEST_CASE("operations with named dependencies run after them, and the rest in stream order",
+          "[command-update][dependencies]") {
+  auto* executor = TestExecutor();
+  constexpr std::size_t n = 8;
+  auto a = executor->AllocateOwnedArray<std::uint32_t>(n);
+  auto b = executor->AllocateOwnedArray<std::uint32_t>(n);
+  auto c = executor->AllocateOwnedArray<std::uint32_t>(n);
+  std::vector<std::uint32_t> out_a(n), out_b(n), out_c(n);
+  se::CommandBuffer buffer(executor);
+  // Two independent branches (fill a, fill b), then a copy that needs only
+  // the first, then a read-back of everything in stream order.
+  buffer.Init().After({}).ThenMemset32(a.ptr(), 1u, n * 4);
+  const se::CommandId fill_a = buffer.LastCommand();
+  buffer.After({}).ThenMemset32(b.ptr(), 2u, n * 4);
+  const se::CommandId fill_b = buffer.LastCommand();
+  buffer.After({fill_a}).ThenMemcpyD2D(c.ptr(), a.cref());
+  const se::CommandId copy = buffer.LastCommand();
+  buffer.After({copy, fill_b, copy})
+      .ThenMemcpyD2H<std::uint32_t>(c.cref(), out_c)
+      .ThenMemcpyD2H<std::uint32_t>(a.cref(), out_a)
+      .ThenMemcpyD2H<std::uint32_t>(b.cref(), out_b);
+  REQUIRE(buffer.ok());
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  CHECK(out_a == std::vector<std::uint32_t>(n, 1u));
+  CHECK(out_b == std::vector<std::uint32_t>(n, 2u));
+  CHECK(out_c == std::vector<std::uint32_t>(n, 1u));
+  // A clone keeps the graph's shape and its leaves.
+  auto clone = buffer.Clone();
+  clone->ThenMemZero(c.ptr(), n * 4).ThenMemcpyD2H<std::uint32_t>(c.cref(), out_c);
+  REQUIRE(stream.ThenSubmit(clone.get()).BlockHostUntilDone().ok());
+  CHECK(out_c == std::vector<std::uint32_t>(n, 0u));
+}
+
+TEST_CASE("After refuses operations of other buffers and ones not recorded yet",
+          "[command-update][dependencies][errors]") {
+  auto* executor = TestExecutor();
+  auto memory = executor->AllocateOwnedArray<int>(4);
+  se::CommandBuffer other(executor);
+  other.Init().ThenMemZero(memory.ptr(), 16);
+  se::CommandBuffer buffer(executor);
+  buffer.Init().ThenMemZero(memory.ptr(), 16).After({other.LastCommand()});
+  CHECK(buffer.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(buffer.status(), "does not name an operation recorded in this command buffer"));
+  se::CommandBuffer finalized(executor);
+  finalized.Init().ThenMemZero(memory.ptr(), 16);
+  REQUIRE(finalized.Finalize().ok());
+  finalized.After({});
+  CHECK(finalized.status().code() == se::ErrorCode::kFailedPrecondition);
+}

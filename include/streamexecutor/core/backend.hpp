@@ -255,6 +255,16 @@ concept CommandBufferBackend =
       { B::FinalizeCommandBuffer(buffer) } -> std::same_as<Status>;
       { B::SubmitCommandBuffer(stream, buffer) } -> std::same_as<Status>;
     };
+// Optional: a command buffer whose operations may run at once where they do
+// not depend on each other (CommandBuffer::After): the next operation
+// recorded depends on the index-th operations given, not on all before it.
+// Without it, a backend runs the recording order, which keeps any dependencies.
+template <typename B>
+concept CommandBufferDependencyBackend =
+    CommandBufferBackend<B> &&
+    requires(typename B::CommandBufferHandle& buffer, std::span<const std::size_t> dependencies) {
+      { B::SetNextDependencies(buffer, dependencies) } -> std::same_as<Status>;
+    };
 // Optional: a copy of a command buffer (CommandBuffer::Clone), operation for
 // operation, so that updates find the same indices in it.
 template <typename B>

@@ -134,6 +134,36 @@ class CommandBuffer {
     return clone;
   }
 
+  // Dependencies: the next operation recorded depends on `commands` only,
+  // not on everything recorded before it, so that independent branches may
+  // run at once where the backend can (CUDA: a graph node with those
+  // dependencies; host and OpenCL run the recording order, which keeps any
+  // dependencies). After({}) makes the next operation depend on nothing.
+  // An operation recorded without After depends on everything before it,
+  // as on a stream.
+  CommandBuffer& After(std::initializer_list<CommandId> commands) {
+    return After(std::span<const CommandId>(commands.begin(), commands.size()));
+  }
+  CommandBuffer& After(std::span<const CommandId> commands) {
+    constexpr std::string_view caller = "CommandBuffer::After";
+    if (!Ready(caller)) return *this;
+    try {
+      next_dependencies_.clear();
+      for (const CommandId& command : commands) {
+        if (!command.valid() || command.buffer_ != this || command.index() >= commands_) {
+          return Fail(MakeError(ErrorCode::kInvalidArgument,
+                                "{} on {}: a CommandId does not name an operation recorded in this command buffer",
+                                caller, Label()));
+        }
+        next_dependencies_.push_back(command.index());
+      }
+    } catch (...) {
+      return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
+    }
+    has_next_dependencies_ = true;
+    return *this;
+  }
+
   // Nesting: records `child`'s operations as they are now into this buffer,
   // as one operation (CUDA: a child graph node). Later updates of the child
   // do not reach this buffer, and the nested operations cannot be updated
@@ -165,7 +195,7 @@ class CommandBuffer {
     }
     const auto index = static_cast<std::uint32_t>(commands_);
     for (const UsedMemory& used : child->used_) used_.push_back(UsedMemory{used.view, caller, index, used.argument});
-    return Check(B::Record(handle_, op::Nested<typename B::CommandBufferHandle>{&child->handle_}));
+    return Check(RecordOp(op::Nested<typename B::CommandBufferHandle>{&child->handle_}));
   }
   typename B::CommandBufferHandle& native_handle() { return handle_; }
 
@@ -192,9 +222,8 @@ class CommandBuffer {
       for (std::size_t i = 0; i < views.size(); ++i) {
         if (views[i] != nullptr && !Remember(*views[i], caller, static_cast<int>(i))) return *this;
       }
-      return Check(B::Record(handle_, launch),
-                   RecordedCommand{RecordedCommand::Kind::kLaunch, 0, &detail::kSignatureTag<Params...>,
-                                   kernel.interned_name()});
+      return Check(RecordOp(launch), RecordedCommand{RecordedCommand::Kind::kLaunch, 0,
+                                                     &detail::kSignatureTag<Params...>, kernel.interned_name()});
     }
     return *this;
   }
@@ -259,8 +288,8 @@ class CommandBuffer {
     static_assert(std::is_copy_constructible_v<std::decay_t<Callback>>,
                   "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
     if (!Ready("ThenDoHostCallback")) return *this;
-    return Check(op::SubmitHostCall(std::forward<Callback>(callback),
-                                    [this](const auto& call) { return B::Record(handle_, call); }));
+    return Check(
+        op::SubmitHostCall(std::forward<Callback>(callback), [this](const auto& call) { return RecordOp(call); }));
   }
 
   // The events must outlive the buffer: a submission records or waits on the
@@ -274,13 +303,13 @@ class CommandBuffer {
     } catch (const std::bad_alloc&) {
       return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
     }
-    return Check(B::Record(handle_, op::RecordEvent<typename B::EventHandle>{handle}));
+    return Check(RecordOp(op::RecordEvent<typename B::EventHandle>{handle}));
   }
   CommandBuffer& ThenWaitFor(Event<B>* event) {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
     typename B::EventHandle* handle = CheckedEvent(caller, event, detail::EventUse::kWait);
     if (handle == nullptr) return *this;
-    return Check(B::Record(handle_, op::WaitEvent<typename B::EventHandle>{handle}));
+    return Check(RecordOp(op::WaitEvent<typename B::EventHandle>{handle}));
   }
 
   // Turns the recording into the backend's native object. Called by the
@@ -516,7 +545,20 @@ class CommandBuffer {
     for (const DeviceMemoryBase* view : views) {
       if (!Remember(*view, caller, -1)) return *this;
     }
-    return Check(B::Record(handle_, operation), RecordedCommand{KindOf<Operation>(), operation.bytes});
+    return Check(RecordOp(operation), RecordedCommand{KindOf<Operation>(), operation.bytes});
+  }
+
+  // Records through the backend, with the dependencies After gave, if any.
+  template <typename Operation>
+  Status RecordOp(const Operation& operation) {
+    if (has_next_dependencies_) {
+      has_next_dependencies_ = false;
+      if constexpr (CommandBufferDependencyBackend<B>) {
+        STREAMEXECUTOR_RETURN_IF_ERROR(
+            B::SetNextDependencies(handle_, std::span<const std::size_t>(next_dependencies_)));
+      }
+    }
+    return B::Record(handle_, operation);
   }
 
   // Why `command` may not be updated as an operation of `kind`, if it may not.
@@ -669,7 +711,9 @@ class CommandBuffer {
   bool finalized_ = false;
   std::size_t commands_ = 0;
   std::vector<UsedMemory> used_;
-  std::vector<RecordedCommand> recorded_;  // one per operation: what an update must match
+  std::vector<RecordedCommand> recorded_;       // one per operation: what an update must match
+  std::vector<std::size_t> next_dependencies_;  // After's, for the next operation
+  bool has_next_dependencies_ = false;
   std::vector<Event<B>*> recorded_events_;
   Status status_;
   Capturer capturer_;

@@ -585,13 +585,19 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
     requires std::is_same_v<CopyOperation, op::MemcpyH2D> || std::is_same_v<CopyOperation, op::MemcpyD2H> ||
              std::is_same_v<CopyOperation, op::MemcpyD2D>
   static Status Update(CommandBufferHandle& buffer, std::size_t index, const CopyOperation& copy) {
+    if (copy.bytes == 0) return Status();  // an empty node, and it stays empty (the core checks)
     return buffer->SetCopy(index, Copy(copy));
   }
   static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset8& fill) {
+    if (fill.bytes == 0) return Status();
     return buffer->SetFill(index, Fill(fill));
   }
   static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset32& fill) {
+    if (fill.bytes < 4) return Status();
     return buffer->SetFill(index, Fill(fill));
+  }
+  static Status SetNextDependencies(CommandBufferHandle& buffer, std::span<const std::size_t> operations) {
+    return buffer->SetNextDependencies(operations);
   }
   template <typename... Params>
   static Status Update(CommandBufferHandle& buffer, std::size_t index,
@@ -693,6 +699,7 @@ static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
 static_assert(CommandBufferUpdateBackend<cuda>);
 static_assert(CommandBufferCloneBackend<cuda> && CommandBufferNestingBackend<cuda>);
+static_assert(CommandBufferDependencyBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor

@@ -1,17 +1,19 @@
 // The CUDA backend's command buffer: a CUDA graph built node by node as the
-// operations are recorded (each node depends on the one before, which is
-// stream order), instantiated at Finalize and launched with cuGraphLaunch at
-// each submission. Kernel parameters are copied by the driver when the node
-// is added; host callables are kept here, run by host nodes.
+// operations are recorded (each node depends on everything before it, which
+// is stream order, unless CommandBuffer::After names its dependencies), instantiated at Finalize and launched with
+// cuGraphLaunch at each submission. Kernel parameters are copied by the driver when the node is added; host callables
+// are kept here, run by host nodes.
 #pragma once
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <new>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -58,25 +60,54 @@ class RecordedGraph {
   CUcontext context() const { return context_; }
   const DriverApi* api() const { return api_; }
 
-  // Adds a node after the previous one: `add(node, graph, dependencies, count)`
-  // is the cuGraphAdd*Node call, named `call` in errors. Every recorded
-  // operation has an entry in nodes_ (null for an empty copy or fill), so
-  // that an update finds its node by the operation's index.
+  // Adds a node: `add(node, graph, dependencies, count)` is the
+  // cuGraphAdd*Node call, named `call` in errors. A node depends on the
+  // graph's leaves (everything before it, as on a stream) unless
+  // SetNextDependencies named its dependencies. Every recorded operation
+  // has its node in nodes_ (an empty copy or fill an empty node), so that an
+  // update or a dependency finds it by the operation's index.
   template <typename Add>
   Status AddNode(std::string_view call, Add&& add) {
     if (Status s = MakeRoom(); !s.ok()) return s;
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) return scope.status();
+    const std::vector<CUgraphNode>& dependencies = has_next_ ? next_ : leaves_;
     CUgraphNode node = nullptr;
-    const CUresult r = add(&node, graph_, last_ != nullptr ? &last_ : nullptr, last_ != nullptr ? 1 : 0);
+    const CUresult r = add(&node, graph_, dependencies.empty() ? nullptr : dependencies.data(), dependencies.size());
     if (r != CUDA_SUCCESS) return api_->Error(r, call, "recording into a command buffer on cuda:{}", ordinal_);
-    last_ = node;
+    if (has_next_) {
+      has_next_ = false;
+      std::erase_if(leaves_,
+                    [&](CUgraphNode leaf) { return std::find(next_.begin(), next_.end(), leaf) != next_.end(); });
+    } else {
+      leaves_.clear();
+    }
+    leaves_.push_back(node);  // room made by MakeRoom
     nodes_.push_back(node);
     return Status();
   }
-  Status AddNothing() {
-    if (Status s = MakeRoom(); !s.ok()) return s;
-    nodes_.push_back(nullptr);
+  Status AddEmpty() {
+    return AddNode("cuGraphAddEmptyNode",
+                   [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                     return api_->cuGraphAddEmptyNode(node, graph, deps, n);
+                   });
+  }
+  // The next node depends on the index-th operations' nodes only.
+  Status SetNextDependencies(std::span<const std::size_t> operations) {
+    try {
+      next_.clear();
+      for (std::size_t index : operations) {
+        if (index >= nodes_.size()) {
+          return MakeError(ErrorCode::kInternal, "a dependency on operation {} of a command buffer on cuda:{}", index,
+                           ordinal_);
+        }
+        if (std::find(next_.begin(), next_.end(), nodes_[index]) == next_.end()) next_.push_back(nodes_[index]);
+      }
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    has_next_ = true;
     return Status();
   }
 
@@ -101,7 +132,7 @@ class RecordedGraph {
     return copy;
   }
   Status AddCopy(const CUDA_MEMCPY3D& copy) {
-    if (copy.WidthInBytes == 0) return AddNothing();
+    if (copy.WidthInBytes == 0) return AddEmpty();
     return AddNode("cuGraphAddMemcpyNode",
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
@@ -119,7 +150,7 @@ class RecordedGraph {
     return fill;
   }
   Status AddFill(const CUDA_MEMSET_NODE_PARAMS& fill) {
-    if (fill.width == 0) return AddNothing();
+    if (fill.width == 0) return AddEmpty();
     return AddNode("cuGraphAddMemsetNode",
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
@@ -237,7 +268,13 @@ class RecordedGraph {
     references_.fetch_add(1, std::memory_order_relaxed);
     clone.kept_ = this;
     for (std::size_t i = 0; i < nodes_.size(); ++i) STREAMEXECUTOR_RETURN_IF_ERROR(find(nodes_[i], &clone.nodes_[i]));
-    STREAMEXECUTOR_RETURN_IF_ERROR(find(last_, &clone.last_));
+    try {
+      clone.leaves_.resize(leaves_.size());
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory", ordinal_);
+    }
+    for (std::size_t i = 0; i < leaves_.size(); ++i)
+      STREAMEXECUTOR_RETURN_IF_ERROR(find(leaves_[i], &clone.leaves_[i]));
     for (const auto& [index, node] : host_nodes_) {
       try {
         clone.callbacks_.push_back(HostNode{&clone, node->callback});
@@ -330,6 +367,7 @@ class RecordedGraph {
   Status MakeRoom() {
     try {
       nodes_.reserve(nodes_.size() + 1);
+      leaves_.reserve(leaves_.size() + 1);
     } catch (...) {
       return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
                        ordinal_);
@@ -379,7 +417,9 @@ class RecordedGraph {
   std::atomic<int> references_{1};
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
-  CUgraphNode last_ = nullptr;
+  std::vector<CUgraphNode> leaves_;  // the nodes nothing depends on yet: a new node's default dependencies
+  std::vector<CUgraphNode> next_;    // SetNextDependencies's, for the next node
+  bool has_next_ = false;
   std::vector<CUgraphNode> nodes_;  // per recorded operation; null: none (an empty copy or fill)
   std::deque<HostNode> callbacks_;
   std::vector<streamexecutor::detail::StoredCallbackPtr> owned_;  // the callables recorded here

@@ -100,6 +100,7 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphNodeFindInClone, 10000)                     \
   X(cuGraphHostNodeSetParams, 10000)                   \
   X(cuGraphAddChildGraphNode, 10000)                   \
+  X(cuGraphAddEmptyNode, 10000)                        \
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.

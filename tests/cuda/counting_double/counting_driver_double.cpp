@@ -572,6 +572,12 @@ bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
   return true;
 }
 
+std::size_t se_counting_double_last_node_dependencies(std::size_t* out, std::size_t capacity) {
+  const std::size_t count = std::min(capacity, g_last_node_dependencies.size());
+  std::copy_n(g_last_node_dependencies.begin(), count, out);
+  return g_last_node_dependencies.size();
+}
+
 void se_counting_double_fail_next(const char* entry_point, int result) {
   if (const int index = IndexOf(entry_point); index >= 0) g_fail_next[index].store(result);
 }

@@ -83,6 +83,9 @@ struct SeCountingDoubleManaged {
 };
 // The hints of the managed allocation holding `ptr`; false if none holds it.
 typedef bool (*SeCountingDoubleManagedStateFn)(unsigned long long ptr, SeCountingDoubleManaged* out);
+// The positions (0-based, in the order added) of the nodes the graph node
+// added last depends on: up to `capacity` into `out`; returns how many.
+typedef std::size_t (*SeCountingDoubleLastNodeDependenciesFn)(std::size_t* out, std::size_t capacity);
 }
 
 namespace se_test {
@@ -100,12 +103,13 @@ struct CountingDoubleApi {
   SeCountingDoubleHostFlagsFn host_flags = nullptr;
   SeCountingDoublePeerEnabledFn peer_enabled = nullptr;
   SeCountingDoubleManagedStateFn managed_state = nullptr;
+  SeCountingDoubleLastNodeDependenciesFn last_node_dependencies = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
            calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
            func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr &&
-           managed_state != nullptr;
+           managed_state != nullptr && last_node_dependencies != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -130,6 +134,8 @@ struct CountingDoubleApi {
         reinterpret_cast<SeCountingDoublePeerEnabledFn>(dlsym(library, "se_counting_double_peer_enabled"));
     api.managed_state =
         reinterpret_cast<SeCountingDoubleManagedStateFn>(dlsym(library, "se_counting_double_managed_state"));
+    api.last_node_dependencies = reinterpret_cast<SeCountingDoubleLastNodeDependenciesFn>(
+        dlsym(library, "se_counting_double_last_node_dependencies"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
