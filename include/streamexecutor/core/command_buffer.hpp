@@ -29,36 +29,17 @@
 #include <utility>
 #include <vector>
 
+#include "streamexecutor/core/command_updates.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/launch_check.hpp"
 
 namespace streamexecutor {
 
-// A recorded operation of one CommandBuffer (LastCommand), for its Update*
-// calls. Copyable; it names nothing once its buffer is gone.
-class CommandId {
- public:
-  CommandId() = default;
-  bool valid() const { return buffer_ != nullptr; }
-  std::uint32_t index() const { return index_; }
-
- private:
-  template <Backend>
-  friend class CommandBuffer;
-  CommandId(const void* buffer, std::uint32_t index) : buffer_(buffer), index_(index) {}
-  const void* buffer_ = nullptr;
-  std::uint32_t index_ = 0;
-};
-
-namespace detail {
-// One address per kernel signature: an update must keep the recorded one.
-template <typename... Params>
-inline constexpr char kSignatureTag = 0;
-}  // namespace detail
-
 template <Backend B>
-class CommandBuffer {
+class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
+  friend class detail::CommandUpdates<CommandBuffer<B>, B>;
+  using RecordedCommand = detail::RecordedCommand;
   static_assert(CommandBufferBackend<B>, "CommandBuffer: this backend has no command buffers (CommandBufferBackend)");
 
  public:
@@ -99,39 +80,6 @@ class CommandBuffer {
   // The index-th operation (a clone's operations have the original's indices).
   CommandId Command(std::size_t index) const {
     return index < commands_ ? CommandId(this, static_cast<std::uint32_t>(index)) : CommandId();
-  }
-
-  // A new buffer of this executor holding a copy of every operation recorded
-  // so far, with its current values: not finalized, so more may be recorded,
-  // and updated on its own (Command(i) names the i-th operation in it). The
-  // recorded host callables are shared, not copied. The clone's status()
-  // says why it is not usable, if it is not.
-  std::unique_ptr<CommandBuffer> Clone() const {
-    static_assert(CommandBufferCloneBackend<B>, "CommandBuffer::Clone: this backend cannot clone command buffers");
-    auto clone = std::make_unique<CommandBuffer>(parent_);
-    constexpr std::string_view caller = "CommandBuffer::Clone";
-    auto failed = [&clone](Status status) {
-      clone->Fail(std::move(status));
-      return std::move(clone);
-    };
-    if (!initialized_) return failed(NotInitialized(caller));
-    if (!status_.ok()) {
-      return failed(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer failed while recording: {}",
-                              caller, Label(), status_.ToString()));
-    }
-    if (Status s = B::CloneCommandBuffer(parent_->native_state(), handle_, clone->handle_); !s.ok()) {
-      return failed(std::move(s));
-    }
-    clone->initialized_ = true;
-    try {
-      clone->used_ = used_;
-      clone->recorded_ = recorded_;
-      clone->recorded_events_ = recorded_events_;
-    } catch (...) {
-      return failed(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
-    }
-    clone->commands_ = commands_;
-    return clone;
   }
 
   // Dependencies: the next operation recorded depends on `commands` only,
@@ -324,95 +272,6 @@ class CommandBuffer {
     return status_;
   }
 
-  // ---- Updates: new arguments and memory for a recorded operation ----------------
-  // Before or after Finalize, without recording again: later submissions run
-  // the new values, submissions already queued keep theirs. Each update
-  // makes the recording call's checks; the operation's kind stays, a launch
-  // keeps its kernel (the TypedKernel's types check the arguments at
-  // compile time, as ThenLaunch's do), and a fill keeps its size. A failed
-  // update returns its Status and leaves the operation as it was. Updates
-  // and submissions of one buffer must not run on two threads at once.
-  template <typename... Params, typename... Args>
-  Status UpdateLaunch(CommandId command, ThreadDim thread_dims, BlockDim block_dims,
-                      const TypedKernel<Params...>& kernel, Args&&... args) {
-    static_assert(CommandBufferUpdateBackend<B>, "UpdateLaunch: this backend cannot update command buffers");
-    static_assert(sizeof...(Params) == sizeof...(Args),
-                  "UpdateLaunch: the number of arguments differs from the TypedKernel's parameter count");
-    if constexpr (sizeof...(Params) == sizeof...(Args)) {
-      static_assert(
-          detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
-          true);
-      constexpr std::string_view caller = "UpdateLaunch";
-      STREAMEXECUTOR_RETURN_IF_ERROR(CheckUpdate(caller, command, RecordedCommand::Kind::kLaunch));
-      const RecordedCommand& recorded = recorded_[command.index()];
-      if (recorded.signature != &detail::kSignatureTag<Params...> || recorded.kernel_name != kernel.interned_name()) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "{} on {}: operation {} launches kernel '{}'; an update keeps the recorded kernel, not '{}'",
-                         caller, Label(), command.index(), Name(recorded.kernel_name), Name(kernel.interned_name()));
-      }
-      STREAMEXECUTOR_RETURN_IF_ERROR(detail::CheckLaunch(*parent_, thread_dims, block_dims, kernel, args...));
-      const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
-      const op::Launch<typename B::KernelHandle, Params...> launch{
-          kernel.template handle<typename B::KernelHandle>(), thread_dims, block_dims, packed, kernel.interned_name()};
-      const std::array<const DeviceMemoryBase*, sizeof...(Params)> views{detail::MemoryView<Params>(args)...};
-      return Rebind(
-          caller, command, views.size(),
-          [&](auto&& remember) {
-            for (std::size_t i = 0; i < views.size(); ++i) {
-              if (views[i] != nullptr) remember(*views[i], static_cast<int>(i));
-            }
-          },
-          [&] { return B::Update(handle_, command.index(), launch); });
-    }
-    return Status();
-  }
-  template <typename T>
-  Status UpdateMemcpyH2D(CommandId command, std::span<const std::type_identity_t<T>> host_src,
-                         DeviceMemory<T>* device_dst) {
-    constexpr std::string_view caller = "UpdateMemcpyH2D";
-    if (device_dst == nullptr) return Null(caller, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(parent_->template CheckElementCounts<T>(caller, host_src.size(), *device_dst));
-    return UpdateOperation(caller, command, op::MemcpyH2D{*device_dst, host_src.data(), host_src.size_bytes()},
-                           {device_dst});
-  }
-  template <typename T>
-  Status UpdateMemcpyD2H(CommandId command, const DeviceMemory<T>& device_src,
-                         std::span<std::type_identity_t<T>> host_dst) {
-    constexpr std::string_view caller = "UpdateMemcpyD2H";
-    STREAMEXECUTOR_RETURN_IF_ERROR(parent_->template CheckElementCounts<T>(caller, device_src, host_dst.size()));
-    return UpdateOperation(caller, command, op::MemcpyD2H{host_dst.data(), device_src, device_src.size()},
-                           {&device_src});
-  }
-  template <typename T>
-  Status UpdateMemcpyD2D(CommandId command, DeviceMemory<T>* device_dst, const DeviceMemory<T>& device_src) {
-    constexpr std::string_view caller = "UpdateMemcpyD2D";
-    if (device_dst == nullptr) return Null(caller, "destination");
-    STREAMEXECUTOR_RETURN_IF_ERROR(parent_->template CheckElementCounts<T>(caller, device_src, *device_dst));
-    return UpdateOperation(caller, command, op::MemcpyD2D{*device_dst, device_src, device_src.size()},
-                           {device_dst, &device_src});
-  }
-  Status UpdateMemcpy(CommandId command, DeviceMemoryBase* device_dst, const void* host_src, std::uint64_t size) {
-    if (device_dst == nullptr) return Null("UpdateMemcpy (H2D)", "destination");
-    return UpdateOperation("UpdateMemcpy (H2D)", command, op::MemcpyH2D{*device_dst, host_src, size}, {device_dst});
-  }
-  Status UpdateMemcpy(CommandId command, void* host_dst, const DeviceMemoryBase& device_src, std::uint64_t size) {
-    return UpdateOperation("UpdateMemcpy (D2H)", command, op::MemcpyD2H{host_dst, device_src, size}, {&device_src});
-  }
-  Status UpdateMemcpy(CommandId command, DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
-                      std::uint64_t size) {
-    if (device_dst == nullptr) return Null("UpdateMemcpy (D2D)", "destination");
-    return UpdateOperation("UpdateMemcpy (D2D)", command, op::MemcpyD2D{*device_dst, device_src, size},
-                           {device_dst, &device_src});
-  }
-  Status UpdateMemZero(CommandId command, DeviceMemoryBase* location, std::uint64_t size) {
-    if (location == nullptr) return Null("UpdateMemZero", "destination");
-    return UpdateOperation("UpdateMemZero", command, op::Memset8{*location, 0, size}, {location});
-  }
-  Status UpdateMemset32(CommandId command, DeviceMemoryBase* location, std::uint32_t pattern, std::uint64_t size) {
-    if (location == nullptr) return Null("UpdateMemset32", "destination");
-    return UpdateOperation("UpdateMemset32", command, op::Memset32{*location, pattern, size}, {location});
-  }
-
   // ---- For Stream::BeginCapture / EndCapture -------------------------------------
   // The stream capturing into this buffer, told to stop by the buffer's
   // destructor (a stream may outlive the buffer it captures into).
@@ -518,25 +377,6 @@ class CommandBuffer {
     std::uint32_t command;    // index of the recorded operation
     int argument;             // launch argument index, or -1 for a copy or fill
   };
-  // What an update of a recorded operation must keep.
-  struct RecordedCommand {
-    enum class Kind : std::uint8_t { kOther, kLaunch, kMemcpyH2D, kMemcpyD2H, kMemcpyD2D, kMemset8, kMemset32 };
-    Kind kind = Kind::kOther;
-    std::uint64_t bytes = 0;          // copies and fills
-    const void* signature = nullptr;  // launches: detail::kSignatureTag<Params...>
-    const std::string* kernel_name = nullptr;
-  };
-  template <typename Operation>
-  static constexpr typename RecordedCommand::Kind KindOf() {
-    using Kind = typename RecordedCommand::Kind;
-    if constexpr (std::is_same_v<Operation, op::MemcpyH2D>) return Kind::kMemcpyH2D;
-    if constexpr (std::is_same_v<Operation, op::MemcpyD2H>) return Kind::kMemcpyD2H;
-    if constexpr (std::is_same_v<Operation, op::MemcpyD2D>) return Kind::kMemcpyD2D;
-    if constexpr (std::is_same_v<Operation, op::Memset8>) return Kind::kMemset8;
-    if constexpr (std::is_same_v<Operation, op::Memset32>) return Kind::kMemset32;
-    return Kind::kOther;
-  }
-
   template <typename Operation>
   CommandBuffer& Then(std::string_view caller, const Operation& operation,
                       std::initializer_list<const DeviceMemoryBase*> views) {
@@ -545,7 +385,7 @@ class CommandBuffer {
     for (const DeviceMemoryBase* view : views) {
       if (!Remember(*view, caller, -1)) return *this;
     }
-    return Check(RecordOp(operation), RecordedCommand{KindOf<Operation>(), operation.bytes});
+    return Check(RecordOp(operation), RecordedCommand{detail::KindOf<Operation>(), operation.bytes});
   }
 
   // Records through the backend, with the dependencies After gave, if any.
@@ -560,70 +400,6 @@ class CommandBuffer {
     }
     return B::Record(handle_, operation);
   }
-
-  // Why `command` may not be updated as an operation of `kind`, if it may not.
-  Status CheckUpdate(std::string_view caller, CommandId command, typename RecordedCommand::Kind kind) const {
-    if (!initialized_) return NotInitialized(caller);
-    if (!status_.ok()) {
-      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer failed while recording: {}",
-                       caller, Label(), status_.ToString());
-    }
-    if (!command.valid() || command.buffer_ != this || command.index() >= recorded_.size()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{} on {}: the CommandId does not name an operation of this command buffer (take it from "
-                       "LastCommand() after recording)",
-                       caller, Label());
-    }
-    if (recorded_[command.index()].kind != kind) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{} on {}: operation {} is another kind of operation; an update keeps the recorded kind", caller,
-                       Label(), command.index());
-    }
-    return Status();
-  }
-  template <typename Operation>
-  Status UpdateOperation(std::string_view caller, CommandId command, const Operation& operation,
-                         std::initializer_list<const DeviceMemoryBase*> views) {
-    static_assert(CommandBufferUpdateBackend<B>, "Update*: this backend cannot update command buffers");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckUpdate(caller, command, KindOf<Operation>()));
-    STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*parent_, caller, operation));
-    RecordedCommand& recorded = recorded_[command.index()];
-    constexpr bool kFill = std::is_same_v<Operation, op::Memset8> || std::is_same_v<Operation, op::Memset32>;
-    // CUDA records no node for an empty copy or fill, and rejects a fill of
-    // another size in an instantiated graph.
-    if ((kFill && operation.bytes != recorded.bytes) || (operation.bytes == 0) != (recorded.bytes == 0)) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{} on {}: operation {} was recorded with {} bytes; an update {} ({} bytes asked)", caller,
-                       Label(), command.index(), recorded.bytes,
-                       kFill ? "keeps a fill's size" : "cannot make a copy empty or non-empty", operation.bytes);
-    }
-    STREAMEXECUTOR_RETURN_IF_ERROR(Rebind(
-        caller, command, views.size(),
-        [&](auto&& remember) {
-          for (const DeviceMemoryBase* view : views) remember(*view, -1);
-        },
-        [&] { return B::Update(handle_, command.index(), operation); }));
-    recorded.bytes = operation.bytes;
-    return Status();
-  }
-  // Runs the backend's update, then makes the memory the operation now uses
-  // the memory checked at each submission (room is made first, so that
-  // nothing can fail after the backend changed the operation).
-  template <typename Each, typename Update>
-  Status Rebind(std::string_view caller, CommandId command, std::size_t views, Each&& each, Update&& update) {
-    try {
-      used_.reserve(used_.size() + views);
-    } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label());
-    }
-    STREAMEXECUTOR_RETURN_IF_ERROR(update());
-    std::erase_if(used_, [&](const UsedMemory& used) { return used.command == command.index(); });
-    each([&](const DeviceMemoryBase& view, int argument) {
-      used_.push_back(UsedMemory{view, caller, command.index(), argument});
-    });
-    return Status();
-  }
-  static std::string_view Name(const std::string* name) { return name != nullptr ? std::string_view(*name) : "?"; }
 
   bool Remember(const DeviceMemoryBase& view, std::string_view caller, int argument) {
     try {
