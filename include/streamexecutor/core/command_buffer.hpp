@@ -237,7 +237,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
                   "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
     if (!Ready("ThenDoHostCallback")) return *this;
     return Check(
-        op::SubmitHostCall(std::forward<Callback>(callback), [this](const auto& call) { return RecordOp(call); }));
+        op::SubmitHostCall(std::forward<Callback>(callback), [this](const auto& call) { return this->RecordOp(call); }));
   }
 
   // The events must outlive the buffer: a submission records or waits on the
