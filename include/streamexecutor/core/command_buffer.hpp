@@ -236,8 +236,8 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     static_assert(std::is_copy_constructible_v<std::decay_t<Callback>>,
                   "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
     if (!Ready("ThenDoHostCallback")) return *this;
-    return Check(
-        op::SubmitHostCall(std::forward<Callback>(callback), [this](const auto& call) { return this->RecordOp(call); }));
+    return Check(op::SubmitHostCall(std::forward<Callback>(callback),
+                                    [this](const auto& call) { return this->RecordOp(call); }));
   }
 
   // The events must outlive the buffer: a submission records or waits on the
