@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -267,4 +268,31 @@ TEST_CASE("a buffer runs only on streams of its own executor", "[command-buffer]
   se::CommandBuffer other(second);
   other.Init().ThenMemZero(memory.ptr(), 16);
   CHECK(other.status().code() == se::ErrorCode::kFailedPrecondition);
+}
+
+TEST_CASE("a finalized buffer submitted from streams on several threads at once", "[command-buffer][threads]") {
+  auto* executor = TestExecutor();
+  constexpr int kThreads = 4;
+  constexpr int kSubmissions = 50;
+  auto memory = executor->AllocateOwnedArray<std::uint32_t>(64);
+  std::atomic<int> callbacks{0};
+  se::CommandBuffer buffer(executor);
+  buffer.Init()
+      .ThenMemset32(memory.ptr(), 7u, 256)
+      .ThenDoHostCallback([&] { callbacks.fetch_add(1); })
+      .ThenMemZero(memory.ptr(), 256);
+  REQUIRE(buffer.Finalize().ok());
+  std::vector<se::Status> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      se::Stream stream(executor);
+      stream.Init();
+      for (int i = 0; i < kSubmissions; ++i) stream.ThenSubmit(&buffer);
+      results[static_cast<std::size_t>(t)] = stream.BlockHostUntilDone();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const se::Status& status : results) CHECK(status.ok());
+  CHECK(callbacks.load() == kThreads * kSubmissions);
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <span>
 #include <string_view>
@@ -328,6 +329,9 @@ class RecordedGraph {
   Status SubmitTo(StreamState& stream) {
     if (stream.Failed()) [[unlikely]]
       return Status();  // skipped after a failure, as on every backend
+    // Streams on several threads may submit one finalized buffer, and the
+    // driver wants calls on one executable graph serialized.
+    const std::lock_guard<std::mutex> lock(submit_mutex_);
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) [[unlikely]]
       return scope.status();
@@ -424,9 +428,10 @@ class RecordedGraph {
   std::deque<HostNode> callbacks_;
   std::vector<streamexecutor::detail::StoredCallbackPtr> owned_;  // the callables recorded here
   std::vector<std::pair<std::size_t, HostNode*>> host_nodes_;     // operation index, its user data
-  std::vector<RecordedGraph*> held_;                              // nested buffers: their host nodes run in this graph
-  RecordedGraph* kept_ = nullptr;                                 // the buffer this one was cloned from: its callables
-  streamexecutor::detail::StickyStatus failure_;                  // the first host node that threw
+  std::mutex submit_mutex_;
+  std::vector<RecordedGraph*> held_;              // nested buffers: their host nodes run in this graph
+  RecordedGraph* kept_ = nullptr;                 // the buffer this one was cloned from: its callables
+  streamexecutor::detail::StickyStatus failure_;  // the first host node that threw
 };
 
 }  // namespace streamexecutor::cuda_detail

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -350,6 +351,9 @@ class RecordedBuffer {
   }
 
   Status SubmitTo(StreamState*& stream) {
+    // Streams on several threads may submit one finalized buffer: each
+    // submission updates the runs' latest events.
+    const std::lock_guard<std::mutex> lock(submit_mutex_);
     if (!retired_.empty() || AnyStale()) STREAMEXECUTOR_RETURN_IF_ERROR(RecordStaleRuns());
     for (Run& run : runs_) {
       // Behind a pending host callback (or after a failure) the stream holds
@@ -451,6 +455,7 @@ class RecordedBuffer {
   cl_command_queue queue_ = nullptr;
   std::vector<std::unique_ptr<RecordedOp>> ops_;
   std::vector<Run> runs_;
+  std::mutex submit_mutex_;
   std::vector<std::unique_ptr<RecordedOp>> retired_;  // replaced in a native run that may still be running
 };
 
