@@ -44,15 +44,19 @@ struct Counts {
   long Of(const char* name) const { return Double().calls(name); }
 };
 
+bool LoadScale(se::StreamExecutor<se::cuda>* executor, ScaleKernel* kernel) {
+  se::MultiKernelLoaderSpec spec(3);
+  spec.AddCudaPtxInMemory(kPtx, "scale");
+  return executor->GetKernel(spec, kernel).ok();
+}
+
 }  // namespace
 
 TEST_CASE("a buffer is one graph: one node per operation, one launch per submission", "[cuda][command-buffer]") {
   auto* executor = Executor();  // loads the driver: the double, here
   REQUIRE(Double().loaded());
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
   ScaleKernel kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  REQUIRE(LoadScale(executor, &kernel));
   auto data = executor->AllocateOwnedArray<float>(16);
   std::vector<float> in(16, 2.0f), out(16, 0.0f);
   se::Event event(executor);
@@ -155,10 +159,8 @@ TEST_CASE("an update sets the node's parameters in the graph and in the instanti
           "[cuda][command-buffer][command-update]") {
   auto* executor = Executor();  // loads the driver: the double, here
   REQUIRE(Double().loaded());
-  se::MultiKernelLoaderSpec spec(3);
-  spec.AddCudaPtxInMemory(kPtx, "scale");
   ScaleKernel kernel(executor);
-  REQUIRE(executor->GetKernel(spec, &kernel).ok());
+  REQUIRE(LoadScale(executor, &kernel));
   auto a = executor->AllocateOwnedArray<float>(16);
   auto b = executor->AllocateOwnedArray<float>(16);
   std::vector<float> ones(16, 1.0f), twos(16, 2.0f), out(16, 0.0f);
