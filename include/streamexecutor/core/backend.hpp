@@ -280,6 +280,15 @@ concept CommandBufferNestingBackend =
     requires(typename B::CommandBufferHandle& buffer, const op::Nested<typename B::CommandBufferHandle>& nested) {
       { B::Record(buffer, nested) } -> std::same_as<Status>;
     };
+// Optional: a buffer's operations run if, or while, a device value is
+// non-zero (CommandBuffer::ThenIf, ThenWhile). The body holds device work
+// only (the core refuses host copies, callbacks and events in it).
+template <typename B>
+concept CommandBufferConditionalBackend =
+    CommandBufferBackend<B> &&
+    requires(typename B::CommandBufferHandle& buffer, const op::Conditional<typename B::CommandBufferHandle>& branch) {
+      { B::Record(buffer, branch) } -> std::same_as<Status>;
+    };
 // Optional: new values for a recorded launch, copy or fill (the index-th
 // operation recorded), before or after Finalize, for later submissions.
 template <typename B>

@@ -120,30 +120,32 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     static_assert(CommandBufferNestingBackend<B>, "CommandBuffer::ThenSubmit: this backend cannot nest buffers");
     constexpr std::string_view caller = "CommandBuffer::ThenSubmit";
     if (!Ready(caller)) return *this;
-    if (child == nullptr) return Fail(Null(caller, "command buffer"));
-    if (child == this) {
-      return Fail(
-          MakeError(ErrorCode::kInvalidArgument, "{} on {}: a command buffer cannot hold itself", caller, Label()));
-    }
-    if (!child->initialized_) return Fail(child->NotInitialized(caller));
-    if (child->parent_ != parent_) {
-      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the nested command buffer was recorded for {}",
-                            caller, Label(), child->Label()));
-    }
-    if (!child->status_.ok()) {
-      return Fail(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the nested command buffer failed: {}", caller,
-                            Label(), child->status_.ToString()));
-    }
+    if (Status s = CheckChild(caller, child, "nested"); !s.ok()) return Fail(std::move(s));
     if (child->commands_ == 0) return *this;  // nothing to hold
     try {
-      used_.reserve(used_.size() + child->used_.size());
       recorded_events_.insert(recorded_events_.end(), child->recorded_events_.begin(), child->recorded_events_.end());
     } catch (...) {
       return Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
     }
-    const auto index = static_cast<std::uint32_t>(commands_);
-    for (const UsedMemory& used : child->used_) used_.push_back(UsedMemory{used.view, caller, index, used.argument});
+    if (!RememberChild(caller, *child)) return *this;
     return Check(RecordOp(op::Nested<typename B::CommandBufferHandle>{&child->handle_}));
+  }
+
+  // Conditionals: `body`'s operations, as they are now (as for ThenSubmit),
+  // run once if (ThenIf), or again and again while (ThenWhile), the int32 at
+  // condition[0] is non-zero when read on the device. A While reads it before
+  // the first iteration and after each; the body must change it, or the loop
+  // does not end. The body holds device work only: launches, device-to-device
+  // copies, fills, canned operations, nested buffers and conditionals (CUDA's
+  // conditional nodes allow no more). Where it runs is the backend's
+  // (docs/api.md, "Conditionals"): CUDA conditional nodes, the host's worker,
+  // OpenCL's replay loop, which reads the value back on each iteration and
+  // blocks the submitting thread until the loop ends.
+  CommandBuffer& ThenIf(const DeviceMemory<std::int32_t>& condition, CommandBuffer* body) {
+    return Branch("ThenIf", op::ConditionalKind::kIf, condition, body);
+  }
+  CommandBuffer& ThenWhile(const DeviceMemory<std::int32_t>& condition, CommandBuffer* body) {
+    return Branch("ThenWhile", op::ConditionalKind::kWhile, condition, body);
   }
   typename B::CommandBufferHandle& native_handle() { return handle_; }
 
@@ -236,6 +238,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     static_assert(std::is_copy_constructible_v<std::decay_t<Callback>>,
                   "CommandBuffer::ThenDoHostCallback: the callable must be copyable (replays may copy it)");
     if (!Ready("ThenDoHostCallback")) return *this;
+    MarkHostWork("ThenDoHostCallback");
     return Check(op::SubmitHostCall(std::forward<Callback>(callback),
                                     [this](const auto& call) { return this->RecordOp(call); }));
   }
@@ -246,6 +249,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     constexpr std::string_view caller = "ThenRecordEvent";
     typename B::EventHandle* handle = CheckedEvent(caller, event, detail::EventUse::kRecord);
     if (handle == nullptr) return *this;
+    MarkHostWork(caller);
     try {
       recorded_events_.push_back(event);  // marked recorded at each submission (timers read them)
     } catch (const std::bad_alloc&) {
@@ -257,6 +261,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     constexpr std::string_view caller = "ThenWaitFor(Event)";
     typename B::EventHandle* handle = CheckedEvent(caller, event, detail::EventUse::kWait);
     if (handle == nullptr) return *this;
+    MarkHostWork(caller);
     return Check(RecordOp(op::WaitEvent<typename B::EventHandle>{handle}));
   }
 
@@ -310,10 +315,13 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   template <typename Operation>
   CommandBuffer& Capture(std::string_view caller, const Operation& operation) {
     if (!Ready(caller)) return *this;
-    if constexpr (std::is_same_v<Operation, op::MemcpyH2D> || std::is_same_v<Operation, op::Memset8> ||
-                  std::is_same_v<Operation, op::Memset32>) {
+    if constexpr (std::is_same_v<Operation, op::MemcpyH2D>) {
+      MarkHostWork(caller);
+      return Then(caller, operation, {&operation.dst});
+    } else if constexpr (std::is_same_v<Operation, op::Memset8> || std::is_same_v<Operation, op::Memset32>) {
       return Then(caller, operation, {&operation.dst});
     } else if constexpr (std::is_same_v<Operation, op::MemcpyD2H>) {
+      MarkHostWork(caller);
       return Then(caller, operation, {&operation.src});
     } else if constexpr (std::is_same_v<Operation, op::MemcpyD2D>) {
       return Then(caller, operation, {&operation.dst, &operation.src});
@@ -362,13 +370,68 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   CommandBuffer& CopyD2H(std::string_view caller, void* host_dst, const DeviceMemoryBase& device_src,
                          std::uint64_t size) {
     if (!Ready(caller)) return *this;
+    MarkHostWork(caller);
     return Then(caller, op::MemcpyD2H{host_dst, device_src, size}, {&device_src});
   }
   CommandBuffer& CopyH2D(std::string_view caller, DeviceMemoryBase* device_dst, const void* host_src,
                          std::uint64_t size) {
     if (!Ready(caller)) return *this;
     if (device_dst == nullptr) return Fail(Null(caller, "destination"));
+    MarkHostWork(caller);
     return Then(caller, op::MemcpyH2D{*device_dst, host_src, size}, {device_dst});
+  }
+  // Why `child` may not be held by this buffer (ThenSubmit, ThenIf, ThenWhile).
+  Status CheckChild(std::string_view caller, const CommandBuffer* child, std::string_view what) const {
+    if (child == nullptr) return Null(caller, "command buffer");
+    if (child == this) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: a command buffer cannot hold itself", caller, Label());
+    }
+    if (!child->initialized_) return child->NotInitialized(caller);
+    if (child->parent_ != parent_) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on {}: the {} command buffer was recorded for {}", caller,
+                       Label(), what, child->Label());
+    }
+    if (!child->status_.ok()) {
+      return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the {} command buffer failed: {}", caller, Label(),
+                       what, child->status_.ToString());
+    }
+    return Status();
+  }
+  // The child's memory, checked at this buffer's submissions as the next
+  // operation's; what it holds that limits this buffer, too.
+  bool RememberChild(std::string_view caller, const CommandBuffer& child) {
+    try {
+      used_.reserve(used_.size() + child.used_.size());
+    } catch (...) {
+      Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
+      return false;
+    }
+    const auto index = static_cast<std::uint32_t>(commands_);
+    for (const UsedMemory& used : child.used_) used_.push_back(UsedMemory{used.view, caller, index, used.argument});
+    if (host_work_.empty()) host_work_ = child.host_work_;
+    conditional_ |= child.conditional_;
+    return true;
+  }
+  CommandBuffer& Branch(std::string_view caller, op::ConditionalKind kind, const DeviceMemory<std::int32_t>& condition,
+                        CommandBuffer* body) {
+    static_assert(CommandBufferConditionalBackend<B>, "ThenIf/ThenWhile: this backend has no conditionals");
+    if (!Ready(caller)) return *this;
+    if (Status s = CheckChild(caller, body, "body"); !s.ok()) return Fail(std::move(s));
+    if (Status s = parent_->CheckDeviceRange(caller, "condition", condition, 0); !s.ok()) return Fail(std::move(s));
+    if (condition.size() < sizeof(std::int32_t)) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument, "{} on {}: the condition holds {} bytes; it needs one int32",
+                            caller, Label(), condition.size()));
+    }
+    if (!body->host_work_.empty()) {
+      return Fail(MakeError(ErrorCode::kInvalidArgument,
+                            "{} on {}: the body holds host work ({}); a conditional body runs device work only: "
+                            "launches, device-to-device copies, fills, canned operations, nested buffers and "
+                            "conditionals",
+                            caller, Label(), body->host_work_));
+    }
+    if (!Remember(condition, caller, -1) || !RememberChild(caller, *body)) return *this;
+    conditional_ = true;
+    return Check(RecordOp(op::Conditional<typename B::CommandBufferHandle>{kind, condition, &body->handle_}));
   }
   // Every DeviceMemory the recorded work touches, checked at each submission.
   struct UsedMemory {
@@ -399,6 +462,11 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
       }
     }
     return B::Record(handle_, operation);
+  }
+
+  // Work a conditional body may not hold: the first such recording call.
+  void MarkHostWork(std::string_view caller) {
+    if (host_work_.empty()) host_work_ = caller;
   }
 
   bool Remember(const DeviceMemoryBase& view, std::string_view caller, int argument) {
@@ -491,6 +559,8 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   std::vector<std::size_t> next_dependencies_;  // After's, for the next operation
   bool has_next_dependencies_ = false;
   std::vector<Event<B>*> recorded_events_;
+  std::string_view host_work_;  // the first host copy, callback or event (a static name): no conditional body
+  bool conditional_ = false;    // holds ThenIf/ThenWhile: not cloned
   Status status_;
   Capturer capturer_;
 };

@@ -96,6 +96,12 @@ class CommandUpdates {
       return failed(MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the command buffer failed while recording: {}",
                               caller, self.Label(), self.status_.ToString()));
     }
+    if (self.conditional_) {
+      return failed(MakeError(ErrorCode::kUnimplemented,
+                              "{} on {}: the command buffer holds ThenIf or ThenWhile, which are not cloned; record "
+                              "it again",
+                              caller, self.Label()));
+    }
     if (Status s = B::CloneCommandBuffer(self.parent_->native_state(), self.handle_, clone->handle_); !s.ok()) {
       return failed(std::move(s));
     }
@@ -108,6 +114,7 @@ class CommandUpdates {
       return failed(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, self.Label()));
     }
     clone->commands_ = self.commands_;
+    clone->host_work_ = self.host_work_;
     return clone;
   }
 

@@ -139,6 +139,16 @@ template <typename CommandBufferHandle>
 struct Nested {
   const CommandBufferHandle* buffer;
 };
+// Another command buffer's operations run once if, or again while, the
+// int32 at `condition` is non-zero when read on the device: before the body,
+// and for a While after each iteration (CommandBuffer::ThenIf, ThenWhile).
+enum class ConditionalKind : std::uint8_t { kIf, kWhile };
+template <typename CommandBufferHandle>
+struct Conditional {
+  ConditionalKind kind;
+  const DeviceMemoryBase& condition;
+  const CommandBufferHandle* body;
+};
 
 template <typename T>
 inline constexpr bool IsLaunch = false;

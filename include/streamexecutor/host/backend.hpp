@@ -523,6 +523,10 @@ struct HostBackend : Traits, HostBackendBase {
   static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
     return buffer->AddNested(*nested.buffer);
   }
+  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
+    return buffer->AddConditional(*branch.body, static_cast<const std::int32_t*>(Address(branch.condition)),
+                                  branch.kind == op::ConditionalKind::kWhile);
+  }
   static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
                                    CommandBufferHandle& clone) {
     clone = source->Clone();
@@ -650,6 +654,7 @@ static_assert(ForeignWaitBackend<host> && EventNotifyBackend<host>);
 static_assert(CommandBufferBackend<host>);
 static_assert(CommandBufferUpdateBackend<host>);
 static_assert(CommandBufferCloneBackend<host> && CommandBufferNestingBackend<host>);
+static_assert(CommandBufferConditionalBackend<host>);
 static_assert(UntypedLaunchBackend<host>);
 
 }  // namespace streamexecutor

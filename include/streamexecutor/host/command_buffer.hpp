@@ -62,6 +62,36 @@ class RecordedCommands {
     held_.push_back(child);
     return Status();
   }
+  // `child`'s operations as the body of an If (loop false) or a While, as
+  // ring commands made now; the callables stay the child's.
+  Status AddConditional(RecordedCommands* child, const std::int32_t* condition, bool loop) {
+    Command command{};
+    try {
+      auto body = std::make_unique<std::vector<Command>>();
+      body->reserve(child->entries_.size());
+      for (const Entry& entry : child->entries_) {
+        if (entry.kind == Entry::Kind::kRecordEvent || entry.kind == Entry::Kind::kWaitEvent) {
+          return MakeError(ErrorCode::kInternal, "a conditional body on {} holds an event", label_);
+        }
+        Command& slot = body->emplace_back(entry.command);
+        if (entry.kind == Entry::Kind::kCallback) {
+          ::new (static_cast<void*>(slot.payload)) CallbackRef{child, entry.callback};
+          slot.callback.invoke = [](void* p) { std::launder(static_cast<CallbackRef*>(p))->callback->Invoke(); };
+          slot.callback.destroy = [](void*) {};  // the body's commands run many times
+          slot.kind = Command::Kind::kCallback;
+        }
+      }
+      command.kind = Command::Kind::kConditional;
+      command.conditional = ConditionalCommand{condition, body->data(), body->size(), loop, nullptr, nullptr};
+      held_.reserve(held_.size() + 1);
+      bodies_.push_back(std::move(body));
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on {}: out of memory", label_);
+    }
+    child->Retain();
+    held_.push_back(child);
+    return Append(Entry{Entry::Kind::kConditional, command, nullptr, nullptr});
+  }
   // A copy with the same operations; the callables stay this buffer's.
   RecordedCommands* Clone() {
     auto* clone = new (std::nothrow) RecordedCommands(label_);
@@ -125,7 +155,7 @@ class RecordedCommands {
   static_assert(sizeof(CallbackRef) <= Command::kPayloadBytes);
 
   struct Entry {
-    enum class Kind : std::uint8_t { kCommand, kRecordEvent, kWaitEvent, kCallback };
+    enum class Kind : std::uint8_t { kCommand, kRecordEvent, kWaitEvent, kCallback, kConditional };
     Kind kind;
     Command command;           // kCommand: copied as is
     HostEvent** event;         // the Event's handle: read at each submission
@@ -148,6 +178,12 @@ class RecordedCommands {
   bool Fill(const Entry& entry, Command& slot, Pool* pool, Status& failure) {
     switch (entry.kind) {
       case Entry::Kind::kCommand: slot = entry.command; return true;
+      case Entry::Kind::kConditional:
+        Retain();
+        slot = entry.command;
+        slot.conditional.owner = this;
+        slot.conditional.release = [](void* owner) { static_cast<RecordedCommands*>(owner)->Release(); };
+        return true;
       case Entry::Kind::kCallback: {
         Retain();
         ::new (static_cast<void*>(slot.payload)) CallbackRef{this, entry.callback};
@@ -192,7 +228,8 @@ class RecordedCommands {
   std::vector<Entry> entries_;
   std::vector<std::size_t> first_entry_;  // per operation: its first entry (a nested buffer has several)
   std::vector<streamexecutor::detail::StoredCallbackPtr> callbacks_;
-  std::vector<RecordedCommands*> held_;  // nested or cloned buffers whose callables entries_ run
+  std::vector<RecordedCommands*> held_;                        // nested or cloned buffers whose callables entries_ run
+  std::vector<std::unique_ptr<std::vector<Command>>> bodies_;  // of the conditionals in entries_
 };
 
 static_assert(std::is_trivially_copyable_v<Command>, "recorded commands are copied into the ring as they are");

@@ -208,10 +208,23 @@ struct CallbackCommand {
   void (*destroy)(void* payload);
 };
 
+struct Command;
+// A recorded If or While: `body` runs while (or once if) *condition != 0.
+// The body's commands belong to the command buffer that recorded them;
+// `release` (when not null) drops the reference a submission took on it.
+struct ConditionalCommand {
+  const std::int32_t* condition;
+  const Command* body;
+  std::size_t count;
+  bool loop;
+  void* owner;
+  void (*release)(void* owner);
+};
+
 // A line of its own per slot: the producer filling one slot never shares a
 // line with the slot a worker is reading.
 struct alignas(64) Command {
-  enum class Kind : std::uint8_t { kLaunch, kCopy, kFill, kRecordEvent, kWaitEvent, kCallback };
+  enum class Kind : std::uint8_t { kLaunch, kCopy, kFill, kRecordEvent, kWaitEvent, kCallback, kConditional };
   static constexpr std::size_t kPayloadBytes = 192;
 
   Kind kind;
@@ -221,6 +234,7 @@ struct alignas(64) Command {
     FillCommand fill;
     EventCommand event;
     CallbackCommand callback;
+    ConditionalCommand conditional;
   };
   // Kernel arguments (the stored tuple) or a host callback object.
   alignas(std::max_align_t) std::byte payload[kPayloadBytes];

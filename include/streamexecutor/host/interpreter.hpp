@@ -90,8 +90,25 @@ class CommandInterpreter {
         }
         command.callback.destroy(command.payload);
         return true;
+      case Kind::kConditional:
+        if (!skip) RunConditional(stream, command.conditional);
+        if (command.conditional.release != nullptr) command.conditional.release(command.conditional.owner);
+        return true;
     }
     return true;
+  }
+
+  // The body runs here, on the stream's worker, between the commands before
+  // and after it. It holds no event waits (the core refuses them), so no
+  // command of it parks the stream.
+  void RunConditional(HostStream* stream, const ConditionalCommand& conditional) {
+    do {
+      if (stream->failed() || *conditional.condition == 0) return;
+      for (std::size_t i = 0; i < conditional.count; ++i) {
+        Command command = conditional.body[i];
+        Execute(stream, command);
+      }
+    } while (conditional.loop);
   }
 
   static void Fill(const FillCommand& fill) {

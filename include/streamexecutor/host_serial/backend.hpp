@@ -37,6 +37,7 @@ static_assert(ForeignWaitBackend<host_serial> && EventNotifyBackend<host_serial>
 static_assert(CommandBufferBackend<host_serial>);
 static_assert(CommandBufferUpdateBackend<host_serial>);
 static_assert(CommandBufferCloneBackend<host_serial> && CommandBufferNestingBackend<host_serial>);
+static_assert(CommandBufferConditionalBackend<host_serial>);
 static_assert(UntypedLaunchBackend<host_serial>);
 static_assert(Capabilities<host_serial>::kRunsOnEnqueue);
 

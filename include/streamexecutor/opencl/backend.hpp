@@ -654,6 +654,14 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
       return op;
     });
   }
+  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
+    return buffer->AddNew([&] {
+      auto op = std::make_unique<opencl_detail::RecordedConditional<opencl>>(
+          branch.condition, branch.kind == op::ConditionalKind::kWhile);
+      op->ops = (*branch.body)->CopyOps();
+      return op;
+    });
+  }
   static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
                                    CommandBufferHandle& clone) {
     STREAMEXECUTOR_RETURN_IF_ERROR(CreateCommandBuffer(executor, clone));
@@ -689,6 +697,7 @@ static_assert(ForeignWaitBackend<opencl> && EventNotifyBackend<opencl>);
 static_assert(CommandBufferBackend<opencl>);
 static_assert(CommandBufferUpdateBackend<opencl>);
 static_assert(CommandBufferCloneBackend<opencl> && CommandBufferNestingBackend<opencl>);
+static_assert(CommandBufferConditionalBackend<opencl>);
 static_assert(UntypedLaunchBackend<opencl>);
 
 }  // namespace streamexecutor

@@ -254,6 +254,39 @@ struct RecordedNested final : RecordedOp {
   std::vector<std::unique_ptr<RecordedOp>> ops;
 };
 
+// ThenIf/ThenWhile: the library's replay loop. Each check of the condition
+// reads it back and waits for the stream (no OpenCL extension branches on a
+// device value), so the submitting thread blocks until the loop ends.
+template <typename Opencl>
+struct RecordedConditional final : RecordedOp {
+  RecordedConditional(const DeviceMemoryBase& c, bool l) : condition(c), loop(l) {}
+  Status Replay(StreamState*& stream) override {
+    if (stream->RunsOnCallbackThread()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "ThenSubmit on {}: a command buffer holding ThenIf or ThenWhile was submitted from a host "
+                       "callback of the same stream; its replay would wait for that callback to return",
+                       stream->executor->label);
+    }
+    do {
+      std::int32_t value = 0;
+      STREAMEXECUTOR_RETURN_IF_ERROR(Opencl::Submit(stream, op::MemcpyD2H{&value, condition, sizeof value}));
+      STREAMEXECUTOR_RETURN_IF_ERROR(Opencl::SynchronizeStream(stream));
+      if (value == 0) return Status();
+      for (const std::unique_ptr<RecordedOp>& op : ops) STREAMEXECUTOR_RETURN_IF_ERROR(op->Replay(stream));
+    } while (loop);
+    return Status();
+  }
+  std::unique_ptr<RecordedOp> Clone() const override {
+    auto clone = std::make_unique<RecordedConditional>(condition, loop);
+    clone->ops.reserve(ops.size());
+    for (const std::unique_ptr<RecordedOp>& op : ops) clone->ops.push_back(op->Clone());
+    return clone;
+  }
+  DeviceMemoryBase condition;
+  bool loop;
+  std::vector<std::unique_ptr<RecordedOp>> ops;
+};
+
 class RecordedBuffer {
  public:
   explicit RecordedBuffer(Executor& executor) : executor_(&executor), api_(LoadCommandBufferApi(executor.device)) {}
