@@ -293,3 +293,60 @@ TEST_CASE("After gives a node the dependencies named; other nodes depend on the 
   se::Stream stream(executor);
   CHECK(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
 }
+
+TEST_CASE("ThenWhile and ThenIf are conditional nodes driven by the library's setter kernel",
+          "[cuda][command-buffer][command-conditional]") {
+  auto* executor = Executor();  // loads the driver: the double, here
+  REQUIRE(Double().loaded());
+  // No kernel runs on the double, so the loop is driven by copies: each
+  // iteration shifts `bits` one word left, and the condition is bits[0].
+  // Three leading ones end the loop after exactly three iterations.
+  auto bits = executor->AllocateOwnedArray<std::int32_t>(5);
+  auto shifted = executor->AllocateOwnedArray<std::int32_t>(4);
+  auto flag = executor->AllocateOwnedArray<std::int32_t>(1);
+  std::vector<std::int32_t> start{1, 1, 1, 0, 0};
+  REQUIRE(executor->SynchronousMemcpyH2D<std::int32_t>(start, bits.ptr()).ok());
+  REQUIRE(executor->SynchronousMemZero(flag.ptr(), 4).ok());
+  se::DeviceMemory<std::int32_t> tail = bits.cref().GetSlice(1, 4), head = bits.cref().GetSlice(0, 4);
+  const se::DeviceMemory<std::int32_t> condition = bits.cref().GetSlice(0, 1);
+
+  se::CommandBuffer body(executor);
+  body.Init().ThenMemcpyD2D(shifted.ptr(), tail).ThenMemcpyD2D(&head, shifted.cref());
+  se::CommandBuffer mark(executor);
+  mark.Init().ThenMemset32(flag.ptr(), 7u, 4);
+  se::CommandBuffer buffer(executor);
+  const Counts counts;
+  const long nodes = counts.Of("cuGraphAddKernelNode"), handles = counts.Of("cuGraphConditionalHandleCreate");
+  buffer.Init().ThenWhile(condition, &body).ThenIf(flag.cref(), &mark).ThenIf(condition, &mark);
+  REQUIRE(buffer.ok());
+  CHECK(buffer.size() == 3);
+  CHECK(counts.Of("cuGraphConditionalHandleCreate") - handles == 3);
+  CHECK(counts.Of("cuGraphAddKernelNode") - nodes == 4);  // a setter before each node, one more in the While's body
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  std::vector<std::int32_t> out(5), flag_out(1);
+  REQUIRE(executor->SynchronousMemcpyD2H<std::int32_t>(bits.cref(), out).ok());
+  REQUIRE(executor->SynchronousMemcpyD2H<std::int32_t>(flag.cref(), flag_out).ok());
+  CHECK(out == std::vector<std::int32_t>{0, 0, 0, 0, 0});
+  CHECK(flag_out[0] == 0);  // the first If read flag = 0; the second read bits[0] = 0 after the loop
+
+  SECTION("an If taken") {
+    REQUIRE(executor->SynchronousMemcpyH2D<std::int32_t>(std::vector<std::int32_t>{1, 0, 0, 0, 0}, bits.ptr()).ok());
+    se::CommandBuffer taken(executor);
+    taken.Init().ThenIf(condition, &mark);
+    REQUIRE(stream.ThenSubmit(&taken).BlockHostUntilDone().ok());
+    REQUIRE(executor->SynchronousMemcpyD2H<std::int32_t>(flag.cref(), flag_out).ok());
+    CHECK(flag_out[0] == 7);
+  }
+  SECTION("each failing call is named") {
+    const char* call = GENERATE("cuGraphConditionalHandleCreate", "cuGraphAddNode", "cuGraphAddChildGraphNode");
+    Double().fail_next(call, CUDA_ERROR_INVALID_VALUE);
+    se::CommandBuffer failing(executor);
+    failing.Init().ThenWhile(condition, &body);
+    CHECK(Mentions(failing.status(), std::string(call) + " "));
+    CHECK(Mentions(failing.status(), "CUDA_ERROR_INVALID_VALUE"));
+  }
+  SECTION("a clone of a buffer holding one is refused") {
+    CHECK(buffer.Clone()->status().code() == se::ErrorCode::kUnimplemented);
+  }
+}

@@ -44,7 +44,8 @@ struct Loop {
 
 }  // namespace
 
-TEST_CASE("ThenWhile runs its body until the body sets the condition to zero", "[command-conditional]") {
+TEST_CASE("ThenWhile runs its body until the body sets the condition to zero",
+          "[command-conditional][kernel-results]") {
   Loop loop(TestExecutor());
   se::CommandBuffer body(loop.executor);
   loop.RecordCountdown(body);
@@ -63,7 +64,8 @@ TEST_CASE("ThenWhile runs its body until the body sets the condition to zero", "
   CHECK(loop.Read(loop.counter.cref()) == 11);
 }
 
-TEST_CASE("a While whose condition is zero runs nothing; work after it still runs", "[command-conditional]") {
+TEST_CASE("a While whose condition is zero runs nothing; work after it still runs",
+          "[command-conditional][kernel-results]") {
   Loop loop(TestExecutor());
   se::CommandBuffer body(loop.executor);
   loop.RecordCountdown(body);
@@ -77,7 +79,8 @@ TEST_CASE("a While whose condition is zero runs nothing; work after it still run
   CHECK(loop.Read(loop.condition.cref()) == 0);
 }
 
-TEST_CASE("ThenIf runs its body once when the condition is non-zero, never when zero", "[command-conditional]") {
+TEST_CASE("ThenIf runs its body once when the condition is non-zero, never when zero",
+          "[command-conditional][kernel-results]") {
   Loop loop(TestExecutor());
   se::CommandBuffer body(loop.executor);
   body.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), loop.kernel, loop.counter.ptr(), 7);
@@ -95,7 +98,8 @@ TEST_CASE("ThenIf runs its body once when the condition is non-zero, never when 
   CHECK(loop.Read(loop.condition.cref()) == -2);  // an If does not change it
 }
 
-TEST_CASE("conditionals nest: an If inside a While, bodies holding nested buffers and fills", "[command-conditional]") {
+TEST_CASE("conditionals nest: an If inside a While, bodies holding nested buffers and fills",
+          "[command-conditional][kernel-results]") {
   Loop loop(TestExecutor());
   auto flag = loop.executor->AllocateOwnedArray<std::int32_t>(1);
   auto hits = loop.executor->AllocateOwnedArray<std::int32_t>(1);
@@ -124,7 +128,7 @@ TEST_CASE("conditionals nest: an If inside a While, bodies holding nested buffer
   CHECK(loop.Read(loop.counter.cref()) == 8);
 }
 
-TEST_CASE("a While body captured from a stream", "[command-conditional][capture]") {
+TEST_CASE("a While body captured from a stream", "[command-conditional][kernel-results][capture]") {
   Loop loop(TestExecutor());
   se::CommandBuffer body(loop.executor);
   body.Init();

@@ -548,7 +548,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
 
   using CommandBufferHandle = cuda_detail::RecordedGraph*;
   static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
-    buffer = new (std::nothrow) cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal);
+    buffer = new (std::nothrow)
+        cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal, executor.modules);
     if (buffer == nullptr)
       return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on cuda:{}: out of memory", executor.ordinal);
     if (Status s = buffer->Create(); !s.ok()) {
@@ -608,9 +609,14 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
   static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
     return buffer->AddNested(**nested.buffer);
   }
+  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
+    return buffer->AddConditional(**branch.body, Address(branch.condition), branch.kind == op::ConditionalKind::kWhile,
+                                  *buffer->modules());
+  }
   static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
                                    CommandBufferHandle& clone) {
-    clone = new (std::nothrow) cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal);
+    clone = new (std::nothrow)
+        cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal, executor.modules);
     if (clone == nullptr) {
       return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory",
                        executor.ordinal);
@@ -700,6 +706,7 @@ static_assert(CommandBufferBackend<cuda>);
 static_assert(CommandBufferUpdateBackend<cuda>);
 static_assert(CommandBufferCloneBackend<cuda> && CommandBufferNestingBackend<cuda>);
 static_assert(CommandBufferDependencyBackend<cuda>);
+static_assert(CommandBufferConditionalBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
 
 }  // namespace streamexecutor

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/cuda/conditional_setter.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/detail/stored_callback.hpp"
@@ -29,8 +30,8 @@ namespace streamexecutor::cuda_detail {
 
 class RecordedGraph {
  public:
-  RecordedGraph(const DriverApi& api, CUcontext context, int ordinal)
-      : api_(&api), context_(context), ordinal_(ordinal) {}
+  RecordedGraph(const DriverApi& api, CUcontext context, int ordinal, ModuleCache* modules)
+      : api_(&api), context_(context), ordinal_(ordinal), modules_(modules) {}
   RecordedGraph(const RecordedGraph&) = delete;
   RecordedGraph& operator=(const RecordedGraph&) = delete;
 
@@ -58,6 +59,7 @@ class RecordedGraph {
   }
 
   int ordinal() const { return ordinal_; }
+  ModuleCache* modules() const { return modules_; }
   CUcontext context() const { return context_; }
   const DriverApi* api() const { return api_; }
 
@@ -68,7 +70,7 @@ class RecordedGraph {
   // has its node in nodes_ (an empty copy or fill an empty node), so that an
   // update or a dependency finds it by the operation's index.
   template <typename Add>
-  Status AddNode(std::string_view call, Add&& add) {
+  Status AddNode(const std::string_view& call, Add&& add) {  // by reference: `add` may say which call failed
     if (Status s = MakeRoom(); !s.ok()) return s;
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) return scope.status();
@@ -229,6 +231,70 @@ class RecordedGraph {
     STREAMEXECUTOR_RETURN_IF_ERROR(AddNode(
         "cuGraphAddChildGraphNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
           return api_->cuGraphAddChildGraphNode(node, graph, deps, n, child.graph_);
+        }));
+    child.references_.fetch_add(1, std::memory_order_relaxed);
+    held_.push_back(&child);
+    return Status();
+  }
+
+  // ThenIf/ThenWhile: a conditional node (CUDA 12.3) whose body holds
+  // `child`'s graph as it is now, as a child graph node. Only device code
+  // can set a conditional handle, so a one-thread setter kernel reads the
+  // int32 at `condition` into it: a node before the conditional node, and
+  // for a While a node after the child in the body.
+  Status AddConditional(RecordedGraph& child, CUdeviceptr condition, bool loop, ModuleCache& modules) {
+    if (api_->cuGraphConditionalHandleCreate == nullptr || api_->cuGraphAddNode == nullptr) {
+      return MakeError(ErrorCode::kUnimplemented,
+                       "ThenIf/ThenWhile on cuda:{}: the CUDA driver (version {}) has no conditional graph nodes "
+                       "(cuGraphConditionalHandleCreate, CUDA 12.3)",
+                       ordinal_, api_->driver_version);
+    }
+    try {
+      held_.reserve(held_.size() + 1);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUfunction setter = nullptr;
+    STREAMEXECUTOR_RETURN_IF_ERROR(ConditionalSetter(*api_, modules, ordinal_, &setter));
+    CUgraphConditionalHandle handle = 0;
+    if (const CUresult r =
+            api_->cuGraphConditionalHandleCreate(&handle, graph_, context_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT);
+        r != CUDA_SUCCESS) {
+      return api_->Error(r, "cuGraphConditionalHandleCreate", "recording into a command buffer on cuda:{}", ordinal_);
+    }
+    void* arguments[] = {&handle, &condition};
+    CUDA_KERNEL_NODE_PARAMS set{};
+    set.func = setter;
+    set.gridDimX = set.gridDimY = set.gridDimZ = 1;
+    set.blockDimX = set.blockDimY = set.blockDimZ = 1;
+    set.kernelParams = arguments;
+    std::string_view call = "cuGraphAddKernelNode";
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        AddNode(call, [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+          CUgraphNode set_node = nullptr;
+          if (const CUresult r = api_->cuGraphAddKernelNode(&set_node, graph, deps, n, &set); r != CUDA_SUCCESS)
+            return r;
+          call = "cuGraphAddNode (a conditional node)";
+          CUgraphNodeParams params{};
+          params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+          params.conditional.handle = handle;
+          params.conditional.type = loop ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
+          params.conditional.size = 1;
+          params.conditional.ctx = context_;
+          if (const CUresult r = api_->cuGraphAddNode(node, graph, &set_node, 1, &params); r != CUDA_SUCCESS) return r;
+          const CUgraph body = params.conditional.phGraph_out[0];
+          call = "cuGraphAddChildGraphNode (a conditional body)";
+          CUgraphNode inner = nullptr;
+          if (const CUresult r = api_->cuGraphAddChildGraphNode(&inner, body, nullptr, 0, child.graph_);
+              r != CUDA_SUCCESS || !loop) {
+            return r;
+          }
+          call = "cuGraphAddKernelNode (a conditional body)";
+          CUgraphNode again = nullptr;
+          return api_->cuGraphAddKernelNode(&again, body, &inner, 1, &set);
         }));
     child.references_.fetch_add(1, std::memory_order_relaxed);
     held_.push_back(&child);
@@ -418,6 +484,7 @@ class RecordedGraph {
   const DriverApi* api_;
   CUcontext context_;
   int ordinal_;
+  ModuleCache* modules_;  // the executor's: where the conditional setter is loaded
   std::atomic<int> references_{1};
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;

@@ -104,20 +104,22 @@ namespace streamexecutor::cuda_detail {
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.
-#define SE_CUDA_OPTIONAL_ENTRY_POINTS(X) \
-  X(cuFuncGetParamInfo, 12040)           \
-  X(cuLaunchKernelEx, 11060)             \
-  X(cuStreamWaitValue32, 11070)          \
-  X(cuStreamWriteValue32, 11070)         \
-  X(cuMemPrefetchAsync, 12020)           \
-  X(cuMemAdvise, 12020)                  \
-  X(cuMemPoolCreate, 11020)              \
-  X(cuMemPoolDestroy, 11020)             \
-  X(cuMemAllocFromPoolAsync, 11020)      \
-  X(cuMemFreeAsync, 11020)               \
-  X(cuMemPoolTrimTo, 11020)              \
-  X(cuMemPoolSetAttribute, 11020)        \
-  X(cuMemPoolGetAttribute, 11020)
+#define SE_CUDA_OPTIONAL_ENTRY_POINTS(X)   \
+  X(cuFuncGetParamInfo, 12040)             \
+  X(cuLaunchKernelEx, 11060)               \
+  X(cuStreamWaitValue32, 11070)            \
+  X(cuStreamWriteValue32, 11070)           \
+  X(cuMemPrefetchAsync, 12020)             \
+  X(cuMemAdvise, 12020)                    \
+  X(cuMemPoolCreate, 11020)                \
+  X(cuMemPoolDestroy, 11020)               \
+  X(cuMemAllocFromPoolAsync, 11020)        \
+  X(cuMemFreeAsync, 11020)                 \
+  X(cuMemPoolTrimTo, 11020)                \
+  X(cuMemPoolSetAttribute, 11020)          \
+  X(cuMemPoolGetAttribute, 11020)          \
+  X(cuGraphConditionalHandleCreate, 12030) \
+  X(cuGraphAddNode, 12020)
 
 struct DriverApi {
 #define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

@@ -21,11 +21,14 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -360,6 +363,8 @@ CUresult Double_cuMemsetD32Async(CUdeviceptr dst, unsigned value, std::size_t co
   return CUDA_SUCCESS;
 }
 
+bool IsFatbin(const void* image);
+CUresult LoadSetterFatbin(CUmodule* module, const void* image);
 CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned options_count, CUjit_option* options,
                                    void** values) {
   if (CUresult r = Take(k_cuModuleLoadDataEx)) return r;
@@ -379,6 +384,7 @@ CUresult Double_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned
     }
     return CUDA_ERROR_INVALID_PTX;
   };
+  if (IsFatbin(image)) return LoadSetterFatbin(module, image);  // graph_double.inc
   const std::string_view ptx = image != nullptr ? static_cast<const char*>(image) : "";
   auto loaded = std::make_unique<Module>();
   if (!ParseEntries(ptx, *loaded)) return reject("counting driver double: no parsable .entry in the PTX image");
