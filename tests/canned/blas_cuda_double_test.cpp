@@ -496,3 +496,45 @@ TEST_CASE("without cuBLAS, BLAS calls are UNAVAILABLE naming the library and the
   again.Init().ThenBlasDot(4, a.cref(), 1, a.cref(), 1, a.ptr());
   CHECK(again.status().code() == se::ErrorCode::kUnavailable);
 }
+
+TEST_CASE("a captured gemm calls cuBLAS once, on a stream in capture mode, as a child graph of the buffer",
+          "[blas][capture]") {
+  Warm();
+  auto a = Allocate<float>(16), b = Allocate<float>(16), c = Allocate<float>(16);
+  se::Stream stream(Executor());
+  stream.Init();
+  se::CommandBuffer buffer(Executor());
+  buffer.Init();
+  const long gemms = Cublas().calls("cublasSgemm_v2"), begins = DriverCalls("cuStreamBeginCapture"),
+             ends = DriverCalls("cuStreamEndCapture"), children = DriverCalls("cuGraphAddChildGraphNode");
+  REQUIRE(stream.BeginCapture(&buffer).ok());
+  stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, a.cref(), 4, b.cref(), 4, 0.0f,
+                      c.ptr(), 4);
+  REQUIRE(stream.EndCapture(&buffer).ok());
+  CHECK(Cublas().calls("cublasSgemm_v2") == gemms + 1);
+  CHECK(Last().stream != Stream(stream));  // the buffer's capture stream, not the user's
+  CHECK(DriverCalls("cuStreamBeginCapture") == begins + 1);
+  CHECK(DriverCalls("cuStreamEndCapture") == ends + 1);
+  CHECK(DriverCalls("cuGraphAddChildGraphNode") == children + 1);
+  const long launches = DriverCalls("cuGraphLaunch");
+  REQUIRE(stream.ThenSubmit(&buffer).ThenSubmit(&buffer).BlockHostUntilDone().ok());
+  CHECK(DriverCalls("cuGraphLaunch") == launches + 2);
+  CHECK(Cublas().calls("cublasSgemm_v2") == gemms + 1);  // replayed by the graph, not called again
+
+  SECTION("a batch that needs pointer arrays cannot be captured") {
+    // Three entries at uneven offsets: no constant stride, so pointer arrays.
+    auto whole = Allocate<float>(256);
+    std::vector<se::DeviceMemory<float>> views{whole.cref().GetSlice(0, 16), whole.cref().GetSlice(16, 16),
+                                               whole.cref().GetSlice(64, 16)};
+    std::vector<se::DeviceMemory<float>*> as{&views[0], &views[1], &views[2]}, bs = as, cs = as;
+    se::CommandBuffer batched(Executor());
+    batched.Init();
+    REQUIRE(stream.BeginCapture(&batched).ok());
+    stream.ThenBlasGemmBatched(
+        Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, std::span<se::DeviceMemory<float>* const>(as),
+        4, std::span<se::DeviceMemory<float>* const>(bs), 4, 0.0f, std::span<se::DeviceMemory<float>* const>(cs), 4, 3);
+    const se::Status captured = stream.EndCapture(&batched);
+    CHECK(captured.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(captured, "pointer arrays"));
+  }
+}

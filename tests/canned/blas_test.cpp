@@ -281,6 +281,45 @@ TEMPLATE_TEST_CASE("batched gemm matches a loop, on separate allocations and on 
 
 #include "blas_half_cases.hpp"
 
+TEMPLATE_TEST_CASE("BLAS calls captured into a command buffer run at each submission, not at capture",
+                   "[blas][capture]", float, double) {
+  using T = TestType;
+  const int n = 257;
+  const std::vector<T> x = Data<T>(static_cast<std::size_t>(n), 5), y0 = Data<T>(static_cast<std::size_t>(n), 6);
+  auto dx = Upload(x), dy = Upload(y0), result = Upload(std::vector<T>{T(0)});
+  se::Stream stream(Executor());
+  stream.Init();
+  se::CommandBuffer buffer(Executor());
+  buffer.Init();
+  REQUIRE(stream.BeginCapture(&buffer).ok());
+  stream.ThenBlasAxpy(n, T(2), dx.cref(), 1, dy.ptr(), 1).ThenBlasDot(n, dx.cref(), 1, dy.cref(), 1, result.ptr());
+  REQUIRE(stream.EndCapture(&buffer).ok());
+  CHECK(buffer.size() == 2);
+  RequireClose(Download(dy.cref()), y0);  // nothing ran yet
+  REQUIRE(Run(stream.ThenSubmit(&buffer).ThenSubmit(&buffer)).ok());
+  std::vector<T> y = y0;
+  T dot = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    y[at] += T(4) * x[at];
+    dot += x[at] * y[at];
+  }
+  RequireClose(Download(dy.cref()), y);
+  RequireClose(Download(result.cref()), std::vector<T>{dot});
+
+  SECTION("an operand freed before a submission is an error, not a fault") {
+    auto scratch = Executor()->template AllocateArray<T>(static_cast<std::uint64_t>(n));
+    se::CommandBuffer freed(Executor());
+    freed.Init();
+    REQUIRE(stream.BeginCapture(&freed).ok());
+    stream.ThenBlasAxpy(n, T(1), dx.cref(), 1, &scratch, 1);
+    REQUIRE(stream.EndCapture(&freed).ok());
+    REQUIRE(Executor()->Deallocate(&scratch).ok());
+    stream.ThenSubmit(&freed);
+    CHECK(Mentions(stream.status(), "no longer valid"));
+  }
+}
+
 TEST_CASE("BLAS calls keep stream order behind a pending host callback", "[blas]") {
   const int n = 64;
   std::vector<float> x = Data<float>(n, 1), y = Data<float>(n, 2);

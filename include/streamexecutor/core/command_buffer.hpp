@@ -329,6 +329,23 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
       return Fail(NotCapturable(caller));
     }
   }
+  // A canned operation's work (Stream::EnqueueCanned): a host call, or an
+  // op::LibraryCall that the backend records (OpenCL: replayed at each
+  // submission; CUDA: captured from a stream into a child graph, once).
+  template <typename Operation>
+  void CaptureCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation) {
+    if (!Ready(caller)) return;
+    if constexpr (op::IsHostCall<Operation>) {
+      if constexpr (!std::is_copy_constructible_v<std::decay_t<typename Operation::Callable>>) {
+        Fail(NotCapturable(caller));
+        return;
+      }
+    }
+    for (const DeviceMemoryBase& buffer : buffers) {
+      if (!Remember(buffer, caller, -1)) return;
+    }
+    Check(RecordOp(operation));
+  }
   // The capture's first error (the stream's checks, an operation it cannot
   // hold) sticks to the buffer, as a recording error does.
   void FailCapture(Status status) { Fail(std::move(status)); }

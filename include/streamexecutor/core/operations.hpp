@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -80,8 +81,13 @@ struct Prefetch {
 // rvalue into the backend's own storage.
 template <typename F>
 struct HostCall {
+  using Callable = F;
   F&& callable;
 };
+template <typename T>
+inline constexpr bool IsHostCall = false;
+template <typename F>
+inline constexpr bool IsHostCall<HostCall<F>> = true;
 
 // Hands `callback` to `submit` as a HostCall: as it is when it returns void,
 // wrapped (detail::StatusHostCallback) when it returns a Status, so that no
@@ -138,6 +144,15 @@ struct Launch {
 template <typename CommandBufferHandle>
 struct Nested {
   const CommandBufferHandle* buffer;
+};
+// Work a library enqueues on the backend's native stream itself (the canned
+// families on OpenCL and CUDA): `call(*stream_handle)`. `buffers` lists every
+// view it uses, for the liveness checks of a command buffer that holds it.
+template <typename F>
+struct LibraryCall {
+  std::string_view caller;
+  std::span<const DeviceMemoryBase> buffers;
+  F& call;
 };
 // Another command buffer's operations run once if, or again while, the
 // int32 at `condition` is non-zero when read on the device: before the body,

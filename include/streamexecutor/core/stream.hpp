@@ -459,8 +459,25 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   // For canned-operation libraries: checks that the stream can take work
   // (initialised, no sticky error) and records `status` as its error when it
   // is one. Same rules as the Then* calls above.
-  bool ReadyForCanned(std::string_view caller) { return Ready(caller); }
+  // While capturing, canned operations are recorded (EnqueueCanned).
+  bool ReadyForCanned(std::string_view caller) { return Admit(caller); }
   Stream& CheckCanned(Status status) { return Check(std::move(status)); }
+  // A canned operation's work: `operation` is what the backend's Submit
+  // takes (a host call on host, an op::LibraryCall on OpenCL and CUDA);
+  // while capturing, the capture's buffer records it instead, with `buffers`
+  // checked at each of its submissions. Its errors are then the capture's.
+  template <typename Operation>
+  Status EnqueueCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation) {
+    if (capture_ != nullptr) [[unlikely]] {
+      capture_->CaptureCanned(caller, buffers, operation);
+      return Status();
+    }
+    return B::Submit(handle_, operation);
+  }
+  // For a canned path that cannot be recorded: fails the capture.
+  Status NotCapturable(std::string_view caller) const {
+    return capture_ != nullptr ? capture_->NotCapturable(caller) : Status();
+  }
 
  private:
   // The copies, under the name the caller used (for messages).

@@ -340,6 +340,11 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
                                  prefetch.memory.size(), prefetch.to);
   }
 
+  // A canned operation's library call: the library enqueues on the stream.
+  template <typename F>
+  static Status Submit(StreamHandle& stream, const op::LibraryCall<F>& call) {
+    return call.call(*stream);
+  }
   template <typename Callback>
   static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
     Callback&& callback = static_cast<Callback&&>(operation.callable);
@@ -608,6 +613,11 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
   }
   static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
     return buffer->AddNested(**nested.buffer);
+  }
+  // Captured: the library's work on a stream in capture mode, as a child graph.
+  template <typename F>
+  static Status Record(CommandBufferHandle& buffer, const op::LibraryCall<F>& call) {
+    return buffer->AddCaptured(call.caller, call.call);
   }
   static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
     return buffer->AddConditional(**branch.body, Address(branch.condition), branch.kind == op::ConditionalKind::kWhile,

@@ -237,6 +237,47 @@ class RecordedGraph {
     return Status();
   }
 
+  // A canned operation (Stream::EnqueueCanned): `call` enqueues its library's
+  // work on a stream of our own in capture mode, and the captured graph
+  // becomes a child graph node. The library runs once, here; its work is
+  // replayed by each submission.
+  template <typename Call>
+  Status AddCaptured(std::string_view caller, Call& call) {
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    StreamState capture;
+    capture.api = api_;
+    capture.context = context_;
+    capture.ordinal = ordinal_;
+    capture.capturing = true;
+    if (const CUresult r = api_->cuStreamCreate(&capture.stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      return api_->Error(r, "cuStreamCreate", "capturing {} into a command buffer on cuda:{}", caller, ordinal_);
+    }
+    CUgraph captured = nullptr;
+    Status called;
+    if (const CUresult r = api_->cuStreamBeginCapture(capture.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        r != CUDA_SUCCESS) {
+      called =
+          api_->Error(r, "cuStreamBeginCapture", "capturing {} into a command buffer on cuda:{}", caller, ordinal_);
+    } else {
+      called = call(capture);
+      if (const CUresult ended = api_->cuStreamEndCapture(capture.stream, &captured);
+          ended != CUDA_SUCCESS && called.ok()) {
+        called =
+            api_->Error(ended, "cuStreamEndCapture", "capturing {} into a command buffer on cuda:{}", caller, ordinal_);
+      }
+    }
+    api_->cuStreamDestroy(capture.stream);
+    if (called.ok()) {
+      called = AddNode("cuGraphAddChildGraphNode",
+                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                         return api_->cuGraphAddChildGraphNode(node, graph, deps, n, captured);
+                       });
+    }
+    if (captured != nullptr) api_->cuGraphDestroy(captured);  // a child graph node holds a copy
+    return called;
+  }
+
   // ThenIf/ThenWhile: a conditional node (CUDA 12.3) whose body holds
   // `child`'s graph as it is now, as a child graph node. Only device code
   // can set a conditional handle, so a one-thread setter kernel reads the

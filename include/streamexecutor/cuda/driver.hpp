@@ -101,6 +101,8 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphHostNodeSetParams, 10000)                   \
   X(cuGraphAddChildGraphNode, 10000)                   \
   X(cuGraphAddEmptyNode, 10000)                        \
+  X(cuStreamBeginCapture, 10010)                       \
+  X(cuStreamEndCapture, 10000)                         \
   X(cuStreamQuery, 2000)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.

@@ -44,7 +44,8 @@ struct StreamState {
   // this stream's, taken on its first such wait.
   WaitRings* wait_rings = nullptr;
   WaitRing* wait_ring = nullptr;
-  bool adopted = false;  // Stream::InitAdopted: the CUstream is its creator's to destroy
+  bool adopted = false;    // Stream::InitAdopted: the CUstream is its creator's to destroy
+  bool capturing = false;  // a command buffer's capture stream (RecordedGraph::AddCaptured)
   streamexecutor::detail::StickyStatus error;
   // Set with the first failure: launches, copies, fills and callbacks enqueued
   // after it are skipped, as on every backend (one load on the launch path).

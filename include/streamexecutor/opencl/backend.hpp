@@ -326,6 +326,11 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
                                   stream->executor->label);
   }
 
+  // A canned operation's library call (opencl/library_call.hpp).
+  template <typename F>
+  static Status Submit(StreamHandle& stream, const op::LibraryCall<F>& call) {
+    return opencl_detail::EnqueueLibraryCall(*stream, call.caller, call.buffers, call.call);
+  }
   template <typename Callback>
   static Status Submit(StreamHandle& stream, const op::HostCall<Callback>& operation) {
     Callback&& callback = static_cast<Callback&&>(operation.callable);

@@ -20,6 +20,7 @@
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/opencl/errors.hpp"  // first: it sets CL_TARGET_OPENCL_VERSION for <CL/cl_ext.h>
 #include "streamexecutor/opencl/launch.hpp"
+#include "streamexecutor/opencl/library_call.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 
 #include <CL/cl_ext.h>
@@ -237,6 +238,26 @@ std::unique_ptr<RecordedOp> MakeRecorded(const op::HostCall<F>& call) {
 template <typename Opencl, typename Handle, typename... Params>
 std::unique_ptr<RecordedOp> MakeRecorded(const op::Launch<Handle, Params...>& launch) {
   return std::make_unique<RecordedLaunch<Opencl, Params...>>(launch);
+}
+
+// A canned operation's library call (CLBlast), made again at each
+// submission through the stream's own library-call path.
+template <typename Opencl, typename F>
+struct RecordedLibraryCall final : RecordedOp {
+  RecordedLibraryCall(std::string_view c, std::vector<DeviceMemoryBase> b, const F& f)
+      : caller(c), buffers(std::move(b)), call(f) {}
+  Status Replay(StreamState*& stream) override { return EnqueueLibraryCall(*stream, caller, buffers, call); }
+  std::unique_ptr<RecordedOp> Clone() const override {
+    return std::make_unique<RecordedLibraryCall>(caller, buffers, call);
+  }
+  std::string_view caller;  // the canned operation's name: a static string
+  std::vector<DeviceMemoryBase> buffers;
+  F call;
+};
+template <typename Opencl, typename F>
+std::unique_ptr<RecordedOp> MakeRecorded(const op::LibraryCall<F>& call) {
+  return std::make_unique<RecordedLibraryCall<Opencl, std::decay_t<F>>>(
+      call.caller, std::vector<DeviceMemoryBase>(call.buffers.begin(), call.buffers.end()), call.call);
 }
 
 // Another buffer's operations, copied when nested, replayed in order.

@@ -8,8 +8,10 @@
 #include <climits>
 #include <concepts>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "streamexecutor/canned/blas/half.hpp"
 #include "streamexecutor/canned/detail/adapter.hpp"
@@ -105,6 +107,14 @@ struct GemmArgs {
   DeviceMemoryBase c;
   int ldc;
 };
+// Every operand of a batch: what a command buffer holding it checks at each submission.
+template <typename T>
+std::vector<DeviceMemoryBase> GemmOperands(std::span<const GemmArgs<T>> batch) {
+  std::vector<DeviceMemoryBase> operands;
+  operands.reserve(batch.size() * 3);
+  for (const GemmArgs<T>& args : batch) operands.insert(operands.end(), {args.a, args.b, args.c});
+  return operands;
+}
 
 // The family's adapter trait (canned/detail/adapter.hpp), specialised in
 // canned/blas/<backend>.hpp for each backend with a BLAS library:

@@ -10,14 +10,17 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "streamexecutor/canned/blas/common.hpp"
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/cuda/backend.hpp"
 
@@ -106,52 +109,55 @@ struct Adapter<cuda> {
 #if defined(STREAMEXECUTOR_BLAS_WITH_CUBLAS)
   template <blas::Scalar T>
   static Status Axpy(Stream<cuda>& stream, State& state, const AxpyArgs<T>& args) {
-    return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
-      if constexpr (std::is_same_v<T, float>) {
-        return Named{"cublasSaxpy", api.cublasSaxpy_v2(handle, args.n, &args.alpha, In<T>(args.x), args.incx,
-                                                       Out<T>(args.y), args.incy)};
-      } else {
-        return Named{"cublasDaxpy", api.cublasDaxpy_v2(handle, args.n, &args.alpha, In<T>(args.x), args.incx,
-                                                       Out<T>(args.y), args.incy)};
-      }
-    });
+    return Call(stream, "ThenBlasAxpy", {args.x, args.y}, state, CUBLAS_POINTER_MODE_HOST,
+                [&](const CublasApi& api, cublasHandle_t handle) {
+                  if constexpr (std::is_same_v<T, float>) {
+                    return Named{"cublasSaxpy", api.cublasSaxpy_v2(handle, args.n, &args.alpha, In<T>(args.x),
+                                                                   args.incx, Out<T>(args.y), args.incy)};
+                  } else {
+                    return Named{"cublasDaxpy", api.cublasDaxpy_v2(handle, args.n, &args.alpha, In<T>(args.x),
+                                                                   args.incx, Out<T>(args.y), args.incy)};
+                  }
+                });
   }
 
   // The result stays on the device: device pointer mode, so cuBLAS neither
   // copies it back nor blocks the caller.
   template <blas::Scalar T>
   static Status Dot(Stream<cuda>& stream, State& state, const DotArgs<T>& args) {
-    return Call(stream, state, CUBLAS_POINTER_MODE_DEVICE, [&](const CublasApi& api, cublasHandle_t handle) {
-      if constexpr (std::is_same_v<T, float>) {
-        return Named{"cublasSdot", api.cublasSdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y), args.incy,
-                                                     Out<T>(args.result))};
-      } else {
-        return Named{"cublasDdot", api.cublasDdot_v2(handle, args.n, In<T>(args.x), args.incx, In<T>(args.y), args.incy,
-                                                     Out<T>(args.result))};
-      }
-    });
+    return Call(stream, "ThenBlasDot", {args.x, args.y, args.result}, state, CUBLAS_POINTER_MODE_DEVICE,
+                [&](const CublasApi& api, cublasHandle_t handle) {
+                  if constexpr (std::is_same_v<T, float>) {
+                    return Named{"cublasSdot", api.cublasSdot_v2(handle, args.n, In<T>(args.x), args.incx,
+                                                                 In<T>(args.y), args.incy, Out<T>(args.result))};
+                  } else {
+                    return Named{"cublasDdot", api.cublasDdot_v2(handle, args.n, In<T>(args.x), args.incx,
+                                                                 In<T>(args.y), args.incy, Out<T>(args.result))};
+                  }
+                });
   }
 
   template <blas::Scalar T>
   static Status Gemv(Stream<cuda>& stream, State& state, const GemvArgs<T>& args) {
-    return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
-      if constexpr (std::is_same_v<T, float>) {
-        return Named{"cublasSgemv",
-                     api.cublasSgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha, In<T>(args.a), args.lda,
-                                        In<T>(args.x), args.incx, &args.beta, Out<T>(args.y), args.incy)};
-      } else {
-        return Named{"cublasDgemv",
-                     api.cublasDgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha, In<T>(args.a), args.lda,
-                                        In<T>(args.x), args.incx, &args.beta, Out<T>(args.y), args.incy)};
-      }
-    });
+    return Call(stream, "ThenBlasGemv", {args.a, args.x, args.y}, state, CUBLAS_POINTER_MODE_HOST,
+                [&](const CublasApi& api, cublasHandle_t handle) {
+                  if constexpr (std::is_same_v<T, float>) {
+                    return Named{"cublasSgemv", api.cublasSgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha,
+                                                                   In<T>(args.a), args.lda, In<T>(args.x), args.incx,
+                                                                   &args.beta, Out<T>(args.y), args.incy)};
+                  } else {
+                    return Named{"cublasDgemv", api.cublasDgemv_v2(handle, Op(args.trans), args.m, args.n, &args.alpha,
+                                                                   In<T>(args.a), args.lda, In<T>(args.x), args.incx,
+                                                                   &args.beta, Out<T>(args.y), args.incy)};
+                  }
+                });
   }
 
   // Half memory is cuBLAS's cublasHgemm (half scalars, rounded from the float
   // ones; cuBLAS chooses how it accumulates).
   template <blas::GemmElement T>
   static Status Gemm(Stream<cuda>& stream, State& state, const GemmArgs<T>& args) {
-    return Call(stream, state, CUBLAS_POINTER_MODE_HOST,
+    return Call(stream, "ThenBlasGemm", {args.a, args.b, args.c}, state, CUBLAS_POINTER_MODE_HOST,
                 [&](const CublasApi& api, cublasHandle_t handle) { return RunGemm(api, handle, args); });
   }
 
@@ -164,14 +170,17 @@ struct Adapter<cuda> {
   template <blas::GemmElement T>
   static Status GemmBatched(Stream<cuda>& stream, State& state, std::span<const GemmArgs<T>> batch) {
     if (batch.size() == 1) return Gemm(stream, state, batch.front());
+    const std::vector<DeviceMemoryBase> operands = GemmOperands(batch);
     if (const std::optional<Strides> strides = EqualStrides(batch)) {
-      return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
-        return RunStrided(api, handle, batch.front(), *strides, static_cast<int>(batch.size()));
-      });
+      return Call(stream, "ThenBlasGemmBatched", operands, state, CUBLAS_POINTER_MODE_HOST,
+                  [&](const CublasApi& api, cublasHandle_t handle) {
+                    return RunStrided(api, handle, batch.front(), *strides, static_cast<int>(batch.size()));
+                  });
     }
-    return Call(stream, state, CUBLAS_POINTER_MODE_HOST, [&](const CublasApi& api, cublasHandle_t handle) {
-      return RunPointerArrays(*stream.native_handle(), state, api, handle, batch);
-    });
+    return Call(stream, "ThenBlasGemmBatched", operands, state, CUBLAS_POINTER_MODE_HOST,
+                [&](const CublasApi& api, cublasHandle_t handle, cuda_detail::StreamState& native) {
+                  return RunPointerArrays(native, state, api, handle, batch);
+                });
   }
 
  private:
@@ -318,6 +327,15 @@ struct Adapter<cuda> {
     const cuda_detail::DriverApi& driver = *state.driver;
     const std::size_t count = batch.size();
     const std::size_t bytes = 3 * count * sizeof(CUdeviceptr);
+    if (native.capturing) {
+      // The arrays are copied from host memory that later batches reuse: a
+      // graph would read them at its launches, not as they are now.
+      return MakeError(ErrorCode::kUnimplemented,
+                       "ThenBlasGemmBatched on cuda:{}: a batch that is not equally strided needs pointer arrays "
+                       "copied from the host, which a command buffer cannot capture; capture equally strided "
+                       "slices of one allocation (one cublas<t>gemmStridedBatched)",
+                       state.ordinal);
+    }
     STREAMEXECUTOR_RETURN_IF_ERROR(ReservePointers(state, bytes));
     if (state.pointers_recorded) {
       if (const CUresult r = driver.cuStreamWaitEvent(native.stream, state.pointers_read, 0); r != CUDA_SUCCESS) {
@@ -371,9 +389,24 @@ struct Adapter<cuda> {
 
   // Skipped on a failed stream, as every backend's commands are; otherwise in
   // the primary context, with the handle bound to this stream.
+  // While the stream captures, this runs once on the command buffer's
+  // capture stream (Stream::EnqueueCanned), and `operands` are checked at
+  // each submission of the buffer.
   template <typename Enqueue>
-  static Status Call(Stream<cuda>& stream, State& state, cublasPointerMode_t mode, Enqueue&& enqueue) {
-    cuda_detail::StreamState* native = stream.native_handle();
+  static Status Call(Stream<cuda>& stream, std::string_view caller, std::span<const DeviceMemoryBase> operands,
+                     State& state, cublasPointerMode_t mode, Enqueue&& enqueue) {
+    return canned_detail::EnqueueLibraryCall(stream, caller, operands, [&](cuda_detail::StreamState& native) {
+      return CallOn(&native, state, mode, enqueue);
+    });
+  }
+  template <typename Enqueue>
+  static Status Call(Stream<cuda>& stream, std::string_view caller, std::initializer_list<DeviceMemoryBase> operands,
+                     State& state, cublasPointerMode_t mode, Enqueue&& enqueue) {
+    return Call(stream, caller, std::span<const DeviceMemoryBase>(operands.begin(), operands.size()), state, mode,
+                std::forward<Enqueue>(enqueue));
+  }
+  template <typename Enqueue>
+  static Status CallOn(cuda_detail::StreamState* native, State& state, cublasPointerMode_t mode, Enqueue& enqueue) {
     if (native->Failed()) [[unlikely]]
       return Status();
     const cuda_detail::ContextScope scope(*state.driver, state.context);
@@ -387,7 +420,9 @@ struct Adapter<cuda> {
     if (const cublasStatus_t s = api.cublasSetPointerMode_v2(state.handle, mode); s != CUBLAS_STATUS_SUCCESS) {
       return api.Error(s, "cublasSetPointerMode", "on cuda:{}", state.ordinal);
     }
-    if constexpr (std::is_same_v<decltype(enqueue(api, state.handle)), Status>) {
+    if constexpr (std::is_invocable_v<Enqueue&, const CublasApi&, cublasHandle_t, cuda_detail::StreamState&>) {
+      return enqueue(api, state.handle, *native);  // it names its own errors
+    } else if constexpr (std::is_same_v<decltype(enqueue(api, state.handle)), Status>) {
       return enqueue(api, state.handle);  // it names its own errors
     } else {
       const Named result = enqueue(api, state.handle);

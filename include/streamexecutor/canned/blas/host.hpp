@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,13 +48,14 @@ struct Adapter<host> {
   static Status Axpy(Stream<host>& stream, State&, const AxpyArgs<T>& args) {
     const auto* x = Pointer<T>(args.x);
     auto* y = Pointer<T>(args.y);
-    return Enqueue(stream, [n = args.n, alpha = args.alpha, x, incx = args.incx, y, incy = args.incy] {
-      if constexpr (std::is_same_v<T, float>) {
-        cblas_saxpy(n, alpha, x, incx, y, incy);
-      } else {
-        cblas_daxpy(n, alpha, x, incx, y, incy);
-      }
-    });
+    return Enqueue(stream, "ThenBlasAxpy", {args.x, args.y},
+                   [n = args.n, alpha = args.alpha, x, incx = args.incx, y, incy = args.incy] {
+                     if constexpr (std::is_same_v<T, float>) {
+                       cblas_saxpy(n, alpha, x, incx, y, incy);
+                     } else {
+                       cblas_daxpy(n, alpha, x, incx, y, incy);
+                     }
+                   });
   }
 
   template <blas::Scalar T>
@@ -60,18 +63,19 @@ struct Adapter<host> {
     const auto* x = Pointer<T>(args.x);
     const auto* y = Pointer<T>(args.y);
     auto* result = Pointer<T>(args.result);
-    return Enqueue(stream, [n = args.n, x, incx = args.incx, y, incy = args.incy, result] {
-      if constexpr (std::is_same_v<T, float>) {
-        *result = cblas_sdot(n, x, incx, y, incy);
-      } else {
-        *result = cblas_ddot(n, x, incx, y, incy);
-      }
-    });
+    return Enqueue(stream, "ThenBlasDot", {args.x, args.y, args.result},
+                   [n = args.n, x, incx = args.incx, y, incy = args.incy, result] {
+                     if constexpr (std::is_same_v<T, float>) {
+                       *result = cblas_sdot(n, x, incx, y, incy);
+                     } else {
+                       *result = cblas_ddot(n, x, incx, y, incy);
+                     }
+                   });
   }
 
   template <blas::Scalar T>
   static Status Gemv(Stream<host>& stream, State&, const GemvArgs<T>& args) {
-    return Enqueue(stream, [args] {
+    return Enqueue(stream, "ThenBlasGemv", {args.a, args.x, args.y}, [args] {
       const auto* a = Pointer<T>(args.a);
       const auto* x = Pointer<T>(args.x);
       auto* y = Pointer<T>(args.y);
@@ -87,7 +91,7 @@ struct Adapter<host> {
 
   template <blas::Scalar T>
   static Status Gemm(Stream<host>& stream, State&, const GemmArgs<T>& args) {
-    return Enqueue(stream, [args] { RunGemm(args); });
+    return Enqueue(stream, "ThenBlasGemm", {args.a, args.b, args.c}, [args] { RunGemm(args); });
   }
 
   // OpenBLAS has no half gemm: the operands are widened to float, multiplied
@@ -95,7 +99,7 @@ struct Adapter<host> {
   // half accumulation) and C rounded back to half once. That needs float
   // copies of A, B and C, allocated when the call runs.
   static Status Gemm(Stream<host>& stream, State&, const GemmArgs<Half>& args) {
-    return Enqueue(stream, [args] {
+    return Enqueue(stream, "ThenBlasGemm", {args.a, args.b, args.c}, [args] {
       HalfScratch scratch;
       RunHalfGemm(args, scratch);
     });
@@ -105,18 +109,20 @@ struct Adapter<host> {
   // the caller's lists may be gone by the time it runs.
   template <blas::Scalar T>
   static Status GemmBatched(Stream<host>& stream, State&, std::span<const GemmArgs<T>> batch) {
-    return Enqueue(stream, [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())] {
-      for (const GemmArgs<T>& args : entries) RunGemm(args);
-    });
+    return Enqueue(stream, "ThenBlasGemmBatched", GemmOperands(batch),
+                   [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())] {
+                     for (const GemmArgs<T>& args : entries) RunGemm(args);
+                   });
   }
 
   // Half entries share one set of float copies, sized by the first entry (all
   // have one shape).
   static Status GemmBatched(Stream<host>& stream, State&, std::span<const GemmArgs<Half>> batch) {
-    return Enqueue(stream, [entries = std::vector<GemmArgs<Half>>(batch.begin(), batch.end())] {
-      HalfScratch scratch;
-      for (const GemmArgs<Half>& args : entries) RunHalfGemm(args, scratch);
-    });
+    return Enqueue(stream, "ThenBlasGemmBatched", GemmOperands(batch),
+                   [entries = std::vector<GemmArgs<Half>>(batch.begin(), batch.end())] {
+                     HalfScratch scratch;
+                     for (const GemmArgs<Half>& args : entries) RunHalfGemm(args, scratch);
+                   });
   }
 
  private:
@@ -191,10 +197,20 @@ struct Adapter<host> {
   // The host backend's own host-call path: the callable goes into the
   // stream's preallocated command slot (it is small enough), with no
   // allocation and the stream's skip-after-failure rule.
+  // While the stream captures, the call is recorded instead, with `operands`
+  // checked at each submission of the buffer.
   template <typename F>
-  static Status Enqueue(Stream<host>& stream, F&& call) {
-    return host::Submit(stream.native_handle(), op::HostCall<F>{std::forward<F>(call)});
+  static Status Enqueue(Stream<host>& stream, std::string_view caller, std::span<const DeviceMemoryBase> operands,
+                        F&& call) {
+    return stream.EnqueueCanned(caller, operands, op::HostCall<F>{std::forward<F>(call)});
   }
+  template <typename F>
+  static Status Enqueue(Stream<host>& stream, std::string_view caller, std::initializer_list<DeviceMemoryBase> operands,
+                        F&& call) {
+    return Enqueue(stream, caller, std::span<const DeviceMemoryBase>(operands.begin(), operands.size()),
+                   std::forward<F>(call));
+  }
+
 #else
   // Make refuses every executor, so these are never reached; they exist so
   // that the operations compile in a build without OpenBLAS.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "streamexecutor/canned/blas/common.hpp"
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/opencl/backend.hpp"
 #include "streamexecutor/opencl/library_call.hpp"
@@ -94,43 +95,39 @@ struct Adapter<opencl> {
   template <blas::Scalar T>
   static Status Axpy(Stream<opencl>& stream, State&, const AxpyArgs<T>& args) {
     const std::array<DeviceMemoryBase, 2> buffers{args.x, args.y};
-    return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenBlasAxpy", buffers, [args](opencl_detail::StreamState& s) {
-          using clblast_detail::Offset;
-          return clblast_detail::Check(
-              clblast::Axpy<T>(Size(args.n), args.alpha, Buffer(args.x), Offset<T>(args.x), Size(args.incx),
-                               Buffer(args.y), Offset<T>(args.y), Size(args.incy), &s.queue, nullptr),
-              "clblast::Axpy", s);
-        });
+    return canned_detail::EnqueueLibraryCall(stream, "ThenBlasAxpy", buffers, [args](opencl_detail::StreamState& s) {
+      using clblast_detail::Offset;
+      return clblast_detail::Check(
+          clblast::Axpy<T>(Size(args.n), args.alpha, Buffer(args.x), Offset<T>(args.x), Size(args.incx), Buffer(args.y),
+                           Offset<T>(args.y), Size(args.incy), &s.queue, nullptr),
+          "clblast::Axpy", s);
+    });
   }
 
   template <blas::Scalar T>
   static Status Dot(Stream<opencl>& stream, State&, const DotArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.x, args.y, args.result};
-    return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenBlasDot", buffers, [args](opencl_detail::StreamState& s) {
-          using clblast_detail::Offset;
-          return clblast_detail::Check(
-              clblast::Dot<T>(Size(args.n), Buffer(args.result), Offset<T>(args.result), Buffer(args.x),
-                              Offset<T>(args.x), Size(args.incx), Buffer(args.y), Offset<T>(args.y), Size(args.incy),
-                              &s.queue, nullptr),
-              "clblast::Dot", s);
-        });
+    return canned_detail::EnqueueLibraryCall(stream, "ThenBlasDot", buffers, [args](opencl_detail::StreamState& s) {
+      using clblast_detail::Offset;
+      return clblast_detail::Check(
+          clblast::Dot<T>(Size(args.n), Buffer(args.result), Offset<T>(args.result), Buffer(args.x), Offset<T>(args.x),
+                          Size(args.incx), Buffer(args.y), Offset<T>(args.y), Size(args.incy), &s.queue, nullptr),
+          "clblast::Dot", s);
+    });
   }
 
   template <blas::Scalar T>
   static Status Gemv(Stream<opencl>& stream, State&, const GemvArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.x, args.y};
-    return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenBlasGemv", buffers, [args](opencl_detail::StreamState& s) {
-          using clblast_detail::Offset;
-          return clblast_detail::Check(
-              clblast::Gemv<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.trans), Size(args.m), Size(args.n),
-                               args.alpha, Buffer(args.a), Offset<T>(args.a), Size(args.lda), Buffer(args.x),
-                               Offset<T>(args.x), Size(args.incx), args.beta, Buffer(args.y), Offset<T>(args.y),
-                               Size(args.incy), &s.queue, nullptr),
-              "clblast::Gemv", s);
-        });
+    return canned_detail::EnqueueLibraryCall(stream, "ThenBlasGemv", buffers, [args](opencl_detail::StreamState& s) {
+      using clblast_detail::Offset;
+      return clblast_detail::Check(
+          clblast::Gemv<T>(clblast::Layout::kColMajor, clblast_detail::Op(args.trans), Size(args.m), Size(args.n),
+                           args.alpha, Buffer(args.a), Offset<T>(args.a), Size(args.lda), Buffer(args.x),
+                           Offset<T>(args.x), Size(args.incx), args.beta, Buffer(args.y), Offset<T>(args.y),
+                           Size(args.incy), &s.queue, nullptr),
+          "clblast::Gemv", s);
+    });
   }
 
   // Half memory is CLBlast's half gemm (cl_half, computed in half on the
@@ -139,7 +136,7 @@ struct Adapter<opencl> {
   template <blas::GemmElement T>
   static Status Gemm(Stream<opencl>& stream, State&, const GemmArgs<T>& args) {
     const std::array<DeviceMemoryBase, 3> buffers{args.a, args.b, args.c};
-    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemm", buffers,
+    return canned_detail::EnqueueLibraryCall(stream, "ThenBlasGemm", buffers,
                                              [args](opencl_detail::StreamState& s) { return RunGemm(s, args); });
   }
 
@@ -153,7 +150,7 @@ struct Adapter<opencl> {
     for (const GemmArgs<T>& args : batch) {
       buffers.insert(buffers.end(), {args.a, args.b, args.c});
     }
-    return opencl_detail::EnqueueLibraryCall(*stream.native_handle(), "ThenBlasGemmBatched", buffers,
+    return canned_detail::EnqueueLibraryCall(stream, "ThenBlasGemmBatched", buffers,
                                              [entries = std::vector<GemmArgs<T>>(batch.begin(), batch.end())](
                                                  opencl_detail::StreamState& s) { return RunBatch<T>(s, entries); });
   }

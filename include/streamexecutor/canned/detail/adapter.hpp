@@ -8,9 +8,12 @@
 // and the family, with no edit of the family.
 #pragma once
 
+#include <span>
 #include <string_view>
 #include <type_traits>
 
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/status.hpp"
 
@@ -31,5 +34,14 @@ struct NoAdapter : NoAdapterTag {
 // family's operations.
 template <typename A>
 concept Adapted = !std::is_base_of_v<NoAdapterTag, A>;
+
+// A library call that enqueues on the stream's native queue itself
+// (`call(native stream state)`), through Stream::EnqueueCanned, so that a
+// capturing stream records it. `buffers` lists every view the call uses.
+template <typename Stream, typename Call>
+Status EnqueueLibraryCall(Stream& stream, std::string_view caller, std::span<const DeviceMemoryBase> buffers,
+                          Call&& call) {
+  return stream.EnqueueCanned(caller, buffers, op::LibraryCall<std::remove_reference_t<Call>>{caller, buffers, call});
+}
 
 }  // namespace streamexecutor::canned_detail

@@ -197,6 +197,7 @@ struct Adapter<cuda> {
   // cudnnStatus_t into a Status that names the call.
   template <typename T, typename Body>
   static Status Run(Stream<cuda>& stream, State& state, std::string_view caller, Body&& body) {
+    if (stream.capturing()) return stream.NotCapturable(caller);
     const CuDnnApi& api = *state.api_;
     const std::string& device = stream.parent()->DeviceLabel();
     auto check = [&](cudnnStatus_t r, std::string_view call) {

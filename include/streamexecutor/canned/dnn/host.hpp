@@ -356,14 +356,16 @@ struct Adapter<host> {
       return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of memory creating a oneDNN {} primitive", caller,
                        stream.parent()->DeviceLabel(), primitive);
     }
-    return host::Submit(stream.native_handle(), op::HostCall<RunPrepared>{RunPrepared {
-                          &state,
-                          prepared,
-                          host::Address(src),
-                          weights.IsNull() ? nullptr : host::Address(weights),
-                          host::Address(dst),
-                          caller
-                        }});
+    // While the stream captures, the call is recorded (the operands checked at each submission).
+    const DeviceMemoryBase operands[] = {src, weights.IsNull() ? src : weights, dst};
+    return stream.EnqueueCanned(caller, operands, op::HostCall<RunPrepared>{RunPrepared {
+                                  &state,
+                                  prepared,
+                                  host::Address(src),
+                                  weights.IsNull() ? nullptr : host::Address(weights),
+                                  host::Address(dst),
+                                  caller
+                                }});
   }
 
   // The host call: small enough for the stream's command slot (no allocation).

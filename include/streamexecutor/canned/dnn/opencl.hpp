@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "streamexecutor/canned/detail/adapter.hpp"
 #include "streamexecutor/canned/dnn/common.hpp"
 #include "streamexecutor/core/stream.hpp"
 #include "streamexecutor/opencl/backend.hpp"
@@ -81,23 +82,22 @@ struct Adapter<opencl> {
   static Status Convolve(Stream<opencl>& stream, State&, [[maybe_unused]] const ConvolveArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.filter_data, a.output_data};
-    return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenConvolve", buffers, [a](opencl_detail::StreamState& s) {
-          using clblast_dnn::Offset;
-          using clblast_dnn::Size;
-          const dnn::FilterDescriptor& f = a.filter;
-          const dnn::ConvolutionDescriptor& c = a.convolution;
-          cl_command_queue queue = s.queue;
-          return clblast_dnn::Check(
-              clblast::Convgemm<T>(
-                  clblast::KernelMode::kCrossCorrelation, Size(a.input.feature_map_count()), Size(a.input.height()),
-                  Size(a.input.width()), Size(f.input_filter_height()), Size(f.input_filter_width()),
-                  Size(c.zero_padding_height()), Size(c.zero_padding_width()), Size(c.vertical_filter_stride()),
-                  Size(c.horizontal_filter_stride()), 1, 1, Size(f.output_feature_map_count()), Size(a.input.count()),
-                  Buffer(a.input_data), Offset<T>(a.input_data), Buffer(a.filter_data), Offset<T>(a.filter_data),
-                  Buffer(a.output_data), Offset<T>(a.output_data), &queue, nullptr),
-              "ThenConvolve", "clblast::Convgemm", s);
-        });
+    return canned_detail::EnqueueLibraryCall(stream, "ThenConvolve", buffers, [a](opencl_detail::StreamState& s) {
+      using clblast_dnn::Offset;
+      using clblast_dnn::Size;
+      const dnn::FilterDescriptor& f = a.filter;
+      const dnn::ConvolutionDescriptor& c = a.convolution;
+      cl_command_queue queue = s.queue;
+      return clblast_dnn::Check(
+          clblast::Convgemm<T>(
+              clblast::KernelMode::kCrossCorrelation, Size(a.input.feature_map_count()), Size(a.input.height()),
+              Size(a.input.width()), Size(f.input_filter_height()), Size(f.input_filter_width()),
+              Size(c.zero_padding_height()), Size(c.zero_padding_width()), Size(c.vertical_filter_stride()),
+              Size(c.horizontal_filter_stride()), 1, 1, Size(f.output_feature_map_count()), Size(a.input.count()),
+              Buffer(a.input_data), Offset<T>(a.input_data), Buffer(a.filter_data), Offset<T>(a.filter_data),
+              Buffer(a.output_data), Offset<T>(a.output_data), &queue, nullptr),
+          "ThenConvolve", "clblast::Convgemm", s);
+    });
 #else
     return Missing(stream);
 #endif
@@ -107,19 +107,18 @@ struct Adapter<opencl> {
   static Status MatMul(Stream<opencl>& stream, State&, [[maybe_unused]] const MatMulArgs& a) {
 #if defined(STREAMEXECUTOR_DNN_WITH_CLBLAST)
     const std::array<DeviceMemoryBase, 3> buffers{a.input_data, a.weights, a.output_data};
-    return opencl_detail::EnqueueLibraryCall(
-        *stream.native_handle(), "ThenMatMul", buffers, [a](opencl_detail::StreamState& s) {
-          using clblast_dnn::Offset;
-          using clblast_dnn::Size;
-          cl_command_queue queue = s.queue;
-          // Row-major output (m x n) = input (m x k) times the n x k weights, transposed.
-          return clblast_dnn::Check(
-              clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kYes, Size(a.m),
-                               Size(a.n), Size(a.k), T(1), Buffer(a.input_data), Offset<T>(a.input_data), Size(a.k),
-                               Buffer(a.weights), Offset<T>(a.weights), Size(a.k), T(0), Buffer(a.output_data),
-                               Offset<T>(a.output_data), Size(a.n), &queue, nullptr),
-              "ThenMatMul", "clblast::Gemm", s);
-        });
+    return canned_detail::EnqueueLibraryCall(stream, "ThenMatMul", buffers, [a](opencl_detail::StreamState& s) {
+      using clblast_dnn::Offset;
+      using clblast_dnn::Size;
+      cl_command_queue queue = s.queue;
+      // Row-major output (m x n) = input (m x k) times the n x k weights, transposed.
+      return clblast_dnn::Check(
+          clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kYes, Size(a.m),
+                           Size(a.n), Size(a.k), T(1), Buffer(a.input_data), Offset<T>(a.input_data), Size(a.k),
+                           Buffer(a.weights), Offset<T>(a.weights), Size(a.k), T(0), Buffer(a.output_data),
+                           Offset<T>(a.output_data), Size(a.n), &queue, nullptr),
+          "ThenMatMul", "clblast::Gemm", s);
+    });
 #else
     return Missing(stream);
 #endif

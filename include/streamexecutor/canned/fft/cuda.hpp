@@ -83,6 +83,7 @@ class CuFftPlan {
   CuFftPlan& operator=(const CuFftPlan&) = delete;
 
   Status Enqueue(Stream<cuda>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+    if (stream.capturing()) return stream.NotCapturable("ThenFft (cuFFT)");
     const std::string& device = executor_->DeviceLabel();
     cuda::ExecutorState& native = executor_->native_state();
     // One plan, one bound stream at a time.

@@ -85,6 +85,7 @@ class ClFftPlan {
   ClFftPlan& operator=(const ClFftPlan&) = delete;
 
   Status Enqueue(Stream<opencl>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+    if (stream.capturing()) return stream.NotCapturable("ThenFft (clFFT)");
     const std::string& device = executor_->DeviceLabel();
     // clFFT takes whole buffers: a slice's offset cannot be passed.
     if (input.offset() != 0 || output.offset() != 0) {

@@ -96,6 +96,7 @@ class CuRandState {
   template <RngValue T>
   Status Generate(Stream<cuda>& stream, std::string_view caller, const DeviceMemoryBase& values, std::uint64_t count,
                   Distribution distribution, T mean, T stddev) {
+    if (stream.capturing()) return stream.NotCapturable(caller);
     const std::string& device = stream.parent()->DeviceLabel();
     const bool gaussian = distribution == Distribution::kGaussian;
     std::lock_guard<std::mutex> lock(mutex_);

@@ -217,6 +217,8 @@ Stream<B>& Populate(Stream<B>& stream, std::string_view caller, Distribution dis
 template <Backend B>
 Stream<B>& CannedSetRngSeed(Stream<B>& stream, const std::uint8_t* seed, std::uint64_t seed_bytes) {
   if (!stream.ReadyForCanned("ThenSetRngSeed")) return stream;
+  // The seed is the executor's, set now: a recording could not replay it.
+  if (stream.capturing()) return stream.CheckCanned(stream.NotCapturable("ThenSetRngSeed"));
   return stream.CheckCanned(rng_detail::SetSeed(stream.parent(), seed, seed_bytes));
 }
 
