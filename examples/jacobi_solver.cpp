@@ -79,8 +79,8 @@ int Run(se::Platform<B>* platform) {
 #endif
   UpdateKernel update(executor);
   ConvergenceKernel convergence(executor);
-  for (se::Status loaded : {executor->GetKernel(update_spec, &update),
-                            executor->GetKernel(convergence_spec, &convergence)}) {
+  for (se::Status loaded :
+       {executor->GetKernel(update_spec, &update), executor->GetKernel(convergence_spec, &convergence)}) {
     if (!loaded.ok()) {
       std::fprintf(stderr, "jacobi_solver: %s\n", loaded.ToString().c_str());
       return 3;
