@@ -14,13 +14,21 @@
 //       the same, each followed by a submission and BlockHostUntilDone (on
 //       OpenCL with the extension an update records its run again at the
 //       next submission, which this includes)
+//   while_100/<backend>/{while,host_loop}
+//       100 iterations of a one-launch body that counts a device int down:
+//       one submission of ThenWhile, against submitting the body and reading
+//       the int back to the host after each (what a program without
+//       conditionals does). Host and OpenCL only: the driver double runs no
+//       kernel, so the count would never reach zero there.
 // CUDA runs against the counting driver double when it is on
 // LD_LIBRARY_PATH (run.sh does that): the library's cost around the driver.
 // After the run, the ratio of the two sides of each pair is printed.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 
 #include <streamexecutor/streamexecutor.hpp>
@@ -44,6 +52,9 @@ constexpr const char* kEmptyPtx = R"(
 .visible .entry empty(.param .u64 p) { ret; }
 )";
 using EmptyKernel = se::TypedKernel<se::DeviceMemory<int>*>;
+
+void decrement_host(const se::host::KernelContext&, int* count) { *count -= 1; }
+constexpr const char* kDecrementOpenCL = "__kernel void decrement(__global int* count) { *count -= 1; }\n";
 
 template <typename B>
 struct Fixture {
@@ -113,6 +124,44 @@ void Register(const std::string& backend, Fixture<B>& f) {
 }
 
 template <typename B>
+void RegisterWhile(const std::string& backend, Fixture<B>& f) {
+  struct Loop {
+    explicit Loop(Fixture<B>& f)
+        : kernel(f.executor),
+          count(f.executor->template AllocateOwnedArray<std::int32_t>(1)),
+          body(f.executor),
+          loop(f.executor) {
+      se::MultiKernelLoaderSpec spec(1);
+      spec.AddHostKernel<&decrement_host>("decrement");
+      spec.AddOpenCLTextInMemory(kDecrementOpenCL, "decrement");
+      if (!f.executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel(decrement)");
+      body.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, count.ptr());
+      loop.Init().ThenMemset32(count.ptr(), kLaunches, 4).ThenWhile(count.cref(), &body);
+      if (!body.Finalize().ok() || !loop.Finalize().ok()) bench::Die(loop.status().ToString());
+    }
+    se::TypedKernel<se::DeviceMemory<std::int32_t>*> kernel;
+    se::ScopedDeviceMemory<std::int32_t> count;
+    se::CommandBuffer<B> body, loop;
+  };
+  auto shared = std::make_shared<Loop>(f);
+  benchmark::RegisterBenchmark(Name("while_100", backend, "while").c_str(), [&f, shared](benchmark::State& state) {
+    for (auto _ : state) {
+      if (!f.stream.ThenSubmit(&shared->loop).BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
+    }
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(Name("while_100", backend, "host_loop").c_str(), [&f, shared](benchmark::State& state) {
+    std::int32_t value[1] = {0};
+    for (auto _ : state) {
+      f.stream.ThenMemset32(shared->count.ptr(), kLaunches, 4);
+      do {
+        f.stream.ThenSubmit(&shared->body).ThenMemcpyD2H(shared->count.cref(), std::span<std::int32_t>(value));
+        if (!f.stream.BlockHostUntilDone().ok()) bench::Die(f.stream.status().ToString());
+      } while (value[0] != 0);
+    }
+  })->UseRealTime();
+}
+
+template <typename B>
 void RegisterUpdates(const std::string& backend, Fixture<B>& f) {
   // One launch of the 100 gets the other memory, then back, in turns.
   auto update = [&f](int turn) {
@@ -169,6 +218,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
         std::printf("%s: ThenLaunch x%d / ThenSubmit(buffer) = %.2f\n", pair.c_str(), kLaunches,
                     sides.at("launches") / sides.at("buffer"));
       }
+      if (sides.count("while") && sides.count("host_loop")) {
+        std::printf("%s: host-driven loop / ThenWhile = %.2f\n", pair.c_str(),
+                    sides.at("host_loop") / sides.at("while"));
+      }
       if (sides.count("update") && sides.count("rerecord")) {
         std::printf("%s: re-record %d launches / UpdateLaunch = %.1f\n", pair.c_str(), kLaunches,
                     sides.at("rerecord") / sides.at("update"));
@@ -189,6 +242,7 @@ int main(int argc, char** argv) {
   Fixture<se::host> host(host_executor);
   Register("host", host);
   RegisterUpdates("host", host);
+  RegisterWhile("host", host);
 #endif
 #ifdef STREAMEXECUTOR_WITH_OPENCL
   auto opencl_executor = se::Platform<se::opencl>::Get().ExecutorForDevice(0);
@@ -197,6 +251,7 @@ int main(int argc, char** argv) {
     opencl = std::make_unique<Fixture<se::opencl>>(opencl_executor.value());
     Register("opencl", *opencl);
     RegisterUpdates("opencl", *opencl);
+    RegisterWhile("opencl", *opencl);
   }
 #endif
 #ifdef STREAMEXECUTOR_WITH_CUDA
