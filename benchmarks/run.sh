@@ -78,6 +78,10 @@ if command -v valgrind >/dev/null; then
     echo "== callgrind cuda at $(elapsed)"
     LD_LIBRARY_PATH="$with_double" "$python" benchmarks/callgrind.py "$build/benchmarks/cuda_launch_count" "$results/callgrind_cuda.json" 512
   fi
+  if [ -x "$build/benchmarks/command_buffer_count" ]; then
+    echo "== callgrind cuda command buffer at $(elapsed)"
+    LD_LIBRARY_PATH="$with_double" "$python" benchmarks/callgrind.py "$build/benchmarks/command_buffer_count" "$results/callgrind_command_buffer.json" 128
+  fi
 fi
 
 echo "== compile time at $(elapsed)"
