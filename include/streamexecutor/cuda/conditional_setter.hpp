@@ -44,10 +44,10 @@ inline Status ConditionalSetter(const DriverApi& api, ModuleCache& modules, int 
 #else
   const std::lock_guard<std::mutex> lock(modules.mutex);
   const std::string key = "streamexecutor:conditional_setter";
-  CUmodule module = nullptr;
+  CUmodule loaded = nullptr;
   try {
     if (auto found = modules.modules.find(key); found != modules.modules.end()) {
-      module = found->second;
+      loaded = found->second;
     } else {
       // The driver reads a fatbin through 8-byte words: copy it to such.
       std::vector<std::uint64_t> image((kConditionalSetterFatbin_bytes + 7) / 8);
@@ -56,15 +56,15 @@ inline Status ConditionalSetter(const DriverApi& api, ModuleCache& modules, int 
         std::memcpy(at, chunk.data(), chunk.size());
         at += chunk.size();
       }
-      if (const CUresult r = api.cuModuleLoadDataEx(&module, image.data(), 0, nullptr, nullptr); r != CUDA_SUCCESS) {
+      if (const CUresult r = api.cuModuleLoadDataEx(&loaded, image.data(), 0, nullptr, nullptr); r != CUDA_SUCCESS) {
         return api.Error(r, "cuModuleLoadDataEx", "loading the kernel behind ThenIf/ThenWhile on cuda:{}", ordinal);
       }
-      modules.modules.emplace(key, module);
+      modules.modules.emplace(key, loaded);
     }
   } catch (...) {
     return MakeError(ErrorCode::kResourceExhausted, "ThenIf/ThenWhile on cuda:{}: out of host memory", ordinal);
   }
-  if (const CUresult r = api.cuModuleGetFunction(setter, module, kConditionalSetterName); r != CUDA_SUCCESS) {
+  if (const CUresult r = api.cuModuleGetFunction(setter, loaded, kConditionalSetterName); r != CUDA_SUCCESS) {
     return api.Error(r, "cuModuleGetFunction", "for {} on cuda:{}", kConditionalSetterName, ordinal);
   }
   return Status();
