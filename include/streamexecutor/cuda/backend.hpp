@@ -17,7 +17,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
-#include "streamexecutor/cuda/command_buffer.hpp"
+#include "streamexecutor/cuda/command_buffer_operations.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
 #include "streamexecutor/cuda/kernel_params.hpp"
@@ -32,7 +32,9 @@
 namespace streamexecutor {
 
 // Exported so that Platform<cuda> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativePoolOperations {
+struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
+                                    cuda_detail::NativePoolOperations,
+                                    cuda_detail::CommandBufferOperations {
   static constexpr std::string_view kName = "cuda";
   // In the order the loader prefers them: code for the device first.
   static constexpr std::array<KernelFormat, 3> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
@@ -548,135 +550,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds, cuda_detail::NativeP
                                        launch.kernel_name);
   }
 
-  // ---- Command buffers (cuda/command_buffer.hpp) ----------------------------------
-  // A CUDA graph: one node per operation, each after the previous one.
-
-  using CommandBufferHandle = cuda_detail::RecordedGraph*;
-  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
-    buffer = new (std::nothrow)
-        cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal, executor.modules);
-    if (buffer == nullptr)
-      return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on cuda:{}: out of memory", executor.ordinal);
-    if (Status s = buffer->Create(); !s.ok()) {
-      std::exchange(buffer, nullptr)->Release();
-      return s;
-    }
-    return Status();
-  }
-  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
-    if (buffer) std::exchange(buffer, nullptr)->Release();
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) { return buffer->AddCopy(Copy(copy)); }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) { return buffer->AddCopy(Copy(copy)); }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) { return buffer->AddCopy(Copy(copy)); }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) { return buffer->AddFill(Fill(fill)); }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) { return buffer->AddFill(Fill(fill)); }
-  template <typename Callback>
-  static Status Record(CommandBufferHandle& buffer, const op::HostCall<Callback>& call) {
-    return buffer->AddHostCall(static_cast<Callback&&>(call.callable));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::RecordEvent<EventHandle>& record) {
-    return buffer->AddEvent(true, record.event->event);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::WaitEvent<EventHandle>& wait) {
-    return buffer->AddEvent(false, wait.event->event);
-  }
-  template <typename... Params>
-  static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    return WithNodeParams(launch, [&](const CUDA_KERNEL_NODE_PARAMS& params) { return buffer->AddKernel(params); });
-  }
-  // Updates (CommandBufferUpdateBackend): cuGraph*NodeSetParams and
-  // cuGraphExec*NodeSetParams on the operation's node.
-  template <typename CopyOperation>
-    requires std::is_same_v<CopyOperation, op::MemcpyH2D> || std::is_same_v<CopyOperation, op::MemcpyD2H> ||
-             std::is_same_v<CopyOperation, op::MemcpyD2D>
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const CopyOperation& copy) {
-    if (copy.bytes == 0) return Status();  // an empty node, and it stays empty (the core checks)
-    return buffer->SetCopy(index, Copy(copy));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset8& fill) {
-    if (fill.bytes == 0) return Status();
-    return buffer->SetFill(index, Fill(fill));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset32& fill) {
-    if (fill.bytes < 4) return Status();
-    return buffer->SetFill(index, Fill(fill));
-  }
-  static Status SetNextDependencies(CommandBufferHandle& buffer, std::span<const std::size_t> operations) {
-    return buffer->SetNextDependencies(operations);
-  }
-  template <typename... Params>
-  static Status Update(CommandBufferHandle& buffer, std::size_t index,
-                       const op::Launch<KernelHandle, Params...>& launch) {
-    return WithNodeParams(launch,
-                          [&](const CUDA_KERNEL_NODE_PARAMS& params) { return buffer->SetKernel(index, params); });
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
-    return buffer->AddNested(**nested.buffer);
-  }
-  // Captured: the library's work on a stream in capture mode, as a child graph.
-  template <typename F>
-  static Status Record(CommandBufferHandle& buffer, const op::LibraryCall<F>& call) {
-    return buffer->AddCaptured(call.caller, call.call);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
-    return buffer->AddConditional(**branch.body, Address(branch.condition), branch.kind == op::ConditionalKind::kWhile,
-                                  *buffer->modules());
-  }
-  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
-                                   CommandBufferHandle& clone) {
-    clone = new (std::nothrow)
-        cuda_detail::RecordedGraph(*executor.api, executor.context, executor.ordinal, executor.modules);
-    if (clone == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory",
-                       executor.ordinal);
-    }
-    if (Status s = source->CloneInto(*clone); !s.ok()) {
-      std::exchange(clone, nullptr)->Release();
-      return s;
-    }
-    return Status();
-  }
-  static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
-  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
-    return buffer->SubmitTo(*stream);
-  }
-  // A recorded operation as the driver's node parameters.
-  static CUDA_MEMCPY3D Copy(const op::MemcpyH2D& copy) {
-    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_HOST, 0, copy.src, CU_MEMORYTYPE_DEVICE,
-                                                  Address(copy.dst), nullptr, copy.bytes);
-  }
-  static CUDA_MEMCPY3D Copy(const op::MemcpyD2H& copy) {
-    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr, CU_MEMORYTYPE_HOST,
-                                                  0, copy.dst, copy.bytes);
-  }
-  static CUDA_MEMCPY3D Copy(const op::MemcpyD2D& copy) {
-    return cuda_detail::RecordedGraph::CopyParams(CU_MEMORYTYPE_DEVICE, Address(copy.src), nullptr,
-                                                  CU_MEMORYTYPE_DEVICE, Address(copy.dst), nullptr, copy.bytes);
-  }
-  static CUDA_MEMSET_NODE_PARAMS Fill(const op::Memset8& fill) {
-    return cuda_detail::RecordedGraph::FillParams(Address(fill.dst), fill.value & 0xff, 1, fill.bytes);
-  }
-  static CUDA_MEMSET_NODE_PARAMS Fill(const op::Memset32& fill) {
-    return cuda_detail::RecordedGraph::FillParams(Address(fill.dst), fill.pattern, 4, fill.bytes / 4);
-  }
-  // The kernel node's parameters; the driver copies the argument values.
-  template <typename... Params, typename Use>
-  static Status WithNodeParams(const op::Launch<KernelHandle, Params...>& launch, Use&& use) {
-    return cuda_detail::WithKernelParams<Params...>(launch.args, [&](void** params, std::uint64_t shared_bytes) {
-      CUDA_KERNEL_NODE_PARAMS node_params{};
-      node_params.func = launch.kernel.function;
-      node_params.gridDimX = static_cast<unsigned>(launch.blocks.x);
-      node_params.gridDimY = static_cast<unsigned>(launch.blocks.y);
-      node_params.gridDimZ = static_cast<unsigned>(launch.blocks.z);
-      node_params.blockDimX = static_cast<unsigned>(launch.threads.x);
-      node_params.blockDimY = static_cast<unsigned>(launch.threads.y);
-      node_params.blockDimZ = static_cast<unsigned>(launch.threads.z);
-      node_params.sharedMemBytes = static_cast<unsigned>(shared_bytes);
-      node_params.kernelParams = params;
-      return Status(use(static_cast<const CUDA_KERNEL_NODE_PARAMS&>(node_params)));
-    });
-  }
+  // ---- Command buffers: CommandBufferOperations (cuda/command_buffer_operations.hpp) -----------------
 
   // ---- Peer access ---------------------------------------------------------------
 

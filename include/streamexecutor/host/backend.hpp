@@ -17,7 +17,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
-#include "streamexecutor/host/command_buffer.hpp"
+#include "streamexecutor/host/command_buffer_operations.hpp"
 #include "streamexecutor/host/describe.hpp"
 #include "streamexecutor/host/plugins.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
@@ -34,7 +34,8 @@ template <typename B>
 concept HostMachinery = std::is_base_of_v<HostBackendBase, B>;
 
 template <typename Traits>
-struct HostBackend : Traits, HostBackendBase {
+struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperations<HostBackend<Traits>> {
+  friend struct host_detail::CommandBufferOperations<HostBackend>;
   static constexpr std::string_view kName = Traits::kName;
   // Core capability constants (core/backend.hpp, Capabilities<B>).
   static constexpr bool kRunsOnEnqueue = Traits::kSerial;
@@ -451,94 +452,7 @@ struct HostBackend : Traits, HostBackendBase {
     return Status();
   }
 
-  // ---- Command buffers (host_detail::RecordedCommands) ------------------------
-  // The packed ring commands, copied into a stream's ring at each submission.
-
-  using CommandBufferHandle = host_detail::RecordedCommands*;
-  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
-    buffer = new (std::nothrow) host_detail::RecordedCommands(executor.label);
-    if (buffer == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "creating a command buffer on {}: out of memory", executor.label);
-    }
-    return Status();
-  }
-  // Submitted callbacks hold references: the commands go when the last has run.
-  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
-    if (buffer) std::exchange(buffer, nullptr)->Release();
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyH2D& copy) {
-    return buffer->Add(CopyCommand(Address(copy.dst), copy.src, copy.bytes));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2H& copy) {
-    return buffer->Add(CopyCommand(copy.dst, Address(copy.src), copy.bytes));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::MemcpyD2D& copy) {
-    return buffer->Add(CopyCommand(Address(copy.dst), Address(copy.src), copy.bytes));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset8& fill) {
-    return buffer->Add(FillCommand(Address(fill.dst), fill.value, fill.bytes, true));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Memset32& fill) {
-    return buffer->Add(FillCommand(Address(fill.dst), fill.pattern, fill.bytes, false));
-  }
-  template <typename Callback>
-  static Status Record(CommandBufferHandle& buffer, const op::HostCall<Callback>& call) {
-    return buffer->AddCallback(static_cast<Callback&&>(call.callable));
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::RecordEvent<EventHandle>& record) {
-    return buffer->AddEvent(true, record.event);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::WaitEvent<EventHandle>& wait) {
-    return buffer->AddEvent(false, wait.event);
-  }
-  template <typename... Params>
-  static Status Record(CommandBufferHandle& buffer, const op::Launch<KernelHandle, Params...>& launch) {
-    host_detail::Command command{};
-    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
-    return buffer->Add(command);
-  }
-  // An update rewrites the packed command; submissions copied it already.
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyH2D& copy) {
-    return buffer->Replace(index, CopyCommand(Address(copy.dst), copy.src, copy.bytes));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyD2H& copy) {
-    return buffer->Replace(index, CopyCommand(copy.dst, Address(copy.src), copy.bytes));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::MemcpyD2D& copy) {
-    return buffer->Replace(index, CopyCommand(Address(copy.dst), Address(copy.src), copy.bytes));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset8& fill) {
-    return buffer->Replace(index, FillCommand(Address(fill.dst), fill.value, fill.bytes, true));
-  }
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const op::Memset32& fill) {
-    return buffer->Replace(index, FillCommand(Address(fill.dst), fill.pattern, fill.bytes, false));
-  }
-  template <typename... Params>
-  static Status Update(CommandBufferHandle& buffer, std::size_t index,
-                       const op::Launch<KernelHandle, Params...>& launch) {
-    host_detail::Command command{};
-    STREAMEXECUTOR_RETURN_IF_ERROR(PackLaunch(command, launch, buffer->label()));
-    return buffer->Replace(index, command);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
-    return buffer->AddNested(*nested.buffer);
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
-    return buffer->AddConditional(*branch.body, static_cast<const std::int32_t*>(Address(branch.condition)),
-                                  branch.kind == op::ConditionalKind::kWhile);
-  }
-  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
-                                   CommandBufferHandle& clone) {
-    clone = source->Clone();
-    if (clone == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on {}: out of memory", executor.label);
-    }
-    return Status();
-  }
-  static Status FinalizeCommandBuffer(CommandBufferHandle&) { return Status(); }  // the array is the native form
-  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
-    return buffer->SubmitTo(stream);
-  }
+  // ---- Command buffers: CommandBufferOperations (host/command_buffer_operations.hpp)
 
  private:
   // A launch as a ring command: the arguments converted in place into the

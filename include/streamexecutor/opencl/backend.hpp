@@ -16,7 +16,7 @@
 
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
-#include "streamexecutor/opencl/command_buffer.hpp"
+#include "streamexecutor/opencl/command_buffer_operations.hpp"
 #include "streamexecutor/opencl/describe.hpp"
 #include "streamexecutor/opencl/held.hpp"
 #include "streamexecutor/opencl/launch.hpp"
@@ -30,7 +30,7 @@
 namespace streamexecutor {
 
 // Exported so that Platform<opencl> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
+struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds, opencl_detail::CommandBufferOperations<opencl> {
   static constexpr std::string_view kName = "opencl";
   static constexpr std::array<KernelFormat, 2> kKernelFormats{kernel_formats::kOpenCLText,
                                                               kernel_formats::kOpenCLBinary};
@@ -623,66 +623,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds {
                                         launch.args.data(), shared_bytes, launch.kernel_name);
   }
 
-  // ---- Command buffers (opencl/command_buffer.hpp) ------------------------------
-  // cl_khr_command_buffer for runs of launches, device copies and fills; the
-  // rest replayed through the Submit overloads above.
-
-  using CommandBufferHandle = opencl_detail::RecordedBuffer*;
-  static Status CreateCommandBuffer(ExecutorState& executor, CommandBufferHandle& buffer) {
-    buffer = new (std::nothrow) opencl_detail::RecordedBuffer(*executor.impl);
-    if (buffer == nullptr)
-      return MakeError(ErrorCode::kResourceExhausted, "CommandBuffer on {}: out of memory", executor.impl->label);
-    return Status();
-  }
-  static void DestroyCommandBuffer(ExecutorState&, CommandBufferHandle& buffer) {
-    delete std::exchange(buffer, nullptr);
-  }
-  template <typename Operation>
-  static Status Record(CommandBufferHandle& buffer, const Operation& operation) {
-    return buffer->AddNew([&] { return opencl_detail::MakeRecorded<opencl>(operation); });
-  }
-  // An update replaces the recorded operation; a native run holding it is
-  // recorded again at the next submission (no mutable-dispatch extension).
-  template <typename Operation>
-    requires std::is_same_v<Operation, op::MemcpyH2D> || std::is_same_v<Operation, op::MemcpyD2H> ||
-             std::is_same_v<Operation, op::MemcpyD2D> || std::is_same_v<Operation, op::Memset8> ||
-             std::is_same_v<Operation, op::Memset32> || op::IsLaunch<Operation>
-  static Status Update(CommandBufferHandle& buffer, std::size_t index, const Operation& operation) {
-    return buffer->Replace(index, [&] { return opencl_detail::MakeRecorded<opencl>(operation); });
-  }
-  // A nested buffer's operations are copied and replayed (not recorded into
-  // the parent's cl_command_buffer_khr runs).
-  static Status Record(CommandBufferHandle& buffer, const op::Nested<CommandBufferHandle>& nested) {
-    return buffer->AddNew([&] {
-      auto op = std::make_unique<opencl_detail::RecordedNested>();
-      op->ops = (*nested.buffer)->CopyOps();
-      return op;
-    });
-  }
-  static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
-    return buffer->AddNew([&] {
-      auto op = std::make_unique<opencl_detail::RecordedConditional<opencl>>(
-          branch.condition, branch.kind == op::ConditionalKind::kWhile);
-      op->ops = (*branch.body)->CopyOps();
-      return op;
-    });
-  }
-  static Status CloneCommandBuffer(ExecutorState& executor, const CommandBufferHandle& source,
-                                   CommandBufferHandle& clone) {
-    STREAMEXECUTOR_RETURN_IF_ERROR(CreateCommandBuffer(executor, clone));
-    try {
-      clone->TakeOps(source->CopyOps());
-    } catch (const std::exception& e) {
-      DestroyCommandBuffer(executor, clone);
-      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on {}: {}", executor.impl->label,
-                       e.what());
-    }
-    return Status();
-  }
-  static Status FinalizeCommandBuffer(CommandBufferHandle& buffer) { return buffer->Finalize(); }
-  static Status SubmitCommandBuffer(StreamHandle& stream, CommandBufferHandle& buffer) {
-    return buffer->SubmitTo(stream);
-  }
+  // ---- Command buffers: CommandBufferOperations (opencl/command_buffer_operations.hpp)
 };
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE

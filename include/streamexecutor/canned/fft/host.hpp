@@ -135,6 +135,8 @@ class FftwPlan {
   FftwPlan& operator=(const FftwPlan&) = delete;
 
   Status Enqueue(Stream<host>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+    // A recording would hold the plan, which the caller may destroy first.
+    if (stream.capturing()) return stream.NotCapturable("ThenFft (FFTW)");
     void* in = host::Address(input);
     void* out = host::Address(output);
     stream.ThenDoHostCallback([this, in, out] { Execute(in, out); });
