@@ -8,7 +8,9 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -198,9 +200,49 @@ TEST_CASE("FFTW3 plugin: every type, 1-D to 3-D, against a naive DFT", "[fft][ho
 TEST_CASE("FFTW3 plugin: errors", "[fft][host]") {
   CheckErrors(se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(), "host:0");
 }
+TEST_CASE("FFTW3 plugin: a captured transform runs at each submission and outlives its plan", "[fft][host][capture]") {
+  auto* executor = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  std::vector<std::complex<float>> input(16);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = {static_cast<float>(i % 5), static_cast<float>(i % 3)};
+  auto plan = std::make_unique<se::FftPlan<se::host>>(MakePlan(executor, Type::kC2CForward, {16}));
+  const std::vector<std::complex<float>> direct = Transform(executor, *plan, input);
+  auto in = executor->AllocateOwnedArray<std::complex<float>>(16);
+  auto out = executor->AllocateOwnedArray<std::complex<float>>(16);
+  REQUIRE(executor->SynchronousMemcpyH2D(std::span<const std::complex<float>>(input), in.ptr()).ok());
+  se::Stream<se::host> stream(executor);
+  stream.Init();
+  se::CommandBuffer<se::host> buffer(executor);
+  buffer.Init();
+  REQUIRE(stream.BeginCapture(&buffer).ok());
+  stream.ThenFft(plan.get(), in.cref(), out.ptr());
+  REQUIRE(stream.EndCapture(&buffer).ok());
+  plan.reset();  // the buffer holds what it needs
+  std::vector<std::complex<float>> got(16);
+  REQUIRE(stream.ThenMemZero(out.ptr(), 16 * sizeof(std::complex<float>))
+              .ThenSubmit(&buffer)
+              .ThenMemcpyD2H(out.cref(), std::span<std::complex<float>>(got))
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(got == direct);
+}
 #endif
 
 #if defined(STREAMEXECUTOR_FFT_WITH_CLFFT)
+TEST_CASE("clFFT plugin: a transform cannot be captured", "[fft][opencl][capture]") {
+  auto* executor = se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::FftPlan<se::opencl> plan = MakePlan(executor, Type::kC2CForward, {8});
+  auto data = executor->AllocateOwnedArray<std::complex<float>>(8);
+  se::Stream<se::opencl> stream(executor);
+  stream.Init();
+  se::CommandBuffer<se::opencl> buffer(executor);
+  buffer.Init();
+  REQUIRE(stream.BeginCapture(&buffer).ok());
+  stream.ThenFft(&plan, data.cref(), data.ptr());
+  const se::Status captured = stream.EndCapture(&buffer);
+  CHECK(captured.code() == se::ErrorCode::kUnimplemented);
+  CHECK(Mentions(captured, "ThenFft (clFFT)"));
+  CHECK(stream.ok());  // the capture failed, not the stream
+}
 TEST_CASE("clFFT plugin: every type, 1-D to 3-D, against a naive DFT", "[fft][opencl]") {
   CheckAllShapes(se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie(), false);
 }

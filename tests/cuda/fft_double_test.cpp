@@ -12,6 +12,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <streamexecutor/cuda.hpp>
@@ -207,4 +208,37 @@ TEST_CASE("cuFFT missing: UNAVAILABLE, naming the library and the package", "[ff
   CHECK(load.status.code() == se::ErrorCode::kUnavailable);
   CHECK(Mentions(load.status, "the cuFFT plugin needs cuFFT (libcufft_absent_for_this_test.so.12)"));
   CHECK(Mentions(load.status, "install libcufft-13-0"));
+}
+
+TEST_CASE("cuFFT plugin: a captured transform runs cuFFT once on the capture stream; the buffer keeps the plan",
+          "[fft][cuda][capture]") {
+  auto* executor = Executor();
+  auto a = executor->AllocateOwnedArray<std::complex<float>>(16);
+  auto b = executor->AllocateOwnedArray<std::complex<float>>(16);
+  se::Stream<se::cuda> stream(executor);
+  stream.Init();
+  auto buffer = std::make_unique<se::CommandBuffer<se::cuda>>(executor);
+  buffer->Init();
+  const long execs = Double().calls("cufftExecC2C");
+  const int live_before = State().live_plans;
+  {
+    auto plan = se::fft::Create1dPlan(executor, 16, Type::kC2CForward);
+    REQUIRE(plan.ok());
+    REQUIRE(stream.BeginCapture(buffer.get()).ok());
+    stream.ThenFft(&plan.value(), a.cref(), b.ptr());
+    REQUIRE(stream.EndCapture(buffer.get()).ok());
+    CHECK(Double().calls("cufftExecC2C") == execs + 1);
+    CHECK(State().exec_stream != static_cast<void*>(se::NativeQueue(stream)));  // the buffer's capture stream
+  }
+  // The FftPlan is gone; the cuFFT plan is not: the recorded kernels use its work area.
+  CHECK(State().live_plans == live_before + 1);
+  REQUIRE(stream.ThenSubmit(buffer.get()).BlockHostUntilDone().ok());
+  CHECK(Double().calls("cufftExecC2C") == execs + 1);  // replayed by the graph, not called again
+  auto nesting = std::make_unique<se::CommandBuffer<se::cuda>>(executor);
+  nesting->Init().ThenSubmit(buffer.get());
+  buffer.reset();
+  CHECK(State().live_plans == live_before + 1);  // the nesting buffer holds it too
+  REQUIRE(stream.ThenSubmit(nesting.get()).BlockHostUntilDone().ok());
+  nesting.reset();
+  CHECK(State().live_plans == live_before);
 }

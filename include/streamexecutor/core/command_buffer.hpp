@@ -333,7 +333,8 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   // op::LibraryCall that the backend records (OpenCL: replayed at each
   // submission; CUDA: captured from a stream into a child graph, once).
   template <typename Operation>
-  void CaptureCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation) {
+  void CaptureCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation,
+                     std::shared_ptr<const void> keep) {
     if (!Ready(caller)) return;
     if constexpr (op::IsHostCall<Operation>) {
       if constexpr (!std::is_copy_constructible_v<std::decay_t<typename Operation::Callable>>) {
@@ -343,6 +344,14 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     }
     for (const DeviceMemoryBase& buffer : buffers) {
       if (!Remember(buffer, caller, -1)) return;
+    }
+    if (keep != nullptr) {
+      try {
+        kept_.push_back(std::move(keep));
+      } catch (...) {
+        Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory while recording", caller, Label()));
+        return;
+      }
     }
     Check(RecordOp(operation));
   }
@@ -419,6 +428,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   bool RememberChild(std::string_view caller, const CommandBuffer& child) {
     try {
       used_.reserve(used_.size() + child.used_.size());
+      kept_.insert(kept_.end(), child.kept_.begin(), child.kept_.end());
     } catch (...) {
       Fail(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, Label()));
       return false;
@@ -576,6 +586,7 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
   std::vector<std::size_t> next_dependencies_;  // After's, for the next operation
   bool has_next_dependencies_ = false;
   std::vector<Event<B>*> recorded_events_;
+  std::vector<std::shared_ptr<const void>> kept_;  // what captured canned work uses (FFT plans)
   std::string_view host_work_;  // the first host copy, callback or event (a static name): no conditional body
   bool conditional_ = false;    // holds ThenIf/ThenWhile: not cloned
   Status status_;

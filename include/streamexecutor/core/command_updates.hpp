@@ -110,6 +110,7 @@ class CommandUpdates {
       clone->used_ = self.used_;
       clone->recorded_ = self.recorded_;
       clone->recorded_events_ = self.recorded_events_;
+      clone->kept_ = self.kept_;
     } catch (...) {
       return failed(MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, self.Label()));
     }

@@ -466,10 +466,13 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   // takes (a host call on host, an op::LibraryCall on OpenCL and CUDA);
   // while capturing, the capture's buffer records it instead, with `buffers`
   // checked at each of its submissions. Its errors are then the capture's.
+  // `keep` is an object the work uses (an FFT plan) that the buffer then
+  // holds on to; queued work holds its own reference in `operation`.
   template <typename Operation>
-  Status EnqueueCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation) {
+  Status EnqueueCanned(std::string_view caller, std::span<const DeviceMemoryBase> buffers, const Operation& operation,
+                       std::shared_ptr<const void> keep = {}) {
     if (capture_ != nullptr) [[unlikely]] {
-      capture_->CaptureCanned(caller, buffers, operation);
+      capture_->CaptureCanned(caller, buffers, operation, std::move(keep));
       return Status();
     }
     return B::Submit(handle_, operation);

@@ -8,6 +8,7 @@
 // and the family, with no edit of the family.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -38,10 +39,12 @@ concept Adapted = !std::is_base_of_v<NoAdapterTag, A>;
 // A library call that enqueues on the stream's native queue itself
 // (`call(native stream state)`), through Stream::EnqueueCanned, so that a
 // capturing stream records it. `buffers` lists every view the call uses.
+// `keep`: an object the call's work uses, which a recording holds on to.
 template <typename Stream, typename Call>
 Status EnqueueLibraryCall(Stream& stream, std::string_view caller, std::span<const DeviceMemoryBase> buffers,
-                          Call&& call) {
-  return stream.EnqueueCanned(caller, buffers, op::LibraryCall<std::remove_reference_t<Call>>{caller, buffers, call});
+                          Call&& call, std::shared_ptr<const void> keep = {}) {
+  return stream.EnqueueCanned(caller, buffers, op::LibraryCall<std::remove_reference_t<Call>>{caller, buffers, call},
+                              std::move(keep));
 }
 
 }  // namespace streamexecutor::canned_detail

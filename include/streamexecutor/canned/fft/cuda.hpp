@@ -82,16 +82,26 @@ class CuFftPlan {
   CuFftPlan(const CuFftPlan&) = delete;
   CuFftPlan& operator=(const CuFftPlan&) = delete;
 
-  Status Enqueue(Stream<cuda>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
-    if (stream.capturing()) return stream.NotCapturable("ThenFft (cuFFT)");
+  // While the stream captures, cuFFT enqueues on the buffer's capture stream
+  // and the buffer holds the plan (`self` is this one), whose work area the
+  // recorded kernels use.
+  Status Enqueue(Stream<cuda>& stream, const std::shared_ptr<CuFftPlan>& self, const DeviceMemoryBase& input,
+                 const DeviceMemoryBase& output) {
+    const DeviceMemoryBase operands[] = {input, output};
+    return canned_detail::EnqueueLibraryCall(
+        stream, "ThenFft", operands,
+        [&](cuda_detail::StreamState& native) { return EnqueueOn(native.stream, input, output); }, self);
+  }
+
+ private:
+  Status EnqueueOn(CUstream target, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
     const std::string& device = executor_->DeviceLabel();
     cuda::ExecutorState& native = executor_->native_state();
     // One plan, one bound stream at a time.
     std::lock_guard<std::mutex> lock(mutex_);
     const cuda_detail::ContextScope scope(*native.api, native.context);
     if (!scope.ok()) return scope.status();
-    if (const cufftResult r = api_->cufftSetStream(handle_, Interop<cuda>::Queue(stream.native_handle()));
-        r != CUFFT_SUCCESS) {
+    if (const cufftResult r = api_->cufftSetStream(handle_, target); r != CUFFT_SUCCESS) {
       return CuFftError(r, "cufftSetStream", device);
     }
     void* in = reinterpret_cast<void*>(static_cast<std::uintptr_t>(cuda::Address(input)));

@@ -134,13 +134,13 @@ class FftwPlan {
   FftwPlan(const FftwPlan&) = delete;
   FftwPlan& operator=(const FftwPlan&) = delete;
 
-  Status Enqueue(Stream<host>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
-    // A recording would hold the plan, which the caller may destroy first.
-    if (stream.capturing()) return stream.NotCapturable("ThenFft (FFTW)");
-    void* in = host::Address(input);
-    void* out = host::Address(output);
-    stream.ThenDoHostCallback([this, in, out] { Execute(in, out); });
-    return Status();  // a failed enqueue has failed the stream
+  // The call holds the plan (`self` is this one), so that its owner may
+  // destroy it while the transform is queued or recorded.
+  Status Enqueue(Stream<host>& stream, const std::shared_ptr<FftwPlan>& self, const DeviceMemoryBase& input,
+                 const DeviceMemoryBase& output) {
+    auto run = [self, in = host::Address(input), out = host::Address(output)] { self->Execute(in, out); };
+    const DeviceMemoryBase operands[] = {input, output};
+    return stream.EnqueueCanned("ThenFft", operands, op::HostCall<decltype(run)>{std::move(run)});
   }
 
  private:

@@ -84,7 +84,8 @@ class ClFftPlan {
   ClFftPlan(const ClFftPlan&) = delete;
   ClFftPlan& operator=(const ClFftPlan&) = delete;
 
-  Status Enqueue(Stream<opencl>& stream, const DeviceMemoryBase& input, const DeviceMemoryBase& output) {
+  Status Enqueue(Stream<opencl>& stream, const std::shared_ptr<ClFftPlan>&, const DeviceMemoryBase& input,
+                 const DeviceMemoryBase& output) {
     if (stream.capturing()) return stream.NotCapturable("ThenFft (clFFT)");
     const std::string& device = executor_->DeviceLabel();
     // clFFT takes whole buffers: a slice's offset cannot be passed.

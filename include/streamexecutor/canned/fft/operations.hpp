@@ -52,7 +52,9 @@ class FftPlan {
 
   StreamExecutor<B>* executor_ = nullptr;
   fft_detail::PlanSpec spec_;
-  std::unique_ptr<typename fft_detail::Adapter<B>::Plan> impl_;
+  // Shared with the work queued or recorded with it (a CommandBuffer holds
+  // it), so that the plan's owner may destroy it at any time.
+  std::shared_ptr<typename fft_detail::Adapter<B>::Plan> impl_;
 };
 
 template <Backend B>
@@ -204,7 +206,7 @@ Stream<B>& CannedFft(Stream<B>& stream, FftPlan<B>* plan, const DeviceMemory<In>
     return stream.CheckCanned(std::move(s));
   }
   if constexpr (canned_detail::Adapted<fft_detail::Adapter<B>>) {
-    return stream.CheckCanned(plan->impl_->Enqueue(stream, input, *output));
+    return stream.CheckCanned(plan->impl_->Enqueue(stream, plan->impl_, input, *output));
   } else {
     return stream;  // no plan can exist without an adapter: valid() was false above
   }
