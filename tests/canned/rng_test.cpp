@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,38 @@ TEST_CASE("successive calls differ; the same seed and calls give the same number
   std::memcpy(other, kSeed, sizeof(other));
   other[15] ^= 0x80;
   CHECK(Bits(Draw<se::host, float>(executor, 4096, false, 0, 1, other, sizeof(other))) != Bits(first));
+}
+
+TEST_CASE("a captured populate writes the numbers of its capture at each submission; seeding is not captured",
+          "[rng][host][capture]") {
+  auto* executor = HostExecutor();
+  const std::vector<float> expected = Draw<se::host, float>(executor, 1024, false, 0, 1, kSeed, sizeof(kSeed));
+  se::Stream<se::host> stream(executor);
+  stream.Init().ThenSetRngSeed(kSeed, sizeof(kSeed));
+  auto memory = executor->AllocateOwnedArray<float>(1024);
+  se::CommandBuffer<se::host> buffer(executor);
+  buffer.Init();
+  REQUIRE(stream.BeginCapture(&buffer).ok());
+  stream.ThenPopulateRandUniform(memory.ptr());
+  REQUIRE(stream.EndCapture(&buffer).ok());
+  std::vector<float> first(1024), second(1024);
+  REQUIRE(stream.ThenSubmit(&buffer)
+              .ThenMemcpyD2H(memory.cref(), std::span<float>(first))
+              .ThenMemZero(memory.ptr(), 1024 * sizeof(float))
+              .ThenSubmit(&buffer)
+              .ThenMemcpyD2H(memory.cref(), std::span<float>(second))
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(Bits(first) == Bits(expected));  // the first numbers after the seed, as a direct call draws them
+  CHECK(Bits(second) == Bits(first));    // the counter was taken at capture
+
+  se::CommandBuffer<se::host> seeding(executor);
+  seeding.Init();
+  REQUIRE(stream.BeginCapture(&seeding).ok());
+  stream.ThenSetRngSeed(kSeed, sizeof(kSeed));
+  const se::Status refused = stream.EndCapture(&seeding);
+  CHECK(refused.code() == se::ErrorCode::kUnimplemented);
+  CHECK(refused.message().find("ThenSetRngSeed") != std::string::npos);
 }
 
 TEST_CASE("one stream's calls in order, and two streams share the executor's counter", "[rng][host]") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "generic/test_backend.hpp"
@@ -217,4 +218,22 @@ TEST_CASE("conditionals refuse bad bodies and conditions, and clones", "[command
     CHECK(clone->status().code() == se::ErrorCode::kUnimplemented);
     CHECK_THAT(clone->status().message(), Catch::Contains("ThenIf or ThenWhile"));
   }
+}
+
+TEST_CASE("a conditional's buffers may be destroyed while its submission is queued",
+          "[command-conditional][kernel-results][lifetime]") {
+  Loop loop(TestExecutor());
+  se::Stream stream(loop.executor);
+  stream.Init();
+  {
+    auto body = std::make_unique<se::CommandBuffer<TestBackend>>(loop.executor);
+    loop.RecordCountdown(*body);
+    auto buffer = std::make_unique<se::CommandBuffer<TestBackend>>(loop.executor);
+    buffer->Init().ThenMemset32(loop.condition.ptr(), 6u, 4).ThenWhile(loop.condition.cref(), body.get());
+    body.reset();  // the buffer recorded the body as it was
+    stream.ThenSubmit(buffer.get());
+    buffer.reset();  // while its submission may still be queued
+  }
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(loop.Read(loop.counter.cref()) == 6);
 }
