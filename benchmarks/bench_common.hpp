@@ -32,6 +32,14 @@ inline void PerBatch(benchmark::State& state, int batch) { state.counters["batch
   std::exit(1);
 }
 
+// An empty one-argument CUDA kernel, `empty(int*)`, for the command-buffer pairs.
+inline constexpr const char* kEmptyPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry empty(.param .u64 p) { ret; }
+)";
+
 }  // namespace bench
 
 #if defined(STREAMEXECUTOR_WITH_OPENCL)

@@ -45,12 +45,6 @@ constexpr int kLaunches = 100;
 
 void empty_host(const se::host::KernelContext&, int*) {}
 constexpr const char* kEmptyOpenCL = "__kernel void empty(__global int* p) {}\n";
-constexpr const char* kEmptyPtx = R"(
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry empty(.param .u64 p) { ret; }
-)";
 using EmptyKernel = se::TypedKernel<se::DeviceMemory<int>*>;
 
 void decrement_host(const se::host::KernelContext&, int* count) { *count -= 1; }
@@ -68,7 +62,7 @@ struct Fixture {
     se::MultiKernelLoaderSpec spec(1);
     spec.AddHostKernel<&empty_host>("empty");
     spec.AddOpenCLTextInMemory(kEmptyOpenCL, "empty");
-    spec.AddCudaPtxInMemory(kEmptyPtx, "empty");
+    spec.AddCudaPtxInMemory(bench::kEmptyPtx, "empty");
     if (!executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel");
     stream.Init();
     Record(buffer);

@@ -19,12 +19,6 @@ namespace se = streamexecutor;
 namespace {
 
 constexpr int kLaunches = 100;
-constexpr const char* kEmptyPtx = R"(
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry empty(.param .u64 p) { ret; }
-)";
 
 struct Recorded {
   Recorded()
@@ -34,7 +28,7 @@ struct Recorded {
         stream(executor),
         buffer(executor) {
     se::MultiKernelLoaderSpec spec(1);
-    spec.AddCudaPtxInMemory(kEmptyPtx, "empty");
+    spec.AddCudaPtxInMemory(bench::kEmptyPtx, "empty");
     if (!executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel");
     stream.Init();
     buffer.Init();
