@@ -1,11 +1,15 @@
-// Events across streams, and timers.
+// Events across streams and across executors, and timers.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "generic/gate.hpp"
 #include "generic/test_backend.hpp"
 
 TEST_CASE("an event orders work across streams", "[event]") {
@@ -177,4 +181,66 @@ TEST_CASE("events and timers move with their driver objects", "[event][timer]") 
   CHECK(moved_timer.ElapsedNanoseconds().ok());
   CHECK(Mentions(timer.ElapsedNanoseconds().status(), "never recorded"));
   REQUIRE(timer.Init().ok());
+}
+
+// Waits across executors of one platform (events and streams of device 1
+// waited on by streams of device 0).
+namespace {
+// Devices 0 and 1 where the backend waits across executors, else nothing
+// (the refusal itself is checked in lifetime_test.cpp).
+std::optional<std::pair<se::StreamExecutor<TestBackend>*, se::StreamExecutor<TestBackend>*>>
+TwoExecutorsThatWaitOnEachOther() {
+  auto& platform = se::Platform<TestBackend>::Get();
+  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
+    SUCCEED("this backend refuses waits across executors");
+    return std::nullopt;
+  }
+  if (platform.VisibleDeviceCount() < 2) {
+    SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
+    return std::nullopt;
+  }
+  return std::pair{platform.ExecutorForDevice(0).ValueOrDie(), platform.ExecutorForDevice(1).ValueOrDie()};
+}
+}  // namespace
+
+TEST_CASE("waits across executors of one platform order the work", "[lifetime][cross-executor]") {
+  const auto executors = TwoExecutorsThatWaitOnEachOther();
+  if (!executors) return;
+  auto [first, second] = *executors;
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> step{0};
+    int seen_by_event_waiter = -1, seen_by_stream_waiter = -1;
+    se::Stream producer(second), event_waiter(first), stream_waiter(first);
+    se::Event produced(second);
+    REQUIRE(produced.Init());
+    test_gate::Gate gate;
+    producer.Init();
+    gate.Close(producer);  // the producer is busy until the gate opens
+    producer.ThenDoHostCallback([&] { step = 1; }).ThenRecordEvent(&produced);
+    event_waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { seen_by_event_waiter = step.load(); });
+    stream_waiter.Init().ThenWaitFor(&producer).ThenDoHostCallback([&] { seen_by_stream_waiter = step.load(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    gate.Open();
+    REQUIRE(event_waiter.BlockHostUntilDone().ok());
+    REQUIRE(stream_waiter.BlockHostUntilDone().ok());
+    REQUIRE(producer.BlockHostUntilDone().ok());
+    CHECK(seen_by_event_waiter == 1);
+    CHECK(seen_by_stream_waiter == 1);
+  }
+}
+
+TEST_CASE("a wait across executors is released when the other stream fails", "[lifetime][cross-executor]") {
+  const auto executors = TwoExecutorsThatWaitOnEachOther();
+  if (!executors) return;
+  auto [first, second] = *executors;
+  se::Stream producer(second), waiter(first);
+  se::Event produced(second);
+  REQUIRE(produced.Init());
+  producer.Init().ThenDoHostCallback([] { throw std::runtime_error("producer failed"); }).ThenRecordEvent(&produced);
+  bool ran = false;
+  const se::Status waited =
+      waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone();
+  CHECK(waited.ok());  // the failure is the producer's, not the waiter's
+  CHECK(ran);
+  CHECK(producer.BlockHostUntilDone().code() == se::ErrorCode::kAborted);
 }

@@ -377,66 +377,6 @@ TEST_CASE("events, streams and memory of another executor are refused", "[lifeti
                                    first->DeviceLabel() + ", another StreamExecutor"));
 }
 
-namespace {
-// Devices 0 and 1 where the backend waits across executors, else nothing
-// (the refusal itself is checked by the test above).
-std::optional<std::pair<se::StreamExecutor<TestBackend>*, se::StreamExecutor<TestBackend>*>>
-TwoExecutorsThatWaitOnEachOther() {
-  auto& platform = se::Platform<TestBackend>::Get();
-  if constexpr (!se::CrossExecutorWaitBackend<TestBackend>) {
-    SUCCEED("this backend refuses waits across executors");
-    return std::nullopt;
-  }
-  if (platform.VisibleDeviceCount() < 2) {
-    SUCCEED("one device (OpenCL runs this with POCL_DEVICES='pthread pthread')");
-    return std::nullopt;
-  }
-  return std::pair{platform.ExecutorForDevice(0).ValueOrDie(), platform.ExecutorForDevice(1).ValueOrDie()};
-}
-}  // namespace
-
-TEST_CASE("waits across executors of one platform order the work", "[lifetime][cross-executor]") {
-  const auto executors = TwoExecutorsThatWaitOnEachOther();
-  if (!executors) return;
-  auto [first, second] = *executors;
-  for (int round = 0; round < 20; ++round) {
-    std::atomic<int> step{0};
-    int seen_by_event_waiter = -1, seen_by_stream_waiter = -1;
-    se::Stream producer(second), event_waiter(first), stream_waiter(first);
-    se::Event produced(second);
-    REQUIRE(produced.Init());
-    Gate gate;
-    producer.Init();
-    gate.Close(producer);  // the producer is busy until the gate opens
-    producer.ThenDoHostCallback([&] { step = 1; }).ThenRecordEvent(&produced);
-    event_waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { seen_by_event_waiter = step.load(); });
-    stream_waiter.Init().ThenWaitFor(&producer).ThenDoHostCallback([&] { seen_by_stream_waiter = step.load(); });
-    std::this_thread::sleep_for(2ms);
-    gate.Open();
-    REQUIRE(event_waiter.BlockHostUntilDone().ok());
-    REQUIRE(stream_waiter.BlockHostUntilDone().ok());
-    REQUIRE(producer.BlockHostUntilDone().ok());
-    CHECK(seen_by_event_waiter == 1);
-    CHECK(seen_by_stream_waiter == 1);
-  }
-}
-
-TEST_CASE("a wait across executors is released when the other stream fails", "[lifetime][cross-executor]") {
-  const auto executors = TwoExecutorsThatWaitOnEachOther();
-  if (!executors) return;
-  auto [first, second] = *executors;
-  se::Stream producer(second), waiter(first);
-  se::Event produced(second);
-  REQUIRE(produced.Init());
-  producer.Init().ThenDoHostCallback([] { throw std::runtime_error("producer failed"); }).ThenRecordEvent(&produced);
-  bool ran = false;
-  const se::Status waited =
-      waiter.Init().ThenWaitFor(&produced).ThenDoHostCallback([&] { ran = true; }).BlockHostUntilDone();
-  CHECK(waited.ok());  // the failure is the producer's, not the waiter's
-  CHECK(ran);
-  CHECK(producer.BlockHostUntilDone().code() == se::ErrorCode::kAborted);
-}
-
 TEST_CASE("unified memory is registered with its executor like any allocation", "[lifetime][memory]") {
   auto* executor = TestExecutor();
   se::StatusOr<se::DeviceMemory<int>> unified = executor->TryAllocateUnifiedArray<int>(16);
