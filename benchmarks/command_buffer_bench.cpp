@@ -18,8 +18,8 @@
 //       100 iterations of a one-launch body that counts a device int down:
 //       one submission of ThenWhile, against submitting the body and reading
 //       the int back to the host after each (what a program without
-//       conditionals does). Host and OpenCL only: the driver double runs no
-//       kernel, so the count would never reach zero there.
+//       conditionals does). Host, OpenCL, and CUDA on a GPU: the driver
+//       double runs no kernel, so the count would never reach zero there.
 // CUDA runs against the counting driver double when it is on
 // LD_LIBRARY_PATH (run.sh does that): the library's cost around the driver.
 // After the run, the ratio of the two sides of each pair is printed.
@@ -49,6 +49,21 @@ using EmptyKernel = se::TypedKernel<se::DeviceMemory<int>*>;
 
 void decrement_host(const se::host::KernelContext&, int* count) { *count -= 1; }
 constexpr const char* kDecrementOpenCL = "__kernel void decrement(__global int* count) { *count -= 1; }\n";
+constexpr const char* kDecrementPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry decrement(.param .u64 count) {
+  .reg .u64 %rd<2>;
+  .reg .s32 %r<2>;
+  ld.param.u64 %rd0, [count];
+  cvta.to.global.u64 %rd1, %rd0;
+  ld.global.s32 %r0, [%rd1];
+  sub.s32 %r1, %r0, 1;
+  st.global.s32 [%rd1], %r1;
+  ret;
+}
+)";
 
 template <typename B>
 struct Fixture {
@@ -128,6 +143,7 @@ void RegisterWhile(const std::string& backend, Fixture<B>& f) {
       se::MultiKernelLoaderSpec spec(1);
       spec.AddHostKernel<&decrement_host>("decrement");
       spec.AddOpenCLTextInMemory(kDecrementOpenCL, "decrement");
+      spec.AddCudaPtxInMemory(kDecrementPtx, "decrement");
       if (!f.executor->GetKernel(spec, &kernel).ok()) bench::Die("GetKernel(decrement)");
       body.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, count.ptr());
       loop.Init().ThenMemset32(count.ptr(), kLaunches, 4).ThenWhile(count.cref(), &body);
@@ -255,6 +271,8 @@ int main(int argc, char** argv) {
     cuda = std::make_unique<Fixture<se::cuda>>(se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie());
     Register("cuda", *cuda);
     RegisterUpdates("cuda", *cuda);
+    // The double runs no kernel: the countdown would never end there.
+    if (cuda->executor->GetDeviceDescription().name.find("double") == std::string::npos) RegisterWhile("cuda", *cuda);
   }
 #endif
   RatioReporter reporter;
