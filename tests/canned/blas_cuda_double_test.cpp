@@ -513,6 +513,9 @@ TEST_CASE("a captured gemm calls cuBLAS once, on a stream in capture mode, as a 
   REQUIRE(stream.EndCapture(&buffer).ok());
   CHECK(Cublas().calls("cublasSgemm_v2") == gemms + 1);
   CHECK(Last().stream != Stream(stream));  // the buffer's capture stream, not the user's
+  // A workspace of the capture's own, so that cuBLAS puts no allocation node into the graph.
+  CHECK(Last().workspace != nullptr);
+  CHECK(Last().workspace_bytes == 4u << 20);
   CHECK(DriverCalls("cuStreamBeginCapture") == begins + 1);
   CHECK(DriverCalls("cuStreamEndCapture") == ends + 1);
   CHECK(DriverCalls("cuGraphAddChildGraphNode") == children + 1);
@@ -520,6 +523,11 @@ TEST_CASE("a captured gemm calls cuBLAS once, on a stream in capture mode, as a 
   REQUIRE(stream.ThenSubmit(&buffer).ThenSubmit(&buffer).BlockHostUntilDone().ok());
   CHECK(DriverCalls("cuGraphLaunch") == launches + 2);
   CHECK(Cublas().calls("cublasSgemm_v2") == gemms + 1);  // replayed by the graph, not called again
+  // A call on a stream goes back to cuBLAS's own workspace.
+  stream.ThenBlasGemm(Transpose::kNoTranspose, Transpose::kNoTranspose, 4, 4, 4, 1.0f, a.cref(), 4, b.cref(), 4, 0.0f,
+                      c.ptr(), 4);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  CHECK(Last().workspace == nullptr);
 
   SECTION("a batch that needs pointer arrays cannot be captured") {
     // Three entries at uneven offsets: no constant stride, so pointer arrays.

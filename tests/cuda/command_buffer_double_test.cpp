@@ -353,7 +353,9 @@ TEST_CASE("ThenWhile and ThenIf are conditional nodes driven by the library's se
     CHECK(flag_out[0] == 7);
   }
   SECTION("each failing call is named") {
-    const char* call = GENERATE("cuGraphConditionalHandleCreate", "cuGraphAddNode", "cuGraphAddChildGraphNode");
+    // The body is a copy of `body`'s nodes, taken through the driver's getters.
+    const char* call = GENERATE("cuGraphConditionalHandleCreate", "cuGraphAddNode", "cuGraphMemcpyNodeGetParams",
+                                "cuGraphAddMemcpyNode");
     Double().fail_next(call, CUDA_ERROR_INVALID_VALUE);
     se::CommandBuffer failing(executor);
     failing.Init().ThenWhile(condition, &body);
@@ -362,6 +364,77 @@ TEST_CASE("ThenWhile and ThenIf are conditional nodes driven by the library's se
   }
   SECTION("a clone of a buffer holding one is refused") {
     CHECK(buffer.Clone()->status().code() == se::ErrorCode::kUnimplemented);
+  }
+}
+
+// CUDA refuses a child graph node whose graph holds a conditional node (the
+// double does too): a body holding an If, and a nested buffer holding a
+// conditional, are copied node by node.
+TEST_CASE("conditionals nest on CUDA: bodies and nested buffers holding one are copied node by node",
+          "[cuda][command-buffer][command-conditional]") {
+  auto* executor = Executor();
+  REQUIRE(Double().loaded());
+  auto bits = executor->AllocateOwnedArray<std::int32_t>(5);
+  auto shifted = executor->AllocateOwnedArray<std::int32_t>(4);
+  auto flag = executor->AllocateOwnedArray<std::int32_t>(1);
+  auto marked = executor->AllocateOwnedArray<std::int32_t>(1);
+  se::DeviceMemory<std::int32_t> tail = bits.cref().GetSlice(1, 4), head = bits.cref().GetSlice(0, 4);
+  const se::DeviceMemory<std::int32_t> condition = bits.cref().GetSlice(0, 1);
+  auto read = [&](const se::DeviceMemory<std::int32_t>& memory) {
+    std::vector<std::int32_t> out(1);
+    REQUIRE(executor->SynchronousMemcpyD2H<std::int32_t>(memory, out).ok());
+    return out[0];
+  };
+  auto reset = [&](std::vector<std::int32_t> start) {
+    REQUIRE(executor->SynchronousMemcpyH2D<std::int32_t>(start, bits.ptr()).ok());
+    REQUIRE(executor->SynchronousMemZero(marked.ptr(), 4).ok());
+  };
+  REQUIRE(executor->SynchronousMemset32(flag.ptr(), 1u, 4).ok());
+
+  se::CommandBuffer shift(executor);  // no conditional: nested as a child graph node
+  shift.Init().ThenMemcpyD2D(shifted.ptr(), tail).ThenMemcpyD2D(&head, shifted.cref());
+  se::CommandBuffer mark(executor);
+  mark.Init().ThenMemset32(marked.ptr(), 7u, 4);
+  se::CommandBuffer body(executor);  // holds an If: the While's body gets a copy of its nodes
+  body.Init().ThenSubmit(&shift).ThenIf(flag.cref(), &mark);
+  se::CommandBuffer loop(executor);
+  const Counts counts;
+  const long handles = counts.Of("cuGraphConditionalHandleCreate");
+  loop.Init().ThenWhile(condition, &body);
+  REQUIRE(loop.ok());
+  // The While, and the body's If again in the While's copy of the body.
+  CHECK(counts.Of("cuGraphConditionalHandleCreate") - handles == 2);
+  se::Stream stream(executor);
+  stream.Init();
+  reset({1, 1, 1, 0, 0});
+  REQUIRE(stream.ThenSubmit(&loop).BlockHostUntilDone().ok());
+  CHECK(read(condition) == 0);
+  CHECK(read(marked.cref()) == 7);
+
+  SECTION("a buffer holding a conditional, nested with host work beside it") {
+    int called = 0;
+    se::CommandBuffer outer(executor);
+    outer.Init().ThenDoHostCallback([&called] { ++called; }).ThenSubmit(&loop).ThenSubmit(&loop);
+    REQUIRE(outer.ok());
+    reset({1, 1, 0, 0, 0});
+    REQUIRE(stream.ThenSubmit(&outer).BlockHostUntilDone().ok());
+    CHECK(called == 1);
+    CHECK(read(condition) == 0);
+    CHECK(read(marked.cref()) == 7);
+    // Nested once more, with its host node copied too: the callable still runs once per submission.
+    se::CommandBuffer outermost(executor);
+    outermost.Init().ThenSubmit(&outer);
+    REQUIRE(outermost.ok());
+    REQUIRE(stream.ThenSubmit(&outermost).BlockHostUntilDone().ok());
+    CHECK(called == 2);
+  }
+  SECTION("each failing call of a copy is named") {
+    const char* call = GENERATE("cuGraphChildGraphNodeGetGraph", "cuGraphMemsetNodeGetParams", "cuGraphAddEmptyNode");
+    Double().fail_next(call, CUDA_ERROR_INVALID_VALUE);
+    se::CommandBuffer outer(executor);
+    outer.Init().ThenSubmit(&loop);
+    CHECK(Mentions(outer.status(), std::string(call) + " "));
+    CHECK(Mentions(outer.status(), "CUDA_ERROR_INVALID_VALUE"));
   }
 }
 #endif

@@ -23,6 +23,7 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda/conditional_setter.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/graph_copy.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/detail/stored_callback.hpp"
 
@@ -68,29 +69,26 @@ class RecordedGraph {
   // graph's leaves (everything before it, as on a stream) unless
   // SetNextDependencies named its dependencies. Every recorded operation
   // has its node in nodes_ (an empty copy or fill an empty node), so that an
-  // update or a dependency finds it by the operation's index.
+  // update or a dependency finds it by the operation's index. `kind` is
+  // what the node is, for a copy of this graph (graph_copy.hpp).
   template <typename Add>
-  Status AddNode(const std::string_view& call, Add&& add) {  // by reference: `add` may say which call failed
+  Status AddNode(const std::string_view& call, GraphEntry::Kind kind,
+                 Add&& add) {  // by reference: `add` may say which call failed
     if (Status s = MakeRoom(); !s.ok()) return s;
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) return scope.status();
-    const std::vector<CUgraphNode>& dependencies = has_next_ ? next_ : leaves_;
-    CUgraphNode node = nullptr;
-    const CUresult r = add(&node, graph_, dependencies.empty() ? nullptr : dependencies.data(), dependencies.size());
+    const std::vector<CUgraphNode>& dependencies = Dependencies();
+    GraphEntry entry;
+    entry.kind = kind;
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(dependencies, entry.deps));
+    const CUresult r =
+        add(&entry.node, graph_, dependencies.empty() ? nullptr : dependencies.data(), dependencies.size());
     if (r != CUDA_SUCCESS) return api_->Error(r, call, "recording into a command buffer on cuda:{}", ordinal_);
-    if (has_next_) {
-      has_next_ = false;
-      std::erase_if(leaves_,
-                    [&](CUgraphNode leaf) { return std::find(next_.begin(), next_.end(), leaf) != next_.end(); });
-    } else {
-      leaves_.clear();
-    }
-    leaves_.push_back(node);  // room made by MakeRoom
-    nodes_.push_back(node);
+    Placed(std::move(entry));
     return Status();
   }
   Status AddEmpty() {
-    return AddNode("cuGraphAddEmptyNode",
+    return AddNode("cuGraphAddEmptyNode", GraphEntry::Kind::kEmpty,
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddEmptyNode(node, graph, deps, n);
                    });
@@ -115,7 +113,7 @@ class RecordedGraph {
   }
 
   Status AddKernel(const CUDA_KERNEL_NODE_PARAMS& params) {
-    return AddNode("cuGraphAddKernelNode",
+    return AddNode("cuGraphAddKernelNode", GraphEntry::Kind::kKernel,
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddKernelNode(node, graph, deps, n, &params);
                    });
@@ -136,7 +134,7 @@ class RecordedGraph {
   }
   Status AddCopy(const CUDA_MEMCPY3D& copy) {
     if (copy.WidthInBytes == 0) return AddEmpty();
-    return AddNode("cuGraphAddMemcpyNode",
+    return AddNode("cuGraphAddMemcpyNode", GraphEntry::Kind::kCopy,
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context_);
                    });
@@ -154,7 +152,7 @@ class RecordedGraph {
   }
   Status AddFill(const CUDA_MEMSET_NODE_PARAMS& fill) {
     if (fill.width == 0) return AddEmpty();
-    return AddNode("cuGraphAddMemsetNode",
+    return AddNode("cuGraphAddMemsetNode", GraphEntry::Kind::kFill,
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddMemsetNode(node, graph, deps, n, &fill, context_);
                    });
@@ -183,12 +181,12 @@ class RecordedGraph {
   }
   Status AddEvent(bool record, CUevent event) {
     if (record) {
-      return AddNode("cuGraphAddEventRecordNode",
+      return AddNode("cuGraphAddEventRecordNode", GraphEntry::Kind::kEventRecord,
                      [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                        return api_->cuGraphAddEventRecordNode(node, graph, deps, n, event);
                      });
     }
-    return AddNode("cuGraphAddEventWaitNode",
+    return AddNode("cuGraphAddEventWaitNode", GraphEntry::Kind::kEventWait,
                    [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                      return api_->cuGraphAddEventWaitNode(node, graph, deps, n, event);
                    });
@@ -211,9 +209,10 @@ class RecordedGraph {
     params.fn = &HostNode::Run;
     params.userData = &callbacks_.back();
     STREAMEXECUTOR_RETURN_IF_ERROR(
-        AddNode("cuGraphAddHostNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
-          return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
-        }));
+        AddNode("cuGraphAddHostNode", GraphEntry::Kind::kHost,
+                [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                  return api_->cuGraphAddHostNode(node, graph, deps, n, &params);
+                }));
     host_nodes_.emplace_back(nodes_.size() - 1, &callbacks_.back());
     return Status();
   }
@@ -221,6 +220,8 @@ class RecordedGraph {
   // Nesting: a child graph node made from `child`'s graph as it is now (the
   // driver copies it). Its host nodes run `child`'s callables and report to
   // it, so this buffer holds on to `child` and reports its failures too.
+  // CUDA refuses a child graph holding a conditional node: such a `child`'s
+  // nodes are copied into this graph instead (AddCopied).
   Status AddNested(RecordedGraph& child) {
     try {
       held_.reserve(held_.size() + 1);
@@ -228,10 +229,16 @@ class RecordedGraph {
       return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
                        ordinal_);
     }
-    STREAMEXECUTOR_RETURN_IF_ERROR(AddNode(
-        "cuGraphAddChildGraphNode", [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
-          return api_->cuGraphAddChildGraphNode(node, graph, deps, n, child.graph_);
-        }));
+    if (child.holds_conditional_) {
+      STREAMEXECUTOR_RETURN_IF_ERROR(AddCopied(child.entries_));
+      holds_conditional_ = true;
+    } else {
+      STREAMEXECUTOR_RETURN_IF_ERROR(
+          AddNode("cuGraphAddChildGraphNode", GraphEntry::Kind::kChild,
+                  [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
+                    return api_->cuGraphAddChildGraphNode(node, graph, deps, n, child.graph_);
+                  }));
+    }
     child.references_.fetch_add(1, std::memory_order_relaxed);
     held_.push_back(&child);
     return Status();
@@ -269,7 +276,7 @@ class RecordedGraph {
     }
     api_->cuStreamDestroy(capture.stream);
     if (called.ok()) {
-      called = AddNode("cuGraphAddChildGraphNode",
+      called = AddNode("cuGraphAddChildGraphNode", GraphEntry::Kind::kChild,
                        [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
                          return api_->cuGraphAddChildGraphNode(node, graph, deps, n, captured);
                        });
@@ -278,12 +285,13 @@ class RecordedGraph {
     return called;
   }
 
-  // ThenIf/ThenWhile: a conditional node (CUDA 12.3) whose body holds
-  // `child`'s graph as it is now, as a child graph node. Only device code
-  // can set a conditional handle, so a one-thread setter kernel reads the
-  // int32 at `condition` into it: a node before the conditional node, and
-  // for a While a node after the child in the body.
-  Status AddConditional(RecordedGraph& child, CUdeviceptr condition, bool loop, ModuleCache& modules) {
+  // ThenIf/ThenWhile: a conditional node (CUDA 12.3) whose body holds a
+  // copy of `child`'s nodes as they are now (graph_copy.hpp: not a child
+  // graph node, which could not hold a conditional of its own). Only device
+  // code can set a conditional handle, so a one-thread setter kernel reads
+  // the int32 at `condition` into it: a node before the conditional node,
+  // and for a While a node at the end of the body.
+  Status AddConditional(RecordedGraph& child, CUdeviceptr condition, bool loop) {
     if (api_->cuGraphConditionalHandleCreate == nullptr || api_->cuGraphAddNode == nullptr) {
       return MakeError(ErrorCode::kUnimplemented,
                        "ThenIf/ThenWhile on cuda:{}: the CUDA driver (version {}) has no conditional graph nodes "
@@ -296,47 +304,17 @@ class RecordedGraph {
       return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
                        ordinal_);
     }
+    STREAMEXECUTOR_RETURN_IF_ERROR(MakeRoom());
     const ContextScope scope(*api_, context_);
     if (!scope.ok()) return scope.status();
     CUfunction setter = nullptr;
-    STREAMEXECUTOR_RETURN_IF_ERROR(ConditionalSetter(*api_, modules, ordinal_, &setter));
-    CUgraphConditionalHandle handle = 0;
-    if (const CUresult r =
-            api_->cuGraphConditionalHandleCreate(&handle, graph_, context_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT);
-        r != CUDA_SUCCESS) {
-      return api_->Error(r, "cuGraphConditionalHandleCreate", "recording into a command buffer on cuda:{}", ordinal_);
-    }
-    void* arguments[] = {&handle, &condition};
-    CUDA_KERNEL_NODE_PARAMS set{};
-    set.func = setter;
-    set.gridDimX = set.gridDimY = set.gridDimZ = 1;
-    set.blockDimX = set.blockDimY = set.blockDimZ = 1;
-    set.kernelParams = arguments;
-    std::string_view call = "cuGraphAddKernelNode";
-    STREAMEXECUTOR_RETURN_IF_ERROR(
-        AddNode(call, [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t n) {
-          CUgraphNode set_node = nullptr;
-          if (const CUresult r = api_->cuGraphAddKernelNode(&set_node, graph, deps, n, &set); r != CUDA_SUCCESS)
-            return r;
-          call = "cuGraphAddNode (a conditional node)";
-          CUgraphNodeParams params{};
-          params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-          params.conditional.handle = handle;
-          params.conditional.type = loop ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
-          params.conditional.size = 1;
-          params.conditional.ctx = context_;
-          if (const CUresult r = api_->cuGraphAddNode(node, graph, &set_node, 1, &params); r != CUDA_SUCCESS) return r;
-          const CUgraph body = params.conditional.phGraph_out[0];
-          call = "cuGraphAddChildGraphNode (a conditional body)";
-          CUgraphNode inner = nullptr;
-          if (const CUresult r = api_->cuGraphAddChildGraphNode(&inner, body, nullptr, 0, child.graph_);
-              r != CUDA_SUCCESS || !loop) {
-            return r;
-          }
-          call = "cuGraphAddKernelNode (a conditional body)";
-          CUgraphNode again = nullptr;
-          return api_->cuGraphAddKernelNode(&again, body, &inner, 1, &set);
-        }));
+    STREAMEXECUTOR_RETURN_IF_ERROR(Setter(&setter));
+    GraphEntry entry;
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(Dependencies(), entry.deps));
+    STREAMEXECUTOR_RETURN_IF_ERROR(GraphCopier(*api_, context_, ordinal_, setter)
+                                       .AddConditional(graph_, Dependencies(), condition, loop, child.entries_, entry));
+    Placed(std::move(entry));
+    holds_conditional_ = true;
     child.references_.fetch_add(1, std::memory_order_relaxed);
     held_.push_back(&child);
     return Status();
@@ -376,6 +354,18 @@ class RecordedGraph {
     references_.fetch_add(1, std::memory_order_relaxed);
     clone.kept_ = this;
     for (std::size_t i = 0; i < nodes_.size(); ++i) STREAMEXECUTOR_RETURN_IF_ERROR(find(nodes_[i], &clone.nodes_[i]));
+    // The core clones no buffer holding a conditional, and only such a
+    // buffer has nodes copied from another: one entry per operation here.
+    if (holds_conditional_ || entries_.size() != nodes_.size()) {
+      return MakeError(ErrorCode::kUnimplemented, "cloning a command buffer on cuda:{} that holds a conditional",
+                       ordinal_);
+    }
+    try {
+      clone.entries_ = entries_;
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "cloning a command buffer on cuda:{}: out of memory", ordinal_);
+    }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) clone.entries_[i].node = clone.nodes_[i];
     try {
       clone.leaves_.resize(leaves_.size());
     } catch (...) {
@@ -475,10 +465,84 @@ class RecordedGraph {
     }
     return failed;
   }
+  const std::vector<CUgraphNode>& Dependencies() const { return has_next_ ? next_ : leaves_; }
+  // The entries of `nodes`, nodes of graph_ recorded here (the latest are
+  // looked for first: dependencies are nearly always among them).
+  Status EntriesOf(const std::vector<CUgraphNode>& nodes, std::vector<std::uint32_t>& out) const {
+    try {
+      out.clear();
+      out.reserve(nodes.size());
+      for (const CUgraphNode node : nodes) {
+        std::size_t i = entries_.size();
+        while (i > 0 && entries_[i - 1].node != node) --i;
+        if (i == 0) {
+          return MakeError(ErrorCode::kInternal, "a dependency that a command buffer on cuda:{} did not record",
+                           ordinal_);
+        }
+        out.push_back(static_cast<std::uint32_t>(i - 1));
+      }
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    return Status();
+  }
+  // An operation's node is in place: it is a leaf, and what it depends on
+  // no longer is. Room made by MakeRoom.
+  void Placed(GraphEntry&& entry) {
+    if (has_next_) {
+      has_next_ = false;
+      std::erase_if(leaves_,
+                    [&](CUgraphNode leaf) { return std::find(next_.begin(), next_.end(), leaf) != next_.end(); });
+    } else {
+      leaves_.clear();
+    }
+    leaves_.push_back(entry.node);
+    nodes_.push_back(entry.node);
+    entries_.push_back(std::move(entry));
+  }
+  // `source`'s nodes copied into graph_ after the next operation's
+  // dependencies, then an empty node after all of them: the operation's node.
+  Status AddCopied(const std::vector<GraphEntry>& source) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(MakeRoom());
+    const ContextScope scope(*api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUfunction setter = nullptr;
+    STREAMEXECUTOR_RETURN_IF_ERROR(Setter(&setter));
+    GraphEntry join;
+    std::vector<std::uint32_t> roots;
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(Dependencies(), roots));
+    const std::size_t first = entries_.size();
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        GraphCopier(*api_, context_, ordinal_, setter).Copy(source, graph_, roots, entries_));
+    std::vector<CUgraphNode> after;
+    try {
+      join.deps = entries_.size() > first ? LeafEntries(entries_, first) : roots;
+      for (const std::uint32_t dep : join.deps) after.push_back(entries_[dep].node);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                       ordinal_);
+    }
+    if (const CUresult r =
+            api_->cuGraphAddEmptyNode(&join.node, graph_, after.empty() ? nullptr : after.data(), after.size());
+        r != CUDA_SUCCESS) {
+      return api_->Error(r, "cuGraphAddEmptyNode", "recording into a command buffer on cuda:{}", ordinal_);
+    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(MakeRoom());
+    Placed(std::move(join));
+    return Status();
+  }
+  Status Setter(CUfunction* setter) const {
+    if (modules_ == nullptr) {
+      return MakeError(ErrorCode::kInternal, "a command buffer on cuda:{} has no module cache", ordinal_);
+    }
+    return ConditionalSetter(*api_, *modules_, ordinal_, setter);
+  }
   Status MakeRoom() {
     try {
       nodes_.reserve(nodes_.size() + 1);
       leaves_.reserve(leaves_.size() + 1);
+      entries_.reserve(entries_.size() + 1);
     } catch (...) {
       return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
                        ordinal_);
@@ -532,7 +596,9 @@ class RecordedGraph {
   std::vector<CUgraphNode> leaves_;  // the nodes nothing depends on yet: a new node's default dependencies
   std::vector<CUgraphNode> next_;    // SetNextDependencies's, for the next node
   bool has_next_ = false;
-  std::vector<CUgraphNode> nodes_;  // per recorded operation; null: none (an empty copy or fill)
+  std::vector<CUgraphNode> nodes_;   // per recorded operation; null: none (an empty copy or fill)
+  std::vector<GraphEntry> entries_;  // every node of graph_, for a copy of it (graph_copy.hpp)
+  bool holds_conditional_ = false;   // itself or a buffer it nests: it cannot be a child graph
   std::deque<HostNode> callbacks_;
   std::vector<streamexecutor::detail::StoredCallbackPtr> owned_;  // the callables recorded here
   std::vector<std::pair<std::size_t, HostNode*>> host_nodes_;     // operation index, its user data

@@ -95,7 +95,7 @@ struct CommandBufferOperations {
   }
   static Status Record(CommandBufferHandle& buffer, const op::Conditional<CommandBufferHandle>& branch) {
     return buffer->AddConditional(**branch.body, DeviceAddress(branch.condition),
-                                  branch.kind == op::ConditionalKind::kWhile, *buffer->modules());
+                                  branch.kind == op::ConditionalKind::kWhile);
   }
   template <typename Executor>
   static Status CloneCommandBuffer(Executor& executor, const CommandBufferHandle& source, CommandBufferHandle& clone) {

@@ -101,6 +101,13 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphHostNodeSetParams, 10000)                   \
   X(cuGraphAddChildGraphNode, 10000)                   \
   X(cuGraphAddEmptyNode, 10000)                        \
+  X(cuGraphKernelNodeGetParams, 12000)                 \
+  X(cuGraphMemcpyNodeGetParams, 10000)                 \
+  X(cuGraphMemsetNodeGetParams, 10000)                 \
+  X(cuGraphHostNodeGetParams, 10000)                   \
+  X(cuGraphEventRecordNodeGetEvent, 11010)             \
+  X(cuGraphEventWaitNodeGetEvent, 11010)               \
+  X(cuGraphChildGraphNodeGetGraph, 10000)              \
   X(cuStreamBeginCapture, 10010)                       \
   X(cuStreamEndCapture, 10000)                         \
   X(cuStreamQuery, 2000)

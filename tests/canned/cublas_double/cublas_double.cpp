@@ -16,6 +16,8 @@ namespace {
 struct Handle {
   cudaStream_t stream = nullptr;
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  void* workspace = nullptr;  // null: cuBLAS's own (cublasSetStream goes back to it)
+  std::size_t workspace_bytes = 0;
 };
 
 struct Record : library_double::CallLog<cublasStatus_t, CUBLAS_STATUS_SUCCESS> {
@@ -54,6 +56,8 @@ SeCublasDoubleCall Base(cublasHandle_t handle) {
   call.handle = handle;
   call.stream = h->stream;
   call.pointer_mode = h->mode;
+  call.workspace = h->workspace;
+  call.workspace_bytes = h->workspace_bytes;
   return call;
 }
 
@@ -218,7 +222,23 @@ cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream
   SeCublasDoubleCall call = Base(handle);
   call.stream = stream;
   if (cublasStatus_t s = Enter("cublasSetStream_v2", call); s != CUBLAS_STATUS_SUCCESS) return s;
-  reinterpret_cast<Handle*>(handle)->stream = stream;
+  auto* h = reinterpret_cast<Handle*>(handle);
+  h->stream = stream;
+  h->workspace = nullptr;  // as cuBLAS documents it
+  h->workspace_bytes = 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t CUBLASWINAPI cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, size_t bytes) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (workspace == nullptr && bytes != 0) return CUBLAS_STATUS_INVALID_VALUE;
+  SeCublasDoubleCall call = Base(handle);
+  call.workspace = workspace;
+  call.workspace_bytes = bytes;
+  if (cublasStatus_t s = Enter("cublasSetWorkspace_v2", call); s != CUBLAS_STATUS_SUCCESS) return s;
+  auto* h = reinterpret_cast<Handle*>(handle);
+  h->workspace = workspace;
+  h->workspace_bytes = bytes;
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -32,6 +32,9 @@ struct SeCublasDoubleCall {
   const void* a_entries[8];
   const void* b_entries[8];
   void* c_entries[8];
+  // The handle's workspace (cublasSetWorkspace): null for cuBLAS's own.
+  void* workspace;
+  unsigned long long workspace_bytes;
 };
 
 typedef bool (*SeCublasDoubleLastCallFn)(SeCublasDoubleCall* out);

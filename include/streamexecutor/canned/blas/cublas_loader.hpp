@@ -21,6 +21,7 @@ namespace streamexecutor::blas_detail {
   X(A, cublasDestroy_v2)             \
   X(A, cublasSetStream_v2)           \
   X(A, cublasSetPointerMode_v2)      \
+  X(A, cublasSetWorkspace_v2)        \
   X(A, cublasSaxpy_v2)               \
   X(A, cublasDaxpy_v2)               \
   X(A, cublasSdot_v2)                \

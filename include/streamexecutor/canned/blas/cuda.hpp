@@ -395,9 +395,58 @@ struct Adapter<cuda> {
   template <typename Enqueue>
   static Status Call(Stream<cuda>& stream, std::string_view caller, std::span<const DeviceMemoryBase> operands,
                      State& state, cublasPointerMode_t mode, Enqueue&& enqueue) {
+    if (stream.capturing()) [[unlikely]] {
+      std::shared_ptr<const void> keep;
+      CUdeviceptr workspace = 0;
+      STREAMEXECUTOR_RETURN_IF_ERROR(CaptureWorkspace(state, &keep, &workspace));
+      return canned_detail::EnqueueLibraryCall(
+          stream, caller, operands,
+          [&](cuda_detail::StreamState& native) { return CallOn(&native, state, mode, enqueue, workspace); },
+          std::move(keep));
+    }
     return canned_detail::EnqueueLibraryCall(stream, caller, operands, [&](cuda_detail::StreamState& native) {
       return CallOn(&native, state, mode, enqueue);
     });
+  }
+
+  // While a stream captures, cuBLAS (12.2 and later) takes its workspace
+  // with cudaMallocAsync, which puts allocation nodes into the captured
+  // graph; a conditional's body refuses those, and so does
+  // cuGraphAddChildGraphNode. A captured call gets a workspace of its own
+  // instead (cublasSetWorkspace), which the command buffer holds as long as
+  // its graph may run: its own, since two buffers may run at once. 4 MiB is
+  // what cuBLAS takes by default before Hopper; with less than it likes, it
+  // picks another algorithm, never a wrong result.
+  static constexpr std::size_t kCaptureWorkspaceBytes = std::size_t{4} << 20;
+  struct CaptureWorkspaceMemory {
+    const cuda_detail::DriverApi* driver;
+    CUcontext context;
+    CUdeviceptr address;
+    CaptureWorkspaceMemory(const cuda_detail::DriverApi* d, CUcontext c, CUdeviceptr a)
+        : driver(d), context(c), address(a) {}
+    CaptureWorkspaceMemory(const CaptureWorkspaceMemory&) = delete;
+    CaptureWorkspaceMemory& operator=(const CaptureWorkspaceMemory&) = delete;
+    ~CaptureWorkspaceMemory() {
+      // cuMemFree waits for the graph launches still reading it.
+      if (const cuda_detail::ContextScope scope(*driver, context); scope.ok()) driver->cuMemFree(address);
+    }
+  };
+  static Status CaptureWorkspace(State& state, std::shared_ptr<const void>* keep, CUdeviceptr* address) {
+    const cuda_detail::ContextScope scope(*state.driver, state.context);
+    if (!scope.ok()) return scope.status();
+    if (const CUresult r = state.driver->cuMemAlloc(address, kCaptureWorkspaceBytes); r != CUDA_SUCCESS) {
+      return state.driver->Error(r, "cuMemAlloc",
+                                 "allocating {} bytes of cuBLAS workspace for a captured call on cuda:{}",
+                                 kCaptureWorkspaceBytes, state.ordinal);
+    }
+    try {
+      *keep = std::make_shared<const CaptureWorkspaceMemory>(state.driver, state.context, *address);
+    } catch (...) {
+      state.driver->cuMemFree(*address);
+      return MakeError(ErrorCode::kResourceExhausted, "capturing a cuBLAS call on cuda:{}: out of host memory",
+                       state.ordinal);
+    }
+    return Status();
   }
   template <typename Enqueue>
   static Status Call(Stream<cuda>& stream, std::string_view caller, std::initializer_list<DeviceMemoryBase> operands,
@@ -406,7 +455,8 @@ struct Adapter<cuda> {
                 std::forward<Enqueue>(enqueue));
   }
   template <typename Enqueue>
-  static Status CallOn(cuda_detail::StreamState* native, State& state, cublasPointerMode_t mode, Enqueue& enqueue) {
+  static Status CallOn(cuda_detail::StreamState* native, State& state, cublasPointerMode_t mode, Enqueue& enqueue,
+                       CUdeviceptr workspace = 0) {
     if (native->Failed()) [[unlikely]]
       return Status();
     const cuda_detail::ContextScope scope(*state.driver, state.context);
@@ -416,6 +466,14 @@ struct Adapter<cuda> {
     std::lock_guard<std::mutex> lock(state.mutex);
     if (const cublasStatus_t s = api.cublasSetStream_v2(state.handle, native->stream); s != CUBLAS_STATUS_SUCCESS) {
       return api.Error(s, "cublasSetStream", "binding the cuBLAS handle to a stream of cuda:{}", state.ordinal);
+    }
+    // cublasSetStream went back to cuBLAS's own workspace; a captured call sets its own after it.
+    if (workspace != 0) {
+      if (const cublasStatus_t s =
+              api.cublasSetWorkspace_v2(state.handle, reinterpret_cast<void*>(workspace), kCaptureWorkspaceBytes);
+          s != CUBLAS_STATUS_SUCCESS) {
+        return api.Error(s, "cublasSetWorkspace", "for a captured call on cuda:{}", state.ordinal);
+      }
     }
     if (const cublasStatus_t s = api.cublasSetPointerMode_v2(state.handle, mode); s != CUBLAS_STATUS_SUCCESS) {
       return api.Error(s, "cublasSetPointerMode", "on cuda:{}", state.ordinal);
