@@ -429,7 +429,8 @@ TEST_CASE("conditionals nest on CUDA: bodies and nested buffers holding one are 
     CHECK(called == 2);
   }
   SECTION("each failing call of a copy is named") {
-    const char* call = GENERATE("cuGraphChildGraphNodeGetGraph", "cuGraphMemsetNodeGetParams", "cuGraphAddEmptyNode");
+    const char* call = GENERATE("cuGraphChildGraphNodeGetGraph", "cuGraphClone", "cuGraphAddChildGraphNode",
+                                "cuGraphMemsetNodeGetParams", "cuGraphAddEmptyNode");
     Double().fail_next(call, CUDA_ERROR_INVALID_VALUE);
     se::CommandBuffer outer(executor);
     outer.Init().ThenSubmit(&loop);

@@ -25,6 +25,7 @@ struct Loop {
     body.Init()
         .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, counter.ptr(), 1)
         .ThenLaunch(se::ThreadDim(1), se::BlockDim(1), kernel, condition.ptr(), -1);
+    INFO(body.status().ToString());
     REQUIRE(body.ok());
   }
   std::int32_t Read(const se::DeviceMemory<std::int32_t>& memory) {
@@ -53,6 +54,7 @@ TEST_CASE("ThenWhile runs its body until the body sets the condition to zero",
   std::vector<std::int32_t> start{5};
   se::CommandBuffer buffer(loop.executor);
   buffer.Init().ThenMemcpyH2D<std::int32_t>(start, loop.condition.ptr()).ThenWhile(loop.condition.cref(), &body);
+  INFO(buffer.status().ToString());
   REQUIRE(buffer.ok());
   CHECK(buffer.size() == 2);
   se::Stream stream(loop.executor);
@@ -87,6 +89,7 @@ TEST_CASE("ThenIf runs its body once when the condition is non-zero, never when 
   body.Init().ThenLaunch(se::ThreadDim(1), se::BlockDim(1), loop.kernel, loop.counter.ptr(), 7);
   se::CommandBuffer buffer(loop.executor);
   buffer.Init().ThenIf(loop.condition.cref(), &body);
+  INFO(buffer.status().ToString());
   REQUIRE(buffer.ok());
   se::Stream stream(loop.executor);
   stream.Init();
@@ -113,10 +116,12 @@ TEST_CASE("conditionals nest: an If inside a While, bodies holding nested buffer
   // The While's body: flag = 1, if (flag) hits += 10, then the countdown as a nested buffer.
   se::CommandBuffer body(loop.executor);
   body.Init().ThenMemset32(flag.ptr(), 1u, 4).ThenIf(flag.cref(), &add_hits).ThenSubmit(&countdown);
+  INFO(body.status().ToString());
   REQUIRE(body.ok());
   std::vector<std::int32_t> start{4};
   se::CommandBuffer buffer(loop.executor);
   buffer.Init().ThenMemcpyH2D<std::int32_t>(start, loop.condition.ptr()).ThenWhile(loop.condition.cref(), &body);
+  INFO(buffer.status().ToString());
   REQUIRE(buffer.ok());
   se::Stream stream(loop.executor);
   REQUIRE(stream.Init().ThenSubmit(&buffer).BlockHostUntilDone().ok());
@@ -204,6 +209,7 @@ TEST_CASE("conditionals refuse bad bodies and conditions, and clones", "[command
     auto condition = loop.executor->AllocateArray<std::int32_t>(1);
     se::CommandBuffer buffer(loop.executor);
     buffer.Init().ThenWhile(condition, &body);
+    INFO(buffer.status().ToString());
     REQUIRE(buffer.ok());
     REQUIRE(loop.executor->Deallocate(&condition).ok());
     se::Stream stream(loop.executor);

@@ -172,13 +172,20 @@ class GraphCopier {
         }
         case GraphEntry::Kind::kChild: {
           // Holds no conditional (those are copied node by node): the
-          // driver's copy of the child graph nests as it is.
-          CUgraph child = nullptr;
+          // driver's copy of the child graph nests as it is. That copy
+          // belongs to its node; a clone of it is a graph of its own, as
+          // every other child graph node here is made from.
+          CUgraph embedded = nullptr, child = nullptr;
           call = "cuGraphChildGraphNodeGetGraph";
-          r = api_->cuGraphChildGraphNodeGetGraph(from.node, &child);
+          r = api_->cuGraphChildGraphNodeGetGraph(from.node, &embedded);
+          if (r == CUDA_SUCCESS) {
+            call = "cuGraphClone";
+            r = api_->cuGraphClone(&child, embedded);
+          }
           if (r == CUDA_SUCCESS) {
             call = "cuGraphAddChildGraphNode";
             r = api_->cuGraphAddChildGraphNode(&to.node, target, after, deps.size(), child);
+            api_->cuGraphDestroy(child);  // the node holds a copy
           }
           break;
         }
