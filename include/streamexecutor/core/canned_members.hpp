@@ -4,7 +4,8 @@
 // rng.hpp, dnn.hpp) as a function Canned<Name>(Stream&, ...) in namespace
 // streamexecutor, found by argument-dependent lookup when the call is
 // compiled; without that header the call does not compile. The core stays
-// free of every numeric library.
+// free of every numeric library. The collectives (<streamexecutor/collectives.hpp>)
+// are Collective<Name> functions in the same way.
 #pragma once
 
 #include <utility>
@@ -70,6 +71,37 @@ class CannedMembers {
   template <typename... Args>
   Stream& ThenMatMul(Args&&... args) {
     return CannedMatMul(Self(), std::forward<Args>(args)...);
+  }
+
+  // <streamexecutor/collectives.hpp>: stream-ordered communication between
+  // the ranks of a Communicator.
+  template <typename... Args>
+  Stream& ThenAllReduce(Args&&... args) {
+    return CollectiveAllReduce(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenBroadcast(Args&&... args) {
+    return CollectiveBroadcast(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenReduce(Args&&... args) {
+    return CollectiveReduce(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenAllGather(Args&&... args) {
+    return CollectiveAllGather(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenReduceScatter(Args&&... args) {
+    return CollectiveReduceScatter(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenSend(Args&&... args) {
+    return CollectiveSend(Self(), std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  Stream& ThenRecv(Args&&... args) {
+    return CollectiveRecv(Self(), std::forward<Args>(args)...);
   }
 
  private:

@@ -1,0 +1,188 @@
+// What every communicator shares: the element types and reductions that MPI
+// and NCCL both have, one collective operation as a transport performs it
+// (host-visible buffers, a completion to fire), and the reductions done on
+// the host by the loopback transport.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/core/status.hpp"
+
+namespace streamexecutor {
+
+enum class ReduceOp { kSum, kProduct, kMin, kMax };
+
+// The element types of both MPI (MPI_INT8_T ... MPI_DOUBLE) and NCCL
+// (ncclInt8 ... ncclFloat64).
+template <typename T>
+concept CollectiveElement =
+    std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int32_t> ||
+    std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t> ||
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+namespace collectives_detail {
+
+enum class ElementType : std::uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat, kDouble };
+
+template <CollectiveElement T>
+constexpr ElementType ElementTypeOf() {
+  if constexpr (std::is_same_v<T, std::int8_t>) return ElementType::kInt8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return ElementType::kUint8;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return ElementType::kInt32;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return ElementType::kUint32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return ElementType::kInt64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return ElementType::kUint64;
+  else if constexpr (std::is_same_v<T, float>) return ElementType::kFloat;
+  else return ElementType::kDouble;
+}
+
+constexpr std::size_t ElementSize(ElementType type) {
+  switch (type) {
+    case ElementType::kInt8:
+    case ElementType::kUint8: return 1;
+    case ElementType::kInt32:
+    case ElementType::kUint32:
+    case ElementType::kFloat: return 4;
+    default: return 8;
+  }
+}
+
+constexpr std::string_view ElementName(ElementType type) {
+  switch (type) {
+    case ElementType::kInt8: return "int8";
+    case ElementType::kUint8: return "uint8";
+    case ElementType::kInt32: return "int32";
+    case ElementType::kUint32: return "uint32";
+    case ElementType::kInt64: return "int64";
+    case ElementType::kUint64: return "uint64";
+    case ElementType::kFloat: return "float";
+    default: return "double";
+  }
+}
+
+constexpr std::string_view OpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProduct: return "product";
+    case ReduceOp::kMin: return "min";
+    default: return "max";
+  }
+}
+
+enum class Kind : std::uint8_t { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kSend, kRecv };
+
+constexpr std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kAllReduce: return "ThenAllReduce";
+    case Kind::kBroadcast: return "ThenBroadcast";
+    case Kind::kReduce: return "ThenReduce";
+    case Kind::kAllGather: return "ThenAllGather";
+    case Kind::kReduceScatter: return "ThenReduceScatter";
+    case Kind::kSend: return "ThenSend";
+    default: return "ThenRecv";
+  }
+}
+
+// One operation of one rank, as its transport performs it. `send` and
+// `recv` are host addresses (the device memory itself on host backends, a
+// staging buffer elsewhere); `count` is in elements, per rank as MPI counts
+// it (a gather's and a scatter's share of one rank). `peer` is the root of a
+// broadcast or reduce and the other rank of a send or receive.
+struct Task {
+  Kind kind = Kind::kAllReduce;
+  ElementType type = ElementType::kFloat;
+  ReduceOp op = ReduceOp::kSum;
+  int rank = 0;
+  int peer = 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::uint64_t count = 0;
+  std::uint64_t sequence = 0;  // the rank's n-th collective on its communicator (sends and receives too)
+  // Lifts the stream's wait (op::WaitForeign), once; `status` is set first
+  // and read by the stream's check after the wait.
+  op::ForeignRelease release;
+  Status status;
+  std::shared_ptr<void> staging;  // what `send` and `recv` point into, where they are staged
+  std::chrono::steady_clock::time_point started{};
+
+  std::uint64_t SendBytes() const { return count * ElementSize(type); }
+  // What this rank's call was, for messages: "ThenAllReduce of 16 float (sum)".
+  std::string Describe() const;
+  void Complete(Status result) {
+    status = std::move(result);
+    op::ForeignRelease lift = release;
+    release = {};
+    if (lift.fire != nullptr) lift();
+  }
+};
+
+inline std::string Task::Describe() const {
+  std::string text = std::string(KindName(kind)) + " of " + std::to_string(count) + " " +
+                     std::string(ElementName(type));
+  if (kind == Kind::kAllReduce || kind == Kind::kReduce || kind == Kind::kReduceScatter) {
+    text += " (" + std::string(OpName(op)) + ")";
+  }
+  if (kind == Kind::kBroadcast || kind == Kind::kReduce) text += " with root " + std::to_string(peer);
+  if (kind == Kind::kSend) text += " to rank " + std::to_string(peer);
+  if (kind == Kind::kRecv) text += " from rank " + std::to_string(peer);
+  return text;
+}
+
+// A communicator's way to the other ranks, chosen at run time (loopback,
+// MPI, NCCL): one indirect call per collective operation, never per launch.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // `task` is ready (its inputs are in place): perform it, then Complete it,
+  // from any thread, exactly once.
+  virtual void Start(std::shared_ptr<Task> task) = 0;
+  virtual int size() const = 0;
+  virtual std::string_view name() const = 0;
+};
+
+// dst[i] = dst[i] op src[i], for the host reductions of the loopback transport.
+template <typename T>
+void ReduceInto(T* dst, const T* src, std::uint64_t count, ReduceOp op) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    switch (op) {
+      case ReduceOp::kSum: dst[i] = static_cast<T>(dst[i] + src[i]); break;
+      case ReduceOp::kProduct: dst[i] = static_cast<T>(dst[i] * src[i]); break;
+      case ReduceOp::kMin: dst[i] = std::min(dst[i], src[i]); break;
+      case ReduceOp::kMax: dst[i] = std::max(dst[i], src[i]); break;
+    }
+  }
+}
+
+inline void ReduceInto(ElementType type, void* dst, const void* src, std::uint64_t count, ReduceOp op) {
+  switch (type) {
+    case ElementType::kInt8:
+      return ReduceInto(static_cast<std::int8_t*>(dst), static_cast<const std::int8_t*>(src), count, op);
+    case ElementType::kUint8:
+      return ReduceInto(static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), count, op);
+    case ElementType::kInt32:
+      return ReduceInto(static_cast<std::int32_t*>(dst), static_cast<const std::int32_t*>(src), count, op);
+    case ElementType::kUint32:
+      return ReduceInto(static_cast<std::uint32_t*>(dst), static_cast<const std::uint32_t*>(src), count, op);
+    case ElementType::kInt64:
+      return ReduceInto(static_cast<std::int64_t*>(dst), static_cast<const std::int64_t*>(src), count, op);
+    case ElementType::kUint64:
+      return ReduceInto(static_cast<std::uint64_t*>(dst), static_cast<const std::uint64_t*>(src), count, op);
+    case ElementType::kFloat:
+      return ReduceInto(static_cast<float*>(dst), static_cast<const float*>(src), count, op);
+    case ElementType::kDouble:
+      return ReduceInto(static_cast<double*>(dst), static_cast<const double*>(src), count, op);
+  }
+}
+
+}  // namespace collectives_detail
+}  // namespace streamexecutor

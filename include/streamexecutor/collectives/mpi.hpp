@@ -1,0 +1,362 @@
+// The MPI transport: a communicator made from an MPI_Comm, across processes
+// and machines, with whatever MPI brings (shared memory, TCP, UCX,
+// InfiniBand). Only the MPI standard's API is used, so MPICH and Open MPI
+// both work.
+//
+//   int provided = 0;
+//   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+//   se::Communicator<se::host> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+//   stream.ThenAllReduce(comm, gradient.cref(), &sum, se::ReduceOp::kSum);
+//
+// One progress thread per communicator makes every MPI call on the
+// communicator's own duplicate of the MPI_Comm (MPI_Comm_dup: its messages
+// never meet the program's). It posts each operation as a nonblocking MPI
+// call (MPI_Iallreduce, MPI_Ibcast, ...) in the order the rank issued them,
+// as MPI requires of collectives, and completes it when MPI_Test says so. So
+// no thread of the backend's pool waits on MPI, and MPI must allow calls from
+// several threads (MPI_THREAD_MULTIPLE).
+//
+// Before each collective the ranks compare what they called (kind, element
+// type, count, reduction, root) with an MPI_Iallreduce of 16 bytes: a
+// mismatch is an INVALID_ARGUMENT on every rank, not a hang or a corrupted
+// buffer. MPI has no timeout of its own: an operation that has not completed
+// after the communicator's timeout (STREAMEXECUTOR_COLLECTIVE_TIMEOUT, in
+// seconds, default 300) fails with DEADLINE_EXCEEDED, and the communicator
+// with it (MPI cannot cancel a collective, so its buffers stay MPI's).
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/collectives/common.hpp"
+#include "streamexecutor/collectives/communicator.hpp"
+
+namespace streamexecutor {
+
+namespace collectives_detail {
+
+inline std::string MpiErrorText(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+inline MPI_Datatype MpiType(ElementType type) {
+  switch (type) {
+    case ElementType::kInt8: return MPI_INT8_T;
+    case ElementType::kUint8: return MPI_UINT8_T;
+    case ElementType::kInt32: return MPI_INT32_T;
+    case ElementType::kUint32: return MPI_UINT32_T;
+    case ElementType::kInt64: return MPI_INT64_T;
+    case ElementType::kUint64: return MPI_UINT64_T;
+    case ElementType::kFloat: return MPI_FLOAT;
+    default: return MPI_DOUBLE;
+  }
+}
+
+inline MPI_Op MpiOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return MPI_SUM;
+    case ReduceOp::kProduct: return MPI_PROD;
+    case ReduceOp::kMin: return MPI_MIN;
+    default: return MPI_MAX;
+  }
+}
+
+class MpiTransport final : public Transport {
+ public:
+  // `comm` is the program's; ours is a duplicate of it.
+  static StatusOr<std::shared_ptr<MpiTransport>> Make(MPI_Comm comm) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "an MPI communicator needs MPI initialized (MPI_Init_thread) and not yet finalized");
+    }
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "an MPI communicator needs MPI_THREAD_MULTIPLE (its progress thread calls MPI beside the "
+                       "program's threads); MPI was initialized with thread level {}: call MPI_Init_thread(&argc, "
+                       "&argv, MPI_THREAD_MULTIPLE, &provided)",
+                       provided);
+    }
+    MPI_Comm own = MPI_COMM_NULL;
+    if (const int r = MPI_Comm_dup(comm, &own); r != MPI_SUCCESS) {
+      return MakeError(ErrorCode::kInternal, "MPI_Comm_dup failed: {}", MpiErrorText(r));
+    }
+    MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(own, &rank);
+    MPI_Comm_size(own, &size);
+    std::chrono::milliseconds timeout{300'000};
+    if (const char* text = std::getenv("STREAMEXECUTOR_COLLECTIVE_TIMEOUT"); text != nullptr && *text != '\0') {
+      char* end = nullptr;
+      const double seconds = std::strtod(text, &end);
+      if (end != nullptr && *end == '\0' && seconds > 0) timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    }
+    try {
+      return std::make_shared<MpiTransport>(own, rank, size, timeout);
+    } catch (...) {
+      MPI_Comm_free(&own);
+      return MakeError(ErrorCode::kResourceExhausted, "an MPI communicator: out of memory or threads");
+    }
+  }
+
+  MpiTransport(MPI_Comm own, int rank, int size, std::chrono::milliseconds timeout)
+      : comm_(own), rank_(rank), size_(size), timeout_(timeout), thread_([this] { Progress(); }) {}
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+  ~MpiTransport() override {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && !abandoned_) MPI_Comm_free(&comm_);  // a request still in MPI's hands keeps the communicator
+  }
+
+  void Start(std::shared_ptr<Task> task) override {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace(task->sequence, std::move(task));
+    }
+    wake_.notify_one();
+  }
+  int size() const override { return size_; }
+  int rank() const { return rank_; }
+  std::string_view name() const override { return "MPI"; }
+
+ private:
+  // One posted operation: first the check of what every rank called, then
+  // the operation itself.
+  struct Active {
+    std::shared_ptr<Task> task;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool checking = false;
+    std::int64_t signature[2] = {0, 0};  // this rank's, as max(s) and max(-s)
+    std::int64_t agreed[2] = {0, 0};
+    std::chrono::steady_clock::time_point deadline;
+  };
+
+  std::int64_t Signature(const Task& t) const {
+    const auto kind = static_cast<std::int64_t>(t.kind), type = static_cast<std::int64_t>(t.type),
+               op = static_cast<std::int64_t>(t.op);
+    const bool reduces = t.kind == Kind::kAllReduce || t.kind == Kind::kReduce || t.kind == Kind::kReduceScatter;
+    const bool rooted = t.kind == Kind::kBroadcast || t.kind == Kind::kReduce;
+    // count < 2^40 elements; the rest in the top bits.
+    return static_cast<std::int64_t>(t.count & 0xffffffffffULL) | (kind << 40) | (type << 44) |
+           ((reduces ? op : 0) << 48) | (static_cast<std::int64_t>(rooted ? t.peer : 0) << 51);
+  }
+
+  Status Post(Active& a) {
+    Task& t = *a.task;
+    const MPI_Datatype type = MpiType(t.type);
+    const auto count = static_cast<MPI_Count>(t.count);
+    if (count > MPI_Count{0x7fffffff}) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {} (MPI): more than 2^31-1 elements per call",
+                       t.Describe(), rank_, size_);
+    }
+    const int n = static_cast<int>(count);
+    const bool in_place = t.send == t.recv;
+    int r = MPI_SUCCESS;
+    const char* call = "";
+    switch (t.kind) {
+      case Kind::kAllReduce:
+        call = "MPI_Iallreduce";
+        r = MPI_Iallreduce(in_place ? MPI_IN_PLACE : t.send, t.recv, n, type, MpiOp(t.op), comm_, &a.request);
+        break;
+      case Kind::kBroadcast:
+        call = "MPI_Ibcast";
+        r = MPI_Ibcast(t.recv, n, type, t.peer, comm_, &a.request);
+        break;
+      case Kind::kReduce: {
+        call = "MPI_Ireduce";
+        const bool root = t.peer == rank_;
+        r = MPI_Ireduce(root && in_place ? MPI_IN_PLACE : t.send, t.recv, n, type, MpiOp(t.op), t.peer, comm_,
+                        &a.request);
+        break;
+      }
+      case Kind::kAllGather:
+        call = "MPI_Iallgather";
+        r = MPI_Iallgather(t.send, n, type, t.recv, n, type, comm_, &a.request);
+        break;
+      case Kind::kReduceScatter:
+        call = "MPI_Ireduce_scatter_block";
+        r = MPI_Ireduce_scatter_block(t.send, t.recv, n, type, MpiOp(t.op), comm_, &a.request);
+        break;
+      case Kind::kSend:
+        call = "MPI_Isend";
+        r = MPI_Isend(t.send, n, type, t.peer, kTag, comm_, &a.request);
+        break;
+      case Kind::kRecv:
+        call = "MPI_Irecv";
+        r = MPI_Irecv(t.recv, n, type, t.peer, kTag, comm_, &a.request);
+        break;
+    }
+    if (r != MPI_SUCCESS) {
+      return MakeError(ErrorCode::kInternal, "{} failed for {} on rank {} of {}: {}", call, t.Describe(), rank_,
+                       size_, MpiErrorText(r));
+    }
+    return Status();
+  }
+
+  Status PostCheck(Active& a) {
+    a.checking = true;
+    const std::int64_t s = Signature(*a.task);
+    a.signature[0] = s;
+    a.signature[1] = -s;
+    if (const int r = MPI_Iallreduce(a.signature, a.agreed, 2, MPI_INT64_T, MPI_MAX, comm_, &a.request);
+        r != MPI_SUCCESS) {
+      return MakeError(ErrorCode::kInternal, "MPI_Iallreduce (the ranks' check of {}) failed on rank {} of {}: {}",
+                       a.task->Describe(), rank_, size_, MpiErrorText(r));
+    }
+    return Status();
+  }
+
+  // Called when a.request completed; returns true when the task is done.
+  bool Advance(Active& a, const MPI_Status& mpi_status, Status& result) {
+    Task& t = *a.task;
+    if (a.checking) {
+      a.checking = false;
+      if (a.agreed[0] != a.signature[0] || a.agreed[1] != a.signature[1]) {
+        result = MakeError(ErrorCode::kInvalidArgument,
+                           "mismatched collective operations (MPI, call {} of rank {} of {}): this rank called {}, "
+                           "another rank called something else (kind, element type, count, reduction or root)",
+                           t.sequence, rank_, size_, t.Describe());
+        return true;
+      }
+      result = Post(a);
+      return !result.ok();
+    }
+    if (t.kind == Kind::kRecv) {
+      MPI_Count received = 0;
+      MPI_Get_elements_x(&mpi_status, MpiType(t.type), &received);
+      if (static_cast<std::uint64_t>(received) != t.count) {
+        result = MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: rank {} sent {} elements", t.Describe(),
+                           rank_, size_, t.peer, static_cast<long long>(received));
+      }
+    }
+    return true;
+  }
+
+  void Progress() {
+    std::vector<Active> active;
+    std::uint64_t next = 0;  // the sequence to post next
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (active.empty()) {
+        wake_.wait(lock, [&] { return stop_ || ready_.count(next) != 0; });
+        if (stop_ && ready_.count(next) == 0) break;
+      }
+      // Post what is ready, in the rank's order.
+      std::vector<std::shared_ptr<Task>> posting;
+      for (auto it = ready_.find(next); it != ready_.end() && it->first == next; it = ready_.find(next)) {
+        posting.push_back(std::move(it->second));
+        ready_.erase(it);
+        ++next;
+      }
+      const bool stopping = stop_;
+      lock.unlock();
+      std::vector<std::pair<std::shared_ptr<Task>, Status>> finished;
+      for (std::shared_ptr<Task>& task : posting) {
+        if (!broken_.ok()) {
+          finished.emplace_back(std::move(task), broken_);
+          continue;
+        }
+        Active a;
+        a.task = std::move(task);
+        a.deadline = std::chrono::steady_clock::now() + timeout_;
+        const bool collective = a.task->kind != Kind::kSend && a.task->kind != Kind::kRecv;
+        Status posted = collective ? PostCheck(a) : Post(a);
+        if (!posted.ok()) {
+          finished.emplace_back(std::move(a.task), std::move(posted));
+          continue;
+        }
+        active.push_back(std::move(a));
+      }
+      for (std::size_t i = 0; i < active.size();) {
+        int flag = 0;
+        MPI_Status mpi_status{};
+        const int r = MPI_Test(&active[i].request, &flag, &mpi_status);
+        Status result;
+        bool done = false;
+        if (r != MPI_SUCCESS) {
+          result = MakeError(ErrorCode::kInternal, "MPI_Test for {} on rank {} of {}: {}",
+                             active[i].task->Describe(), rank_, size_, MpiErrorText(r));
+          done = true;
+        } else if (flag) {
+          done = Advance(active[i], mpi_status, result);
+        } else if (std::chrono::steady_clock::now() > active[i].deadline) {
+          result = MakeError(ErrorCode::kDeadlineExceeded,
+                             "{} on rank {} of {} (MPI): not complete after {} s (a rank exited or is stuck, or the "
+                             "ranks issued different operations; STREAMEXECUTOR_COLLECTIVE_TIMEOUT sets the limit)",
+                             active[i].task->Describe(), rank_, size_, timeout_.count() / 1000.0);
+          broken_ = MakeError(ErrorCode::kFailedPrecondition,
+                              "the MPI communicator (rank {} of {}) failed earlier: {}", rank_, size_,
+                              result.message());
+          abandoned_ = true;
+          abandoned_tasks_.push_back(active[i].task);  // MPI may still write its buffers
+          done = true;
+        }
+        if (done) {
+          finished.emplace_back(std::move(active[i].task), std::move(result));
+          active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+          ++i;
+        }
+      }
+      for (auto& [task, status] : finished) task->Complete(std::move(status));
+      if (!active.empty()) std::this_thread::yield();
+      lock.lock();
+      if (stopping && active.empty() && ready_.count(next) == 0) break;
+    }
+  }
+
+  static constexpr int kTag = 0x5e;
+  MPI_Comm comm_;
+  const int rank_;
+  const int size_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<std::uint64_t, std::shared_ptr<Task>> ready_;  // by sequence
+  bool stop_ = false;
+  // The progress thread's own.
+  Status broken_;
+  bool abandoned_ = false;
+  std::vector<std::shared_ptr<Task>> abandoned_tasks_;
+  std::thread thread_;  // last: starts once everything above is built
+};
+
+}  // namespace collectives_detail
+
+// Rank MPI_Comm_rank(comm) of a communicator over `comm`, on `executor`.
+template <Backend B>
+Communicator<B> MpiCommunicator(StreamExecutor<B>* executor, MPI_Comm comm) {
+  if (executor == nullptr) return Communicator<B>(MakeError(ErrorCode::kInvalidArgument, "MpiCommunicator: no executor"));
+  StatusOr<std::shared_ptr<collectives_detail::MpiTransport>> transport = collectives_detail::MpiTransport::Make(comm);
+  if (!transport.ok()) return Communicator<B>(transport.status());
+  const int rank = transport.value()->rank();
+  return Communicator<B>(executor, rank, std::move(transport).value());
+}
+
+}  // namespace streamexecutor

@@ -1,0 +1,302 @@
+// The collective operations on a stream, one pipeline for every backend and
+// transport:
+//
+//   [copy the input to a staging buffer]     (where device memory is not host memory)
+//   record a marker event                    its completion hands the operation to the transport
+//   wait (op::WaitForeign)                   lifted by the transport when the operation is done
+//   [copy the result from the staging buffer]
+//   a host callback that returns the operation's Status (a failure fails the stream)
+//
+// No thread waits per operation: the marker's completion notifies the
+// transport (B::NotifyWhenComplete), and the transport's completion lifts
+// the stream's wait. Each backend needs ForeignWaitBackend and
+// EventNotifyBackend (core/backend.hpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "streamexecutor/collectives/common.hpp"
+#include "streamexecutor/collectives/communicator.hpp"
+#include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/device_memory.hpp"
+#include "streamexecutor/core/event.hpp"
+#include "streamexecutor/core/stream.hpp"
+
+namespace streamexecutor {
+
+template <typename B>
+concept CollectiveBackend = ForeignWaitBackend<B> && EventNotifyBackend<B>;
+
+namespace collectives_detail {
+
+// What one rank passes: its send and receive views (either may be null where
+// the operation does not use it on this rank) and their sizes in bytes.
+struct Buffers {
+  const DeviceMemoryBase* send = nullptr;
+  std::uint64_t send_bytes = 0;
+  DeviceMemoryBase* recv = nullptr;
+  std::uint64_t recv_bytes = 0;
+};
+
+// The marker's notification: hands the task to its transport.
+struct Starter {
+  std::shared_ptr<Transport> transport;
+  std::shared_ptr<Task> task;
+  static void Fire(void* context) noexcept {
+    std::unique_ptr<Starter> self(static_cast<Starter*>(context));
+    self->task->started = std::chrono::steady_clock::now();
+    self->transport->Start(std::move(self->task));
+  }
+};
+
+template <CollectiveBackend B>
+Status CheckBuffers(const Communicator<B>& comm, const Task& task, const Buffers& buffers) {
+  const std::string what = task.Describe();
+  const auto need = [&](const char* name, const DeviceMemoryBase* memory, std::uint64_t have,
+                        std::uint64_t bytes) -> Status {
+    if (memory == nullptr || memory->IsNull()) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: the {} buffer is null", what, comm.rank(),
+                       comm.size(), name);
+    }
+    if (have < bytes) {
+      return MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: the {} buffer holds {} bytes, {} are needed",
+                       what, comm.rank(), comm.size(), name, have, bytes);
+    }
+    return Status();
+  };
+  const std::uint64_t element = ElementSize(task.type);
+  const std::uint64_t size = static_cast<std::uint64_t>(comm.size());
+  const bool root = task.peer == comm.rank();
+  switch (task.kind) {
+    case Kind::kAllReduce:
+      STREAMEXECUTOR_RETURN_IF_ERROR(need("send", buffers.send, buffers.send_bytes, task.count * element));
+      return need("receive", buffers.recv, buffers.recv_bytes, task.count * element);
+    case Kind::kBroadcast: return need("broadcast", buffers.recv, buffers.recv_bytes, task.count * element);
+    case Kind::kReduce:
+      STREAMEXECUTOR_RETURN_IF_ERROR(need("send", buffers.send, buffers.send_bytes, task.count * element));
+      return root ? need("receive", buffers.recv, buffers.recv_bytes, task.count * element) : Status();
+    case Kind::kAllGather:
+      STREAMEXECUTOR_RETURN_IF_ERROR(need("send", buffers.send, buffers.send_bytes, task.count * element));
+      return need("receive", buffers.recv, buffers.recv_bytes, task.count * size * element);
+    case Kind::kReduceScatter:
+      STREAMEXECUTOR_RETURN_IF_ERROR(need("send", buffers.send, buffers.send_bytes, task.count * size * element));
+      return need("receive", buffers.recv, buffers.recv_bytes, task.count * element);
+    case Kind::kSend: return need("send", buffers.send, buffers.send_bytes, task.count * element);
+    case Kind::kRecv: return need("receive", buffers.recv, buffers.recv_bytes, task.count * element);
+  }
+  return Status();
+}
+
+// The bytes of the send and receive sides this rank's transport touches.
+inline std::uint64_t SendSide(const Task& task, int size) {
+  const std::uint64_t bytes = task.count * ElementSize(task.type);
+  switch (task.kind) {
+    case Kind::kReduceScatter: return bytes * static_cast<std::uint64_t>(size);
+    case Kind::kBroadcast:
+    case Kind::kRecv: return 0;
+    default: return bytes;
+  }
+}
+inline std::uint64_t RecvSide(const Task& task, int size, bool root) {
+  const std::uint64_t bytes = task.count * ElementSize(task.type);
+  switch (task.kind) {
+    case Kind::kAllGather: return bytes * static_cast<std::uint64_t>(size);
+    case Kind::kReduce: return root ? bytes : 0;
+    case Kind::kSend: return 0;
+    default: return bytes;
+  }
+}
+
+template <CollectiveBackend B>
+Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buffers buffers) {
+  const std::string_view caller = KindName(prototype.kind);
+  if (!stream.ReadyForCanned(caller)) return stream;
+  if (stream.capturing()) return stream.CheckCanned(stream.NotCapturable(caller));
+  if (!comm.ok()) {
+    return stream.CheckCanned(
+        MakeError(ErrorCode::kInvalidArgument, "{}: the communicator is not usable: {}", caller, comm.status()));
+  }
+  StreamExecutor<B>* executor = stream.parent();
+  if (comm.executor() != executor) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument,
+                                        "{}: the communicator's rank {} belongs to {}, the stream to {}", caller,
+                                        comm.rank(), comm.executor()->DeviceLabel(), executor->DeviceLabel()));
+  }
+  prototype.rank = comm.rank();
+  const bool peer_used = prototype.kind == Kind::kBroadcast || prototype.kind == Kind::kReduce ||
+                         prototype.kind == Kind::kSend || prototype.kind == Kind::kRecv;
+  if (peer_used && (prototype.peer < 0 || prototype.peer >= comm.size())) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: rank {} does not exist",
+                                        prototype.Describe(), comm.rank(), comm.size(), prototype.peer));
+  }
+  if ((prototype.kind == Kind::kSend || prototype.kind == Kind::kRecv) && prototype.peer == comm.rank()) {
+    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on rank {}: a rank does not {} itself",
+                                        prototype.Describe(), comm.rank(),
+                                        prototype.kind == Kind::kSend ? "send to" : "receive from"));
+  }
+  if (Status s = CheckBuffers(comm, prototype, buffers); !s.ok()) return stream.CheckCanned(std::move(s));
+
+  std::shared_ptr<Task> task;
+  try {
+    task = std::make_shared<Task>(std::move(prototype));
+  } catch (const std::bad_alloc&) {
+    return stream.CheckCanned(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
+  }
+  const bool root = task->peer == comm.rank();
+  const std::uint64_t send_side = SendSide(*task, comm.size());
+  const std::uint64_t recv_side = RecvSide(*task, comm.size(), root);
+  // An operation in place (the same memory sent and received) keeps
+  // MPI_IN_PLACE's meaning: one staging region serves both.
+  const bool in_place = buffers.send != nullptr && buffers.recv != nullptr && send_side != 0 && recv_side != 0 &&
+                        buffers.send->opaque() == buffers.recv->opaque() &&
+                        buffers.send->offset() == buffers.recv->offset();
+  if constexpr (kDeviceMemoryIsHostMemory<B>) {
+    task->send = send_side != 0 ? B::HostAddress(*buffers.send) : nullptr;
+    task->recv = recv_side != 0 ? B::HostAddress(*buffers.recv) : nullptr;
+    if (task->kind == Kind::kBroadcast) task->send = task->recv;
+  } else {
+    std::byte* staged = nullptr;
+    const std::uint64_t bytes = in_place ? send_side : send_side + recv_side;
+    StatusOr<std::shared_ptr<void>> block =
+        StagingPool<B>::Take(comm.staging(), bytes == 0 ? 1 : bytes, &staged);
+    if (!block.ok()) return stream.CheckCanned(block.status());
+    task->staging = std::move(block).value();
+    task->send = send_side != 0 ? staged : nullptr;
+    task->recv = recv_side != 0 ? (in_place ? staged : staged + send_side) : nullptr;
+    if (task->kind == Kind::kBroadcast) {
+      // Every rank's buffer is both: the root sends from it, the others receive into it.
+      task->recv = staged;
+      task->send = staged;
+      if (root) stream.ThenMemcpy(staged, *buffers.recv, recv_side);
+    } else if (send_side != 0) {
+      stream.ThenMemcpy(staged, *buffers.send, send_side);
+    }
+    if (!stream.ok()) return stream;
+  }
+  task->sequence = comm.NextSequence();
+
+  Event<B> marker(executor);
+  if (!marker.Init()) return stream.CheckCanned(marker.init_status());
+  stream.ThenRecordEvent(&marker);
+  if (!stream.ok()) return stream;
+  if (Status s = B::Submit(stream.native_handle(), op::WaitForeign{&task->release}); !s.ok()) {
+    return stream.CheckCanned(std::move(s));
+  }
+  auto* starter = new (std::nothrow) Starter{comm.shared_transport(), task};
+  if (starter == nullptr) {
+    task->Complete(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
+  } else if (Status s = B::NotifyWhenComplete(executor->native_state(), marker.native_handle(),
+                                              op::ForeignRelease{&Starter::Fire, starter});
+             !s.ok()) {
+    delete starter;
+    task->Complete(std::move(s));  // lifts the wait; the check below fails the stream
+  }
+  if constexpr (!kDeviceMemoryIsHostMemory<B>) {
+    if (recv_side != 0 && !(task->kind == Kind::kBroadcast && root)) {
+      stream.ThenMemcpy(buffers.recv, task->recv, recv_side);
+    }
+  }
+  // Holds the task (and its staging buffer) until the copy above is done.
+  return stream.ThenDoHostCallback([task]() -> Status { return task->status; });
+}
+
+}  // namespace collectives_detail
+
+// ---- The operations, as Stream members (core/canned_members.hpp) -----------
+
+// recv[i] = send[i] op (the same element on every other rank), on every rank.
+// `send` and `recv` may be the same memory.
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveAllReduce(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
+                               DeviceMemory<T>* recv, ReduceOp op) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kAllReduce;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.op = op;
+  task.count = send.ElementCount();
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+}
+
+// `buffer` of rank `root` into `buffer` of every rank.
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveBroadcast(Stream<B>& stream, Communicator<B>& comm, DeviceMemory<T>* buffer, int root) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kBroadcast;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.peer = root;
+  task.count = buffer != nullptr ? buffer->ElementCount() : 0;
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {buffer, buffer != nullptr ? buffer->size() : 0, buffer,
+                                      buffer != nullptr ? buffer->size() : 0});
+}
+
+// The reduction of every rank's `send` into `recv` of rank `root` (`recv`
+// may be null on the other ranks).
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveReduce(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
+                            DeviceMemory<T>* recv, ReduceOp op, int root) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kReduce;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.op = op;
+  task.peer = root;
+  task.count = send.ElementCount();
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+}
+
+// Every rank's `send` (n elements) into `recv` of every rank, rank r's at
+// [r * n, (r + 1) * n).
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveAllGather(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
+                               DeviceMemory<T>* recv) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kAllGather;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.count = send.ElementCount();
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+}
+
+// The reduction of every rank's `send` (size x n elements), rank r keeping
+// elements [r * n, (r + 1) * n) in `recv` (n elements).
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveReduceScatter(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
+                                   DeviceMemory<T>* recv, ReduceOp op) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kReduceScatter;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.op = op;
+  task.count = recv != nullptr ? recv->ElementCount() : 0;
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+}
+
+// `send` to rank `peer`, which receives it with ThenRecv of as many elements.
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveSend(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send, int peer) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kSend;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.peer = peer;
+  task.count = send.ElementCount();
+  return collectives_detail::Enqueue(stream, comm, std::move(task), {&send, send.size(), nullptr, 0});
+}
+
+template <CollectiveBackend B, CollectiveElement T>
+Stream<B>& CollectiveRecv(Stream<B>& stream, Communicator<B>& comm, DeviceMemory<T>* recv, int peer) {
+  collectives_detail::Task task;
+  task.kind = collectives_detail::Kind::kRecv;
+  task.type = collectives_detail::ElementTypeOf<T>();
+  task.peer = peer;
+  task.count = recv != nullptr ? recv->ElementCount() : 0;
+  return collectives_detail::Enqueue(stream, comm, std::move(task),
+                                     {nullptr, 0, recv, recv != nullptr ? recv->size() : 0});
+}
+
+}  // namespace streamexecutor
