@@ -131,7 +131,7 @@ class MpiTransport final : public Transport {
     thread_.join();
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && !abandoned_) MPI_Comm_free(&comm_);  // a request still in MPI's hands keeps the communicator
+    if (!finalized && abandoned_.empty()) MPI_Comm_free(&comm_);  // a request still in MPI's hands keeps it
   }
 
   void Start(std::shared_ptr<Task> task) override {
@@ -259,7 +259,8 @@ class MpiTransport final : public Transport {
   }
 
   void Progress() {
-    std::vector<Active> active;
+    // Owned one by one: MPI writes the check's result into each, wherever the vector moves.
+    std::vector<std::unique_ptr<Active>> active;
     std::uint64_t next = 0;  // the sequence to post next
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -282,13 +283,13 @@ class MpiTransport final : public Transport {
           finished.emplace_back(std::move(task), broken_);
           continue;
         }
-        Active a;
-        a.task = std::move(task);
-        a.deadline = std::chrono::steady_clock::now() + timeout_;
-        const bool collective = a.task->kind != Kind::kSend && a.task->kind != Kind::kRecv;
-        Status posted = collective ? PostCheck(a) : Post(a);
+        auto a = std::make_unique<Active>();
+        a->task = std::move(task);
+        a->deadline = std::chrono::steady_clock::now() + timeout_;
+        const bool collective = a->task->kind != Kind::kSend && a->task->kind != Kind::kRecv;
+        Status posted = collective ? PostCheck(*a) : Post(*a);
         if (!posted.ok()) {
-          finished.emplace_back(std::move(a.task), std::move(posted));
+          finished.emplace_back(std::move(a->task), std::move(posted));
           continue;
         }
         active.push_back(std::move(a));
@@ -296,29 +297,30 @@ class MpiTransport final : public Transport {
       for (std::size_t i = 0; i < active.size();) {
         int flag = 0;
         MPI_Status mpi_status{};
-        const int r = MPI_Test(&active[i].request, &flag, &mpi_status);
+        Active& a = *active[i];
+        const int r = MPI_Test(&a.request, &flag, &mpi_status);
         Status result;
         bool done = false;
         if (r != MPI_SUCCESS) {
           result = MakeError(ErrorCode::kInternal, "MPI_Test for {} on rank {} of {}: {}",
-                             active[i].task->Describe(), rank_, size_, MpiErrorText(r));
+                             a.task->Describe(), rank_, size_, MpiErrorText(r));
           done = true;
         } else if (flag) {
-          done = Advance(active[i], mpi_status, result);
-        } else if (std::chrono::steady_clock::now() > active[i].deadline) {
+          done = Advance(a, mpi_status, result);
+        } else if (std::chrono::steady_clock::now() > a.deadline) {
           result = MakeError(ErrorCode::kDeadlineExceeded,
                              "{} on rank {} of {} (MPI): not complete after {} s (a rank exited or is stuck, or the "
                              "ranks issued different operations; STREAMEXECUTOR_COLLECTIVE_TIMEOUT sets the limit)",
-                             active[i].task->Describe(), rank_, size_, timeout_.count() / 1000.0);
+                             a.task->Describe(), rank_, size_, static_cast<double>(timeout_.count()) / 1000.0);
           broken_ = MakeError(ErrorCode::kFailedPrecondition,
                               "the MPI communicator (rank {} of {}) failed earlier: {}", rank_, size_,
                               result.message());
-          abandoned_ = true;
-          abandoned_tasks_.push_back(active[i].task);  // MPI may still write its buffers
+          abandoned_.push_back(std::move(active[i]));  // MPI may still write its buffers and check words
           done = true;
         }
         if (done) {
-          finished.emplace_back(std::move(active[i].task), std::move(result));
+          if (active[i] != nullptr) finished.emplace_back(std::move(active[i]->task), std::move(result));
+          else finished.emplace_back(abandoned_.back()->task, std::move(result));
           active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
         } else {
           ++i;
@@ -342,8 +344,7 @@ class MpiTransport final : public Transport {
   bool stop_ = false;
   // The progress thread's own.
   Status broken_;
-  bool abandoned_ = false;
-  std::vector<std::shared_ptr<Task>> abandoned_tasks_;
+  std::vector<std::unique_ptr<Active>> abandoned_;  // timed out: never freed, MPI may still use them
   std::thread thread_;  // last: starts once everything above is built
 };
 

@@ -31,6 +31,7 @@ enum class ErrorCode {
   kUnavailable,
   kDataLoss,
   kAborted,
+  kDeadlineExceeded,  // a bounded wait ran out (a collective whose other ranks never came)
 };
 
 constexpr std::string_view ErrorCodeName(ErrorCode code) {
@@ -49,6 +50,7 @@ constexpr std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kUnavailable: return "UNAVAILABLE";
     case ErrorCode::kDataLoss: return "DATA_LOSS";
     case ErrorCode::kAborted: return "ABORTED";
+    case ErrorCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
   }
   return "UNKNOWN";
 }

@@ -1,0 +1,173 @@
+// The collectives over MPI, between processes started by mpiexec (Meson
+// starts 2 and 4 ranks, and a rank on the host beside a rank on OpenCL):
+//
+//   mpiexec -n 4 tests/collectives/collectives_mpi_test host
+//   mpiexec -n 1 tests/collectives/collectives_mpi_test host : -n 1 tests/collectives/collectives_mpi_test opencl
+//
+// Every rank knows every rank's input, so each compares its results bit for
+// bit with a reference it computes alone. The first argument is the rank's
+// backend; the rest goes to Catch2.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <streamexecutor/collectives.hpp>
+#include <string>
+#include <vector>
+
+namespace se = streamexecutor;
+
+namespace {
+
+std::string g_backend = "host";
+
+template <typename T>
+std::vector<T> Input(int rank, std::size_t count) {
+  std::vector<T> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<T>((static_cast<int>(i) % 7) + rank + 1);
+  return values;
+}
+
+bool Mentions(const se::Status& status, std::string_view text) {
+  return status.message().find(text) != std::string::npos;
+}
+
+template <typename B, typename T>
+std::vector<T> Read(se::StreamExecutor<B>* executor, const se::DeviceMemory<T>& memory) {
+  std::vector<T> out(memory.ElementCount());
+  REQUIRE(executor->template SynchronousMemcpyD2H<T>(memory, out).ok());
+  return out;
+}
+
+template <typename B, typename T>
+void AllReduceEverywhere(std::size_t count) {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  INFO(comm.status().ToString());
+  REQUIRE(comm.ok());
+  CHECK(comm.transport_name() == "MPI");
+  const int rank = comm.rank(), size = comm.size();
+  for (const se::ReduceOp op : {se::ReduceOp::kSum, se::ReduceOp::kProduct, se::ReduceOp::kMin, se::ReduceOp::kMax}) {
+    auto send = executor->template AllocateOwnedArray<T>(count), recv = executor->template AllocateOwnedArray<T>(count);
+    REQUIRE(executor->template SynchronousMemcpyH2D<T>(Input<T>(rank, count), send.ptr()).ok());
+    se::Stream<B> stream(executor);
+    stream.Init().ThenAllReduce(comm, send.cref(), recv.ptr(), op);
+    // In place, too: the same memory sent and received.
+    stream.ThenAllReduce(comm, send.cref(), send.ptr(), op);
+    const se::Status done = stream.BlockHostUntilDone();
+    INFO(done.ToString());
+    REQUIRE(done.ok());
+    std::vector<T> expected = Input<T>(0, count);
+    for (int r = 1; r < size; ++r) se::collectives_detail::ReduceInto(expected.data(), Input<T>(r, count).data(), count, op);
+    CHECK(Read(executor, recv.cref()) == expected);
+    CHECK(Read(executor, send.cref()) == expected);
+  }
+}
+
+template <typename B>
+void EveryOperation() {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  REQUIRE(comm.ok());
+  const int rank = comm.rank(), size = comm.size();
+  const auto n = static_cast<std::size_t>(size);
+  constexpr std::size_t kCount = 8;
+  auto mine = executor->template AllocateOwnedArray<double>(kCount * n);
+  auto broadcast = executor->template AllocateOwnedArray<double>(kCount);
+  auto reduced = executor->template AllocateOwnedArray<double>(kCount);
+  auto gathered = executor->template AllocateOwnedArray<double>(kCount * n);
+  auto scattered = executor->template AllocateOwnedArray<double>(kCount);
+  auto message = executor->template AllocateOwnedArray<double>(kCount);
+  REQUIRE(executor->template SynchronousMemcpyH2D<double>(Input<double>(rank, kCount * n), mine.ptr()).ok());
+  const se::DeviceMemory<double> head = mine.cref().GetSlice(0, kCount);
+  const int root = size - 1;
+  se::Stream<B> stream(executor);
+  stream.Init()
+      .ThenMemcpyD2D(broadcast.ptr(), head)
+      .ThenBroadcast(comm, broadcast.ptr(), root)
+      .ThenReduce(comm, head, rank == 0 ? reduced.ptr() : nullptr, se::ReduceOp::kMax, 0)
+      .ThenAllGather(comm, head, gathered.ptr())
+      .ThenReduceScatter(comm, mine.cref(), scattered.ptr(), se::ReduceOp::kSum);
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+  if (size > 1) stream.ThenSend(comm, head, next).ThenRecv(comm, message.ptr(), previous);
+  const se::Status done = stream.BlockHostUntilDone();
+  INFO(done.ToString());
+  REQUIRE(done.ok());
+  CHECK(Read(executor, broadcast.cref()) == Input<double>(root, kCount));
+  if (rank == 0) CHECK(Read(executor, reduced.cref()) == Input<double>(size - 1, kCount));
+  std::vector<double> all, sum = Input<double>(0, kCount * n);
+  for (int from = 0; from < size; ++from) {
+    const std::vector<double> part = Input<double>(from, kCount);
+    all.insert(all.end(), part.begin(), part.end());
+    if (from > 0) {
+      se::collectives_detail::ReduceInto(sum.data(), Input<double>(from, kCount * n).data(), kCount * n,
+                                         se::ReduceOp::kSum);
+    }
+  }
+  CHECK(Read(executor, gathered.cref()) == all);
+  const auto first = sum.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank) * kCount);
+  CHECK(Read(executor, scattered.cref()) == std::vector<double>(first, first + static_cast<std::ptrdiff_t>(kCount)));
+  if (size > 1) CHECK(Read(executor, message.cref()) == Input<double>(previous, kCount));
+}
+
+template <typename B>
+void Mismatch() {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  REQUIRE(comm.ok());
+  if (comm.size() < 2) return;
+  auto memory = executor->template AllocateOwnedArray<float>(8);
+  REQUIRE(executor->SynchronousMemZero(memory.ptr(), 8 * sizeof(float)).ok());
+  se::DeviceMemory<float> part = memory.cref().GetSlice(0, comm.rank() == 0 ? 4 : 8);
+  se::Stream<B> stream(executor);
+  stream.Init().ThenAllReduce(comm, part, &part, se::ReduceOp::kSum);
+  const se::Status failed = stream.BlockHostUntilDone();
+  CHECK(failed.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(failed, "mismatched collective operations"));
+  // Nothing was exchanged: the communicator goes on.
+  se::Stream<B> again(executor);
+  again.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
+  CHECK(again.BlockHostUntilDone().ok());
+}
+
+template <typename B>
+void Run() {
+  SECTION("all-reduce of each reduction, int32, bit for bit") { AllReduceEverywhere<B, std::int32_t>(1000); }
+  SECTION("all-reduce of 1 MiB of float") { AllReduceEverywhere<B, float>(1u << 18); }
+  SECTION("all-reduce of uint8 and int64") {
+    AllReduceEverywhere<B, std::uint8_t>(17);
+    AllReduceEverywhere<B, std::int64_t>(17);
+  }
+  SECTION("broadcast, reduce, all-gather, reduce-scatter, send and receive") { EveryOperation<B>(); }
+  SECTION("ranks that call different operations fail alike, and go on") { Mismatch<B>(); }
+}
+
+}  // namespace
+
+TEST_CASE("collectives over MPI", "[collectives][mpi]") {
+#if defined(STREAMEXECUTOR_WITH_HOST)
+  if (g_backend == "host") return Run<se::host>();
+#endif
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+  if (g_backend == "opencl") return Run<se::opencl>();
+#endif
+  FAIL("backend " << g_backend << " is not in this build");
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (argc > 1 && argv[1][0] != '-' && argv[1][0] != '[' && argv[1][0] != '~') {
+    g_backend = argv[1];
+    for (int i = 1; i + 1 < argc; ++i) argv[i] = argv[i + 1];
+    --argc;
+  }
+  const int result = Catch::Session().run(argc, argv);
+  // Every rank ends the same way: a failure anywhere fails the run.
+  int worst = 0;
+  MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
