@@ -130,6 +130,27 @@ void Mismatch() {
   se::Stream<B> again(executor);
   again.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
   CHECK(again.BlockHostUntilDone().ok());
+  // Rank 0 sends 4 elements and then 8; rank 1 receives 8 and then 4.
+  se::Stream<B> pair(executor);
+  pair.Init();
+  const se::DeviceMemory<float> four = memory.cref().GetSlice(0, 4);
+  se::DeviceMemory<float> four_in = memory.cref().GetSlice(0, 4), eight_in = memory.cref();
+  if (comm.rank() == 0) {
+    pair.ThenSend(comm, four, 1);
+    CHECK(pair.BlockHostUntilDone().ok());
+    pair.ThenSend(comm, memory.cref(), 1);
+    CHECK(pair.BlockHostUntilDone().ok());
+  } else if (comm.rank() == 1) {
+    pair.ThenRecv(comm, &eight_in, 0);
+    const se::Status fewer = pair.BlockHostUntilDone();
+    CHECK(fewer.code() == se::ErrorCode::kInvalidArgument);
+    CHECK(Mentions(fewer, "rank 0 sent 4 elements"));
+    se::Stream<B> more(executor);
+    more.Init().ThenRecv(comm, &four_in, 0);
+    const se::Status larger = more.BlockHostUntilDone();
+    CHECK(larger.code() == se::ErrorCode::kInvalidArgument);
+    CHECK(Mentions(larger, "rank 0 sent 8 elements"));
+  }
 }
 
 template <typename B>

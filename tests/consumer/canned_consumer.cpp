@@ -1,7 +1,7 @@
 // A consumer of the canned operations, built against an installed
 // streamexecutor (pkg-config or the CMake package's components) or the source
 // tree (add_subdirectory): one operation of each family the build system asked
-// for (SE_CONSUMER_BLAS, _RNG, _FFT, _DNN), run on the host backend, its result
+// for (SE_CONSUMER_BLAS, _RNG, _FFT, _DNN, _COLLECTIVES), run on the host backend, its result
 // checked against values computed here. Prints "<family>: ok" for each, and
 // exits non-zero on the first wrong value or error.
 #include <streamexecutor/streamexecutor.hpp>
@@ -21,6 +21,9 @@
 #if SE_CONSUMER_DNN
 #include <streamexecutor/dnn.hpp>
 #endif
+#if SE_CONSUMER_COLLECTIVES
+#include <streamexecutor/collectives.hpp>
+#endif
 
 #include <array>
 #include <cmath>
@@ -28,6 +31,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <span>
+#include <thread>
 
 namespace se = streamexecutor;
 using Executor = se::StreamExecutor<se::host>;
@@ -169,6 +173,41 @@ bool Dnn(Executor* executor) {
 }
 #endif
 
+#if SE_CONSUMER_COLLECTIVES
+// An all-reduce (max) over a loopback group of two ranks, each on a thread of its own.
+bool Collectives(Executor* executor) {
+  se::LoopbackGroup group(2);
+  std::array<se::Communicator<se::host>, 2> comms = {group.Join(executor, 0), group.Join(executor, 1)};
+  std::array<std::array<std::int32_t, 3>, 2> values = {{{1, 5, 3}, {4, 2, 6}}};
+  std::array<se::Status, 2> statuses;
+  std::array<std::thread, 2> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks[static_cast<std::size_t>(r)] = std::thread([&, r] {
+      const auto i = static_cast<std::size_t>(r);
+      auto memory = executor->AllocateOwnedArray<std::int32_t>(3);
+      se::Stream stream(executor);
+      statuses[i] = stream.Init()
+                        .ThenMemcpyH2D(std::span<const std::int32_t>(values[i]), memory.ptr())
+                        .ThenAllReduce(comms[i], memory.cref(), memory.ptr(), se::ReduceOp::kMax)
+                        .ThenMemcpyD2H(memory.cref(), std::span<std::int32_t>(values[i]))
+                        .BlockHostUntilDone();
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (const se::Status& status : statuses) {
+    if (!status.ok()) return Fail("collectives", status);
+  }
+  const std::array<std::int32_t, 3> expected = {4, 5, 6};
+  if (values[0] != expected || values[1] != expected) {
+    std::printf("collectives: FAILED: max all-reduce gave %d %d %d and %d %d %d, expected 4 5 6\n", values[0][0],
+                values[0][1], values[0][2], values[1][0], values[1][1], values[1][2]);
+    return false;
+  }
+  std::printf("collectives: ok (all-reduce max %d %d %d on both ranks)\n", values[0][0], values[0][1], values[0][2]);
+  return true;
+}
+#endif
+
 }  // namespace
 
 int main() {
@@ -185,6 +224,9 @@ int main() {
 #endif
 #if SE_CONSUMER_DNN
   ok = Dnn(executor) && ok;
+#endif
+#if SE_CONSUMER_COLLECTIVES
+  ok = Collectives(executor) && ok;
 #endif
   return ok ? 0 : 1;
 }

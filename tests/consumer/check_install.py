@@ -95,7 +95,7 @@ def main() -> int:
         check_runs(exe, backends)
 
         # ---- pkg-config: one file per canned family found -------------------------
-        for family in ("blas", "rng", "fft", "dnn"):
+        for family in ("blas", "rng", "fft", "dnn", "collectives"):
             if family in canned and not os.path.isfile(os.path.join(pc_dir, f"streamexecutor-{family}.pc")):
                 print(f"install did not put streamexecutor-{family}.pc under share/pkgconfig")
                 return 1
