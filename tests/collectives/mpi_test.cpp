@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <streamexecutor/collectives.hpp>
 #include <string>
@@ -153,6 +154,31 @@ void Mismatch() {
   }
 }
 
+// A receive whose message never comes: DEADLINE_EXCEEDED after the
+// communicator's timeout, then FAILED_PRECONDITION for what follows. (A
+// receive waits for its message without a request in MPI's hands, so the job
+// still finalizes cleanly.)
+template <typename B>
+void Timeout() {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  setenv("STREAMEXECUTOR_COLLECTIVE_TIMEOUT", "0.5", 1);
+  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  unsetenv("STREAMEXECUTOR_COLLECTIVE_TIMEOUT");
+  REQUIRE(comm.ok());
+  if (comm.size() < 2 || comm.rank() != 0) return;
+  auto memory = executor->template AllocateOwnedArray<float>(4);
+  se::Stream<B> stream(executor);
+  stream.Init().ThenRecv(comm, memory.ptr(), 1);
+  const se::Status late = stream.BlockHostUntilDone();
+  CHECK(late.code() == se::ErrorCode::kDeadlineExceeded);
+  CHECK(Mentions(late, "not complete after 0.5 s"));
+  se::Stream<B> after(executor);
+  after.Init().ThenRecv(comm, memory.ptr(), 1);
+  const se::Status broken = after.BlockHostUntilDone();
+  CHECK(broken.code() == se::ErrorCode::kFailedPrecondition);
+  CHECK(Mentions(broken, "failed earlier"));
+}
+
 template <typename B>
 void Run() {
   SECTION("all-reduce of each reduction, int32, bit for bit") { AllReduceEverywhere<B, std::int32_t>(1000); }
@@ -163,6 +189,7 @@ void Run() {
   }
   SECTION("broadcast, reduce, all-gather, reduce-scatter, send and receive") { EveryOperation<B>(); }
   SECTION("ranks that call different operations fail alike, and go on") { Mismatch<B>(); }
+  SECTION("a message that never comes times out") { Timeout<B>(); }
 }
 
 }  // namespace

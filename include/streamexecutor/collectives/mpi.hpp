@@ -329,9 +329,14 @@ class MpiTransport final : public Transport {
         Active& a = *active[i];
         Status result;
         bool done = false;
-        const int r = a.probing ? MPI_SUCCESS : MPI_Test(&a.request, &flag, &mpi_status);
-        if (a.probing) {
-          done = Receive(a, result);
+        const bool probing = a.probing;
+        const int r = probing ? MPI_SUCCESS : MPI_Test(&a.request, &flag, &mpi_status);
+        if (probing && (done = Receive(a, result))) {
+          // matched and drained, or failed
+        } else if (probing && a.probing && std::chrono::steady_clock::now() <= a.deadline) {
+          // its message has not come yet
+        } else if (probing && !a.probing) {
+          // matched: MPI_Imrecv posted, tested from the next round on
         } else if (r != MPI_SUCCESS) {
           result = MakeError(ErrorCode::kInternal, "MPI_Test for {} on rank {} of {}: {}",
                              a.task->Describe(), rank_, size_, MpiErrorText(r));
