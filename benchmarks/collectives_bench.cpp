@@ -96,7 +96,8 @@ class Reporter : public benchmark::ConsoleReporter {
     for (const auto& [pair, sides] : times_) {
       if (sides.count("ours") && sides.count("raw")) {
         std::printf("%s: raw MPI_Allreduce / ThenAllReduce = %.3f", pair.c_str(), sides.at("raw") / sides.at("ours"));
-        if (sides.count("opencl")) std::printf(", host / OpenCL (staged) = %.3f", sides.at("ours") / sides.at("opencl"));
+        if (sides.count("opencl"))
+          std::printf(", host / OpenCL (staged) = %.3f", sides.at("ours") / sides.at("opencl"));
         std::printf("\n");
       }
     }

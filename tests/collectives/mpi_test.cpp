@@ -8,8 +8,8 @@
 // bit with a reference it computes alone. The first argument is the rank's
 // backend; the rest goes to Catch2.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <mpi.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -61,7 +61,8 @@ void AllReduceEverywhere(std::size_t count) {
     INFO(done.ToString());
     REQUIRE(done.ok());
     std::vector<T> expected = Input<T>(0, count);
-    for (int r = 1; r < size; ++r) se::collectives_detail::ReduceInto(expected.data(), Input<T>(r, count).data(), count, op);
+    for (int r = 1; r < size; ++r)
+      se::collectives_detail::ReduceInto(expected.data(), Input<T>(r, count).data(), count, op);
     CHECK(Read(executor, recv.cref()) == expected);
     CHECK(Read(executor, send.cref()) == expected);
   }

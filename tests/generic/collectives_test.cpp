@@ -39,12 +39,13 @@ std::vector<T> Input(int rank, std::size_t count) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("all-reduce over a loopback group matches the single-process reference",
-                   "[collectives][loopback]", std::int32_t, float, double, std::uint8_t) {
+TEMPLATE_TEST_CASE("all-reduce over a loopback group matches the single-process reference", "[collectives][loopback]",
+                   std::int32_t, float, double, std::uint8_t) {
   using T = TestType;
   auto* executor = TestExecutor();
   for (const int size : {1, 2, 4}) {
-    const se::ReduceOp op = GENERATE(se::ReduceOp::kSum, se::ReduceOp::kProduct, se::ReduceOp::kMin, se::ReduceOp::kMax);
+    const se::ReduceOp op =
+        GENERATE(se::ReduceOp::kSum, se::ReduceOp::kProduct, se::ReduceOp::kMin, se::ReduceOp::kMax);
     constexpr std::size_t kCount = 33;
     se::LoopbackGroup group(size);
     std::vector<se::Communicator<TestBackend>> comms;

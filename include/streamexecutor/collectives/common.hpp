@@ -36,14 +36,22 @@ enum class ElementType : std::uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, 
 
 template <CollectiveElement T>
 constexpr ElementType ElementTypeOf() {
-  if constexpr (std::is_same_v<T, std::int8_t>) return ElementType::kInt8;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return ElementType::kUint8;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return ElementType::kInt32;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return ElementType::kUint32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return ElementType::kInt64;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return ElementType::kUint64;
-  else if constexpr (std::is_same_v<T, float>) return ElementType::kFloat;
-  else return ElementType::kDouble;
+  if constexpr (std::is_same_v<T, std::int8_t>)
+    return ElementType::kInt8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return ElementType::kUint8;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return ElementType::kInt32;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return ElementType::kUint32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return ElementType::kInt64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return ElementType::kUint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return ElementType::kFloat;
+  else
+    return ElementType::kDouble;
 }
 
 constexpr std::size_t ElementSize(ElementType type) {
@@ -127,8 +135,8 @@ struct Task {
 };
 
 inline std::string Task::Describe() const {
-  std::string text = std::string(KindName(kind)) + " of " + std::to_string(count) + " " +
-                     std::string(ElementName(type));
+  std::string text =
+      std::string(KindName(kind)) + " of " + std::to_string(count) + " " + std::string(ElementName(type));
   if (kind == Kind::kAllReduce || kind == Kind::kReduce || kind == Kind::kReduceScatter) {
     text += " (" + std::string(OpName(op)) + ")";
   }
@@ -177,10 +185,8 @@ inline void ReduceInto(ElementType type, void* dst, const void* src, std::uint64
       return ReduceInto(static_cast<std::int64_t*>(dst), static_cast<const std::int64_t*>(src), count, op);
     case ElementType::kUint64:
       return ReduceInto(static_cast<std::uint64_t*>(dst), static_cast<const std::uint64_t*>(src), count, op);
-    case ElementType::kFloat:
-      return ReduceInto(static_cast<float*>(dst), static_cast<const float*>(src), count, op);
-    case ElementType::kDouble:
-      return ReduceInto(static_cast<double*>(dst), static_cast<const double*>(src), count, op);
+    case ElementType::kFloat: return ReduceInto(static_cast<float*>(dst), static_cast<const float*>(src), count, op);
+    case ElementType::kDouble: return ReduceInto(static_cast<double*>(dst), static_cast<const double*>(src), count, op);
   }
 }
 

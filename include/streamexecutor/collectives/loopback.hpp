@@ -101,8 +101,7 @@ class LoopbackState {
     if (send.type != recv.type || send.count != recv.count) {
       result = MakeError(ErrorCode::kInvalidArgument,
                          "mismatched send and receive (loopback): rank {} sends {} {} and rank {} receives {} {}",
-                         send.rank, send.count, ElementName(send.type), recv.rank, recv.count,
-                         ElementName(recv.type));
+                         send.rank, send.count, ElementName(send.type), recv.rank, recv.count, ElementName(recv.type));
     } else if (send.count != 0) {
       std::memcpy(recv.recv, send.send, send.SendBytes());
     }
@@ -206,13 +205,13 @@ class LoopbackGroup {
           MakeError(ErrorCode::kInvalidArgument, "a loopback group of {} ranks: at least one is needed", requested_));
     }
     if (executor == nullptr) {
-      return Communicator<B>(MakeError(ErrorCode::kInvalidArgument, "joining rank {} of a loopback group: no executor",
-                                       rank));
+      return Communicator<B>(
+          MakeError(ErrorCode::kInvalidArgument, "joining rank {} of a loopback group: no executor", rank));
     }
     const std::lock_guard<std::mutex> lock(mutex_);
     if (rank < 0 || rank >= size()) {
-      return Communicator<B>(MakeError(ErrorCode::kInvalidArgument,
-                                       "joining rank {} of a loopback group of {} ranks", rank, size()));
+      return Communicator<B>(
+          MakeError(ErrorCode::kInvalidArgument, "joining rank {} of a loopback group of {} ranks", rank, size()));
     }
     if (joined_.size() < static_cast<std::size_t>(size())) joined_.resize(static_cast<std::size_t>(size()), false);
     if (joined_[static_cast<std::size_t>(rank)]) {

@@ -161,8 +161,7 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   } else {
     std::byte* staged = nullptr;
     const std::uint64_t bytes = in_place ? send_side : send_side + recv_side;
-    StatusOr<std::shared_ptr<void>> block =
-        StagingPool<B>::Take(comm.staging(), bytes == 0 ? 1 : bytes, &staged);
+    StatusOr<std::shared_ptr<void>> block = StagingPool<B>::Take(comm.staging(), bytes == 0 ? 1 : bytes, &staged);
     if (!block.ok()) return stream.CheckCanned(block.status());
     task->staging = std::move(block).value();
     task->send = send_side != 0 ? staged : nullptr;
@@ -230,9 +229,9 @@ Stream<B>& CollectiveBroadcast(Stream<B>& stream, Communicator<B>& comm, DeviceM
   task.type = collectives_detail::ElementTypeOf<T>();
   task.peer = root;
   task.count = buffer != nullptr ? buffer->ElementCount() : 0;
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {buffer, buffer != nullptr ? buffer->size() : 0, buffer,
-                                      buffer != nullptr ? buffer->size() : 0});
+  return collectives_detail::Enqueue(
+      stream, comm, std::move(task),
+      {buffer, buffer != nullptr ? buffer->size() : 0, buffer, buffer != nullptr ? buffer->size() : 0});
 }
 
 // The reduction of every rank's `send` into `recv` of rank `root` (`recv`
