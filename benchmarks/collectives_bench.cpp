@@ -7,8 +7,9 @@
 //   allreduce/BYTES/raw         MPI_Allreduce(MPI_IN_PLACE, ...) on the same memory, same ranks
 //   allreduce/BYTES/opencl      ThenAllReduce of an OpenCL buffer: the same plus its staging copies
 //
-// Every rank runs every benchmark with the same fixed iteration count (MPI
-// collectives must match across ranks); rank 0 reports, with the ratios
+// Every rank runs every benchmark with the same fixed iteration count, in the
+// same order (MPI collectives must match across ranks: no random
+// interleaving); rank 0 reports, with the ratios
 // raw / ours (the goal: at least 0.95 from 1 MiB) and ours / opencl (the
 // share of an OpenCL all-reduce that is not staging).
 #include <benchmark/benchmark.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <streamexecutor/collectives.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -86,6 +88,7 @@ class Reporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
       const std::string name = run.run_name.function_name;
       const auto slash = name.rfind('/');
       times_[name.substr(0, slash)][name.substr(slash + 1)] = run.GetAdjustedRealTime();
@@ -119,6 +122,14 @@ int main(int argc, char** argv) {
   int provided = 0, rank = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // One rank writes --benchmark_out's file; the others would write the same file.
+  if (rank != 0) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string_view(argv[i]).rfind("--benchmark_out", 0) != 0) argv[kept++] = argv[i];
+    }
+    argc = kept;
+  }
   benchmark::Initialize(&argc, argv);
   {
     std::unique_ptr<Side<se::host>> host;

@@ -68,6 +68,13 @@ with_double="$root/$build/tests/cuda/counting_double${LD_LIBRARY_PATH:+:$LD_LIBR
 LD_LIBRARY_PATH="$with_double" run_bench cuda_launch_bench
 LD_LIBRARY_PATH="$with_double" run_bench memory_pool_bench  # the CUDA pairs against the double
 LD_LIBRARY_PATH="$with_double" run_bench command_buffer_bench  # CUDA against the double
+# Collectives over MPI on 2 ranks, in a fixed order on every rank (no random interleaving).
+if [ -x "$build/benchmarks/collectives_bench" ] && command -v mpiexec >/dev/null; then
+  echo "== collectives_bench (2 ranks) at $(elapsed) (console output in $results/collectives_bench.log)"
+  mpiexec -n 2 "$build/benchmarks/collectives_bench" --benchmark_repetitions="$reps" \
+    --benchmark_report_aggregates_only=true --benchmark_out="$results/collectives_bench.json" \
+    --benchmark_out_format=json > "$results/collectives_bench.log" 2>&1
+fi
 
 if command -v valgrind >/dev/null; then
   if [ -x "$build/benchmarks/opencl_launch_count" ]; then
