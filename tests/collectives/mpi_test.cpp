@@ -132,6 +132,22 @@ void Mismatch() {
   se::Stream<B> again(executor);
   again.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
   CHECK(again.BlockHostUntilDone().ok());
+  // A call refused on rank 0 (its receive buffer is too small) still takes its
+  // turn: the other ranks fail at once, and the communicator goes on.
+  se::Stream<B> refused(executor);
+  if (comm.rank() == 0) {
+    se::DeviceMemory<float> tiny = memory.cref().GetSlice(0, 2);
+    refused.Init().ThenAllReduce(comm, memory.cref(), &tiny, se::ReduceOp::kSum);
+    CHECK(refused.status().code() == se::ErrorCode::kInvalidArgument);
+  } else {
+    refused.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
+    const se::Status others = refused.BlockHostUntilDone();
+    CHECK(others.code() == se::ErrorCode::kFailedPrecondition);
+    CHECK(Mentions(others, "another rank could not take part"));
+  }
+  se::Stream<B> after(executor);
+  after.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
+  CHECK(after.BlockHostUntilDone().ok());
   // Rank 0 sends 4 elements and then 8; rank 1 receives 8 and then 4.
   se::Stream<B> pair(executor);
   pair.Init();

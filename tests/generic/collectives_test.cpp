@@ -187,6 +187,34 @@ TEST_CASE("collectives refuse bad input, and a mismatch fails every rank instead
       CHECK(Mentions(s, "ThenAllReduce of 8 float (sum)"));
     }
   }
+  SECTION("a rank whose stream failed, or whose call was refused, still takes its turn: the others fail at once") {
+    std::vector<se::Status> statuses(2);
+    OnEveryRank(2, [&](int rank) {
+      se::Stream<TestBackend> stream(executor);
+      stream.Init();
+      if (rank == 0) {
+        stream.ThenMemZero(nullptr, 4);  // fails the stream as it is enqueued
+        stream.ThenAllReduce(zero, small.cref(), small.ptr(), se::ReduceOp::kSum);
+        // A refused call: the receive buffer is too small.
+        se::Stream<TestBackend> refused(executor);
+        refused.Init().ThenAllReduce(zero, large.cref(), small.ptr(), se::ReduceOp::kSum);
+        stream.BlockHostUntilDone().IgnoreError();
+        refused.BlockHostUntilDone().IgnoreError();
+      } else {
+        stream.ThenAllReduce(one, small.cref(), small.ptr(), se::ReduceOp::kSum);
+        const se::Status first = stream.BlockHostUntilDone();
+        se::Stream<TestBackend> second(executor);
+        second.Init().ThenAllReduce(one, large.cref(), large.ptr(), se::ReduceOp::kSum);
+        statuses[0] = first;
+        statuses[1] = second.BlockHostUntilDone();
+      }
+    });
+    for (const se::Status& s : statuses) {
+      INFO(s.ToString());
+      CHECK(s.code() == se::ErrorCode::kFailedPrecondition);
+      CHECK(Mentions(s, "rank 0 could not take part"));
+    }
+  }
   SECTION("a rank that never comes: Abort completes the waiting rank with the reason") {
     se::Stream<TestBackend> stream(executor);
     std::thread aborting([&] {

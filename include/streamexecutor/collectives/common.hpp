@@ -121,6 +121,10 @@ struct Task {
   op::ForeignRelease release;
   Status status;
   std::shared_ptr<void> staging;  // what `send` and `recv` point into, where they are staged
+  // This rank cannot take part (its stream had failed, or the call was
+  // refused): it still takes its turn, without data, so that the other ranks
+  // fail at once instead of waiting for it.
+  bool poisoned = false;
   std::chrono::steady_clock::time_point started{};
 
   std::uint64_t SendBytes() const { return count * ElementSize(type); }

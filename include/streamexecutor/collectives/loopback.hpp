@@ -98,7 +98,12 @@ class LoopbackState {
     other.erase(other.begin());
     const Task& send = sending ? *task : *match;
     const Task& recv = sending ? *match : *task;
-    if (send.type != recv.type || send.count != recv.count) {
+    if (send.poisoned || recv.poisoned) {
+      result = MakeError(ErrorCode::kFailedPrecondition,
+                         "a send from rank {} to rank {} (loopback): rank {} could not take part (its stream had "
+                         "failed, or its call was refused)",
+                         send.rank, recv.rank, send.poisoned ? send.rank : recv.rank);
+    } else if (send.type != recv.type || send.count != recv.count) {
       result = MakeError(ErrorCode::kInvalidArgument,
                          "mismatched send and receive (loopback): rank {} sends {} {} and rank {} receives {} {}",
                          send.rank, send.count, ElementName(send.type), recv.rank, recv.count, ElementName(recv.type));
@@ -113,6 +118,14 @@ class LoopbackState {
   // reduction and root on every rank, else an error on every rank.
   Status Perform(const std::vector<std::shared_ptr<Task>>& tasks) {
     const Task& first = *tasks.front();
+    for (const std::shared_ptr<Task>& t : tasks) {
+      if (t->poisoned) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "{} (loopback, call {} on each rank): rank {} could not take part (its stream had failed, or "
+                         "its call was refused)",
+                         t->Describe(), t->sequence, t->rank);
+      }
+    }
     for (const std::shared_ptr<Task>& t : tasks) {
       if (t->kind != first.kind || t->type != first.type || t->count != first.count || t->op != first.op ||
           t->peer != first.peer) {

@@ -17,7 +17,7 @@
 // several threads (MPI_THREAD_MULTIPLE).
 //
 // Before each collective the ranks compare what they called (kind, element
-// type, count, reduction, root) with an MPI_Iallreduce of 16 bytes: a
+// type, count, reduction, root) with an MPI_Iallreduce of 24 bytes: a
 // mismatch is an INVALID_ARGUMENT on every rank, not a hang or a corrupted
 // buffer. MPI has no timeout of its own: an operation that has not completed
 // after the communicator's timeout (STREAMEXECUTOR_COLLECTIVE_TIMEOUT, in
@@ -158,9 +158,11 @@ class MpiTransport final : public Transport {
     std::shared_ptr<Task> task;
     MPI_Request request = MPI_REQUEST_NULL;
     bool checking = false;
-    bool probing = false;                // a receive waiting for its message (MPI_Improbe)
-    std::int64_t signature[2] = {0, 0};  // this rank's, as max(s) and max(-s)
-    std::int64_t agreed[2] = {0, 0};
+    bool probing = false;  // a receive waiting for its message (MPI_Improbe)
+    // This rank's signature s as (s, -s, poisoned): the maximum over the
+    // ranks gives max(s), -min(s) and whether any rank could not take part.
+    std::int64_t signature[3] = {0, 0, 0};
+    std::int64_t agreed[3] = {0, 0, 0};
     std::chrono::steady_clock::time_point deadline;
   };
 
@@ -233,7 +235,8 @@ class MpiTransport final : public Transport {
     const std::int64_t s = Signature(*a.task);
     a.signature[0] = s;
     a.signature[1] = -s;
-    if (const int r = MPI_Iallreduce(a.signature, a.agreed, 2, MPI_INT64_T, MPI_MAX, comm_, &a.request);
+    a.signature[2] = a.task->poisoned ? 1 : 0;
+    if (const int r = MPI_Iallreduce(a.signature, a.agreed, 3, MPI_INT64_T, MPI_MAX, comm_, &a.request);
         r != MPI_SUCCESS) {
       return MakeError(ErrorCode::kInternal, "MPI_Iallreduce (the ranks' check of {}) failed on rank {} of {}: {}",
                        a.task->Describe(), rank_, size_, MpiErrorText(r));
@@ -246,6 +249,13 @@ class MpiTransport final : public Transport {
     Task& t = *a.task;
     if (a.checking) {
       a.checking = false;
+      if (a.agreed[2] != 0) {
+        result = MakeError(ErrorCode::kFailedPrecondition,
+                           "{} (MPI, call {} of rank {} of {}): {} could not take part (its stream had failed, or "
+                           "its call was refused): that rank's Status says why",
+                           t.Describe(), t.sequence, rank_, size_, t.poisoned ? "this rank" : "another rank");
+        return true;
+      }
       if (a.agreed[0] != a.signature[0] || a.agreed[1] != a.signature[1]) {
         result = MakeError(ErrorCode::kInvalidArgument,
                            "mismatched collective operations (MPI, call {} of rank {} of {}): this rank called {}, "
@@ -322,6 +332,12 @@ class MpiTransport final : public Transport {
         a->task = std::move(task);
         a->deadline = std::chrono::steady_clock::now() + timeout_;
         const bool collective = a->task->kind != Kind::kSend && a->task->kind != Kind::kRecv;
+        if (a->task->poisoned && !(collective && checked_)) {
+          // Nothing to tell the other ranks with: they wait for their timeout.
+          finished.emplace_back(std::move(a->task),
+                                MakeError(ErrorCode::kFailedPrecondition, "this rank could not take part"));
+          continue;
+        }
         Status posted = collective && checked_ ? PostCheck(*a) : Post(*a);
         if (!posted.ok()) {
           finished.emplace_back(std::move(a->task), std::move(posted));

@@ -111,34 +111,62 @@ inline std::uint64_t RecvSide(const Task& task, int size, bool root) {
   }
 }
 
+// This rank's turn without data: the transport fails the operation on every
+// rank at once (loopback: in the round; MPI: through the ranks' check).
+template <CollectiveBackend B>
+void TakePartFailed(const Communicator<B>& comm, const Task& prototype) {
+  if (!comm.ok()) return;  // no transport: nothing to tell the other ranks
+  std::shared_ptr<Task> task;
+  try {
+    task = std::make_shared<Task>(prototype);
+  } catch (const std::bad_alloc&) {
+    return;  // the other ranks wait for their timeout
+  }
+  task->rank = comm.rank();
+  task->send = nullptr;
+  task->recv = nullptr;
+  task->staging.reset();
+  task->poisoned = true;
+  task->sequence = comm.NextSequence();
+  comm.transport().Start(std::move(task));
+}
+
 template <CollectiveBackend B>
 Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buffers buffers) {
   const std::string_view caller = KindName(prototype.kind);
-  if (!stream.ReadyForCanned(caller)) return stream;
-  if (stream.capturing()) return stream.CheckCanned(stream.NotCapturable(caller));
+  // A refused call still takes its turn, so that no other rank waits for it.
+  const auto refuse = [&](Status s) -> Stream<B>& {
+    TakePartFailed(comm, prototype);
+    return stream.CheckCanned(std::move(s));
+  };
+  if (!stream.ReadyForCanned(caller)) {
+    TakePartFailed(comm, prototype);
+    return stream;
+  }
+  if (stream.capturing()) return refuse(stream.NotCapturable(caller));
   if (!comm.ok()) {
     return stream.CheckCanned(
         MakeError(ErrorCode::kInvalidArgument, "{}: the communicator is not usable: {}", caller, comm.status()));
   }
   StreamExecutor<B>* executor = stream.parent();
   if (comm.executor() != executor) {
-    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument,
-                                        "{}: the communicator's rank {} belongs to {}, the stream to {}", caller,
-                                        comm.rank(), comm.executor()->DeviceLabel(), executor->DeviceLabel()));
+    return refuse(MakeError(ErrorCode::kInvalidArgument,
+                            "{}: the communicator's rank {} belongs to {}, the stream to {}", caller, comm.rank(),
+                            comm.executor()->DeviceLabel(), executor->DeviceLabel()));
   }
   prototype.rank = comm.rank();
   const bool peer_used = prototype.kind == Kind::kBroadcast || prototype.kind == Kind::kReduce ||
                          prototype.kind == Kind::kSend || prototype.kind == Kind::kRecv;
   if (peer_used && (prototype.peer < 0 || prototype.peer >= comm.size())) {
-    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: rank {} does not exist",
-                                        prototype.Describe(), comm.rank(), comm.size(), prototype.peer));
+    return refuse(MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {}: rank {} does not exist",
+                            prototype.Describe(), comm.rank(), comm.size(), prototype.peer));
   }
   if ((prototype.kind == Kind::kSend || prototype.kind == Kind::kRecv) && prototype.peer == comm.rank()) {
-    return stream.CheckCanned(MakeError(ErrorCode::kInvalidArgument, "{} on rank {}: a rank does not {} itself",
-                                        prototype.Describe(), comm.rank(),
-                                        prototype.kind == Kind::kSend ? "send to" : "receive from"));
+    return refuse(MakeError(ErrorCode::kInvalidArgument, "{} on rank {}: a rank does not {} itself",
+                            prototype.Describe(), comm.rank(),
+                            prototype.kind == Kind::kSend ? "send to" : "receive from"));
   }
-  if (Status s = CheckBuffers(comm, prototype, buffers); !s.ok()) return stream.CheckCanned(std::move(s));
+  if (Status s = CheckBuffers(comm, prototype, buffers); !s.ok()) return refuse(std::move(s));
 
   std::shared_ptr<Task> task;
   try {
@@ -162,7 +190,10 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
     std::byte* staged = nullptr;
     const std::uint64_t bytes = in_place ? send_side : send_side + recv_side;
     StatusOr<std::shared_ptr<void>> block = StagingPool<B>::Take(comm.staging(), bytes == 0 ? 1 : bytes, &staged);
-    if (!block.ok()) return stream.CheckCanned(block.status());
+    if (!block.ok()) {
+      TakePartFailed(comm, *task);
+      return stream.CheckCanned(block.status());
+    }
     task->staging = std::move(block).value();
     task->send = send_side != 0 ? staged : nullptr;
     task->recv = recv_side != 0 ? (in_place ? staged : staged + send_side) : nullptr;
@@ -174,25 +205,45 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
     } else if (send_side != 0) {
       stream.ThenMemcpy(staged, *buffers.send, send_side);
     }
-    if (!stream.ok()) return stream;
+    if (!stream.ok()) {
+      TakePartFailed(comm, *task);
+      return stream;
+    }
   }
   task->sequence = comm.NextSequence();
-
+  // From here a failure hands the task to its transport at once, without
+  // data: the other ranks fail rather than wait, and the transport's
+  // completion lifts the wait if one was queued.
+  const auto start_failed = [&] {
+    task->poisoned = true;
+    task->send = nullptr;
+    task->recv = nullptr;
+    comm.transport().Start(task);
+  };
   Event<B> marker(executor);
-  if (!marker.Init()) return stream.CheckCanned(marker.init_status());
+  if (!marker.Init()) {
+    start_failed();
+    return stream.CheckCanned(marker.init_status());
+  }
   stream.ThenRecordEvent(&marker);
-  if (!stream.ok()) return stream;
+  if (!stream.ok()) {
+    start_failed();
+    return stream;
+  }
   if (Status s = B::Submit(stream.native_handle(), op::WaitForeign{&task->release}); !s.ok()) {
+    start_failed();
     return stream.CheckCanned(std::move(s));
   }
   auto* starter = new (std::nothrow) Starter{comm.shared_transport(), task};
   if (starter == nullptr) {
-    task->Complete(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
+    start_failed();
+    stream.CheckCanned(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
   } else if (Status s = B::NotifyWhenComplete(executor->native_state(), marker.native_handle(),
                                               op::ForeignRelease{&Starter::Fire, starter});
              !s.ok()) {
     delete starter;
-    task->Complete(std::move(s));  // lifts the wait; the check below fails the stream
+    start_failed();  // its completion lifts the wait
+    stream.CheckCanned(std::move(s));
   }
   if constexpr (!kDeviceMemoryIsHostMemory<B>) {
     if (recv_side != 0 && !(task->kind == Kind::kBroadcast && root)) {
