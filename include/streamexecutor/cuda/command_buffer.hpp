@@ -80,7 +80,7 @@ class RecordedGraph {
     const std::vector<CUgraphNode>& dependencies = Dependencies();
     GraphEntry entry;
     entry.kind = kind;
-    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(dependencies, entry.deps));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntryIndices(entries_, ordinal_, dependencies, entry.deps));
     const CUresult r =
         add(&entry.node, graph_, dependencies.empty() ? nullptr : dependencies.data(), dependencies.size());
     if (r != CUDA_SUCCESS) return api_->Error(r, call, "recording into a command buffer on cuda:{}", ordinal_);
@@ -310,7 +310,7 @@ class RecordedGraph {
     CUfunction setter = nullptr;
     STREAMEXECUTOR_RETURN_IF_ERROR(Setter(&setter));
     GraphEntry entry;
-    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(Dependencies(), entry.deps));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntryIndices(entries_, ordinal_, Dependencies(), entry.deps));
     STREAMEXECUTOR_RETURN_IF_ERROR(GraphCopier(*api_, context_, ordinal_, setter)
                                        .AddConditional(graph_, Dependencies(), condition, loop, child.entries_, entry));
     Placed(std::move(entry));
@@ -466,27 +466,6 @@ class RecordedGraph {
     return failed;
   }
   const std::vector<CUgraphNode>& Dependencies() const { return has_next_ ? next_ : leaves_; }
-  // The entries of `nodes`, nodes of graph_ recorded here (the latest are
-  // looked for first: dependencies are nearly always among them).
-  Status EntriesOf(const std::vector<CUgraphNode>& nodes, std::vector<std::uint32_t>& out) const {
-    try {
-      out.clear();
-      out.reserve(nodes.size());
-      for (const CUgraphNode node : nodes) {
-        std::size_t i = entries_.size();
-        while (i > 0 && entries_[i - 1].node != node) --i;
-        if (i == 0) {
-          return MakeError(ErrorCode::kInternal, "a dependency that a command buffer on cuda:{} did not record",
-                           ordinal_);
-        }
-        out.push_back(static_cast<std::uint32_t>(i - 1));
-      }
-    } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
-                       ordinal_);
-    }
-    return Status();
-  }
   // An operation's node is in place: it is a leaf, and what it depends on
   // no longer is. Room made by MakeRoom.
   void Placed(GraphEntry&& entry) {
@@ -511,7 +490,7 @@ class RecordedGraph {
     STREAMEXECUTOR_RETURN_IF_ERROR(Setter(&setter));
     GraphEntry join;
     std::vector<std::uint32_t> roots;
-    STREAMEXECUTOR_RETURN_IF_ERROR(EntriesOf(Dependencies(), roots));
+    STREAMEXECUTOR_RETURN_IF_ERROR(EntryIndices(entries_, ordinal_, Dependencies(), roots));
     const std::size_t first = entries_.size();
     STREAMEXECUTOR_RETURN_IF_ERROR(
         GraphCopier(*api_, context_, ordinal_, setter).Copy(source, graph_, roots, entries_));

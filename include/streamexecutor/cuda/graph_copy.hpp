@@ -54,6 +54,28 @@ inline std::vector<std::uint32_t> LeafEntries(const std::vector<GraphEntry>& ent
   return leaves;
 }
 
+// The entries of `nodes`, nodes of the graph `entries` describe (the latest
+// are looked for first: dependencies are nearly always among them).
+inline Status EntryIndices(const std::vector<GraphEntry>& entries, int ordinal, const std::vector<CUgraphNode>& nodes,
+                           std::vector<std::uint32_t>& out) {
+  try {
+    out.clear();
+    out.reserve(nodes.size());
+    for (const CUgraphNode node : nodes) {
+      std::size_t i = entries.size();
+      while (i > 0 && entries[i - 1].node != node) --i;
+      if (i == 0) {
+        return MakeError(ErrorCode::kInternal, "a dependency that a command buffer on cuda:{} did not record", ordinal);
+      }
+      out.push_back(static_cast<std::uint32_t>(i - 1));
+    }
+  } catch (...) {
+    return MakeError(ErrorCode::kResourceExhausted, "recording into a command buffer on cuda:{}: out of memory",
+                     ordinal);
+  }
+  return Status();
+}
+
 class GraphCopier {
  public:
   // `setter`: the kernel that sets a conditional handle (conditional_setter.hpp).
