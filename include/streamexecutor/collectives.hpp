@@ -21,9 +21,6 @@
 #include "streamexecutor/collectives/loopback.hpp"
 #include "streamexecutor/collectives/operations.hpp"
 
-#if defined(STREAMEXECUTOR_WITH_HOST)
-#include "streamexecutor/collectives/host.hpp"
-#endif
 #if defined(STREAMEXECUTOR_COLLECTIVES_WITH_MPI) || __has_include(<mpi.h>)
 #include "streamexecutor/collectives/mpi.hpp"
 #endif

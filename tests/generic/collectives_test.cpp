@@ -1,7 +1,10 @@
 // The collectives over the loopback transport: N ranks in this process, each
 // driven from a thread of its own, as ranks of MPI processes are. Results are
 // compared bit for bit with a single-process reference. The same operations
-// over MPI between processes: tests/collectives/mpi_test.cpp.
+// over MPI between processes: tests/collectives/mpi_test.cpp. Tagged
+// [async-callbacks]: a collective holds its stream in a wait that another
+// thread lifts, which the CUDA driver double (whose streams run everything at
+// once) cannot model.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -39,8 +42,8 @@ std::vector<T> Input(int rank, std::size_t count) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("all-reduce over a loopback group matches the single-process reference", "[collectives][loopback]",
-                   std::int32_t, float, double, std::uint8_t) {
+TEMPLATE_TEST_CASE("all-reduce over a loopback group matches the single-process reference",
+                   "[collectives][loopback][async-callbacks]", std::int32_t, float, double, std::uint8_t) {
   using T = TestType;
   auto* executor = TestExecutor();
   for (const int size : {1, 2, 4}) {
@@ -76,7 +79,7 @@ TEMPLATE_TEST_CASE("all-reduce over a loopback group matches the single-process 
 }
 
 TEST_CASE("broadcast, reduce, all-gather, reduce-scatter and send/receive over a loopback group",
-          "[collectives][loopback]") {
+          "[collectives][loopback][async-callbacks]") {
   auto* executor = TestExecutor();
   constexpr int kSize = 3;
   constexpr std::size_t kCount = 8;
@@ -145,7 +148,7 @@ TEST_CASE("broadcast, reduce, all-gather, reduce-scatter and send/receive over a
 }
 
 TEST_CASE("collectives refuse bad input, and a mismatch fails every rank instead of hanging",
-          "[collectives][loopback]") {
+          "[collectives][loopback][async-callbacks]") {
   auto* executor = TestExecutor();
   se::LoopbackGroup group(2);
   se::Communicator<TestBackend> zero = group.Join(executor, 0), one = group.Join(executor, 1);

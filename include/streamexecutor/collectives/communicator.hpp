@@ -22,13 +22,8 @@ namespace streamexecutor {
 
 namespace collectives_detail {
 
-// Whether the backend's device memory is host memory that MPI may read and
-// write (host backends: no staging). Specialised by collectives/host.hpp.
-template <typename B>
-inline constexpr bool kDeviceMemoryIsHostMemory = false;
-
 // The communicator's pinned staging buffers, reused: a collective on a
-// backend whose device memory is not host memory copies its input into one
+// backend whose device memory is not host memory (DeviceMemoryIsHostMemoryBackend) copies its input into one
 // and its result out of one, in stream order.
 template <Backend B>
 class StagingPool {

@@ -22,6 +22,7 @@
 #include "streamexecutor/collectives/common.hpp"
 #include "streamexecutor/collectives/communicator.hpp"
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/copy.hpp"
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/stream.hpp"
@@ -182,9 +183,9 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   const bool in_place = buffers.send != nullptr && buffers.recv != nullptr && send_side != 0 && recv_side != 0 &&
                         buffers.send->opaque() == buffers.recv->opaque() &&
                         buffers.send->offset() == buffers.recv->offset();
-  if constexpr (kDeviceMemoryIsHostMemory<B>) {
-    task->send = send_side != 0 ? B::HostAddress(*buffers.send) : nullptr;
-    task->recv = recv_side != 0 ? B::HostAddress(*buffers.recv) : nullptr;
+  if constexpr (DeviceMemoryIsHostMemoryBackend<B>) {
+    task->send = send_side != 0 ? B::Address(*buffers.send) : nullptr;
+    task->recv = recv_side != 0 ? B::Address(*buffers.recv) : nullptr;
     if (task->kind == Kind::kBroadcast) task->send = task->recv;
   } else {
     std::byte* staged = nullptr;
@@ -245,7 +246,7 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
     start_failed();  // its completion lifts the wait
     stream.CheckCanned(std::move(s));
   }
-  if constexpr (!kDeviceMemoryIsHostMemory<B>) {
+  if constexpr (!DeviceMemoryIsHostMemoryBackend<B>) {
     if (recv_side != 0 && !(task->kind == Kind::kBroadcast && root)) {
       stream.ThenMemcpy(buffers.recv, task->recv, recv_side);
     }

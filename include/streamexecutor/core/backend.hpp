@@ -367,6 +367,7 @@ struct Capabilities {
 //   core/prepared_launch.hpp PreparedLaunchBackend
 //   core/synchronous.hpp     StreamIdleQueryBackend, CallbackThreadBackend, StreamHostWaitBackend
 //   core/untyped_launch.hpp  UntypedLaunchBackend
+//   collectives/operations.hpp CollectiveBackend (the collectives family, <streamexecutor/collectives.hpp>)
 // tests/core/capability_index_test.py keeps this list complete.
 
 }  // namespace streamexecutor
