@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,24 @@ inline void PerBatch(benchmark::State& state, int batch) { state.counters["batch
   std::fprintf(stderr, "benchmark setup failed: %s\n", what.c_str());
   std::exit(1);
 }
+
+// The console output, plus each pair's times by side ("<pair>/<side>": the
+// median where there are repetitions) for a subclass's Finalize to print ratios.
+class PairReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
+      const std::string name = run.run_name.function_name;
+      const auto slash = name.rfind('/');
+      times_[name.substr(0, slash)][name.substr(slash + 1)] = run.GetAdjustedRealTime();
+    }
+  }
+
+ protected:
+  std::map<std::string, std::map<std::string, double>> times_;
+};
 
 // An empty one-argument CUDA kernel, `empty(int*)`, for the command-buffer pairs.
 inline constexpr const char* kEmptyPtx = R"(

@@ -83,17 +83,8 @@ void RegisterRaw() {
   }
 }
 
-class Reporter : public benchmark::ConsoleReporter {
+class Reporter : public bench::PairReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-      const std::string name = run.run_name.function_name;
-      const auto slash = name.rfind('/');
-      times_[name.substr(0, slash)][name.substr(slash + 1)] = run.GetAdjustedRealTime();
-    }
-  }
   void Finalize() override {
     ConsoleReporter::Finalize();
     for (const auto& [pair, sides] : times_) {
@@ -105,9 +96,6 @@ class Reporter : public benchmark::ConsoleReporter {
       }
     }
   }
-
- private:
-  std::map<std::string, std::map<std::string, double>> times_;
 };
 
 class Silent : public benchmark::BenchmarkReporter {

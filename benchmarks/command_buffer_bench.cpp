@@ -210,17 +210,8 @@ void RegisterUpdates(const std::string& backend, Fixture<B>& f) {
 }
 
 // Prints the ratio of each pair's sides as the runs come in.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::PairReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-      const std::string name = run.run_name.function_name;
-      const auto slash = name.rfind('/');
-      times_[name.substr(0, slash)][name.substr(slash + 1)] = run.GetAdjustedRealTime();
-    }
-  }
   void Finalize() override {
     ConsoleReporter::Finalize();
     for (const auto& [pair, sides] : times_) {
@@ -238,9 +229,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
       }
     }
   }
-
- private:
-  std::map<std::string, std::map<std::string, double>> times_;
 };
 
 }  // namespace
