@@ -255,6 +255,23 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   return stream.ThenDoHostCallback([task]() -> Status { return task->status; });
 }
 
+// What every rank's call has in common, the rest left to the transport.
+template <CollectiveElement T>
+Task Describe(Kind kind, std::uint64_t count, ReduceOp op = ReduceOp::kSum, int peer = 0) {
+  Task task;
+  task.kind = kind;
+  task.type = ElementTypeOf<T>();
+  task.op = op;
+  task.peer = peer;
+  task.count = count;
+  return task;
+}
+
+template <typename T>
+std::uint64_t SizeOf(const DeviceMemory<T>* memory) {
+  return memory != nullptr ? memory->size() : 0;
+}
+
 }  // namespace collectives_detail
 
 // ---- The operations, as Stream members (core/canned_members.hpp) -----------
@@ -264,26 +281,18 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveAllReduce(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
                                DeviceMemory<T>* recv, ReduceOp op) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kAllReduce;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.op = op;
-  task.count = send.ElementCount();
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kAllReduce, send.ElementCount(), op),
+                     {&send, send.size(), recv, cd::SizeOf(recv)});
 }
 
 // `buffer` of rank `root` into `buffer` of every rank.
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveBroadcast(Stream<B>& stream, Communicator<B>& comm, DeviceMemory<T>* buffer, int root) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kBroadcast;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.peer = root;
-  task.count = buffer != nullptr ? buffer->ElementCount() : 0;
-  return collectives_detail::Enqueue(
-      stream, comm, std::move(task),
-      {buffer, buffer != nullptr ? buffer->size() : 0, buffer, buffer != nullptr ? buffer->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm,
+                     cd::Describe<T>(cd::Kind::kBroadcast, cd::SizeOf(buffer) / sizeof(T), ReduceOp::kSum, root),
+                     {buffer, cd::SizeOf(buffer), buffer, cd::SizeOf(buffer)});
 }
 
 // The reduction of every rank's `send` into `recv` of rank `root` (`recv`
@@ -291,14 +300,9 @@ Stream<B>& CollectiveBroadcast(Stream<B>& stream, Communicator<B>& comm, DeviceM
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveReduce(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
                             DeviceMemory<T>* recv, ReduceOp op, int root) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kReduce;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.op = op;
-  task.peer = root;
-  task.count = send.ElementCount();
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kReduce, send.ElementCount(), op, root),
+                     {&send, send.size(), recv, cd::SizeOf(recv)});
 }
 
 // Every rank's `send` (n elements) into `recv` of every rank, rank r's at
@@ -306,12 +310,9 @@ Stream<B>& CollectiveReduce(Stream<B>& stream, Communicator<B>& comm, const Devi
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveAllGather(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
                                DeviceMemory<T>* recv) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kAllGather;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.count = send.ElementCount();
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kAllGather, send.ElementCount()),
+                     {&send, send.size(), recv, cd::SizeOf(recv)});
 }
 
 // The reduction of every rank's `send` (size x n elements), rank r keeping
@@ -319,35 +320,24 @@ Stream<B>& CollectiveAllGather(Stream<B>& stream, Communicator<B>& comm, const D
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveReduceScatter(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send,
                                    DeviceMemory<T>* recv, ReduceOp op) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kReduceScatter;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.op = op;
-  task.count = recv != nullptr ? recv->ElementCount() : 0;
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {&send, send.size(), recv, recv != nullptr ? recv->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kReduceScatter, cd::SizeOf(recv) / sizeof(T), op),
+                     {&send, send.size(), recv, cd::SizeOf(recv)});
 }
 
 // `send` to rank `peer`, which receives it with ThenRecv of as many elements.
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveSend(Stream<B>& stream, Communicator<B>& comm, const DeviceMemory<T>& send, int peer) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kSend;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.peer = peer;
-  task.count = send.ElementCount();
-  return collectives_detail::Enqueue(stream, comm, std::move(task), {&send, send.size(), nullptr, 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kSend, send.ElementCount(), ReduceOp::kSum, peer),
+                     {&send, send.size(), nullptr, 0});
 }
 
 template <CollectiveBackend B, CollectiveElement T>
 Stream<B>& CollectiveRecv(Stream<B>& stream, Communicator<B>& comm, DeviceMemory<T>* recv, int peer) {
-  collectives_detail::Task task;
-  task.kind = collectives_detail::Kind::kRecv;
-  task.type = collectives_detail::ElementTypeOf<T>();
-  task.peer = peer;
-  task.count = recv != nullptr ? recv->ElementCount() : 0;
-  return collectives_detail::Enqueue(stream, comm, std::move(task),
-                                     {nullptr, 0, recv, recv != nullptr ? recv->size() : 0});
+  namespace cd = collectives_detail;
+  return cd::Enqueue(stream, comm, cd::Describe<T>(cd::Kind::kRecv, cd::SizeOf(recv) / sizeof(T), ReduceOp::kSum, peer),
+                     {nullptr, 0, recv, cd::SizeOf(recv)});
 }
 
 }  // namespace streamexecutor
