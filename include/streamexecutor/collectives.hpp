@@ -11,7 +11,11 @@
 // stream's order and with its sticky errors. Transports: a loopback group of
 // N ranks in one process (loopback.hpp), MPI between processes and machines
 // (mpi.hpp: included when <mpi.h> is on the include path, as the Meson and
-// pkg-config dependency streamexecutor-collectives puts it).
+// pkg-config dependency streamexecutor-collectives puts it), and NCCL on
+// CUDA streams (cuda.hpp: included with the CUDA backend where <nccl.h> is,
+// the library itself loaded at run time; nccl_mpi.hpp bootstraps it over
+// MPI). se::MakeCommunicator(executor, MPI_COMM_WORLD) picks NCCL where every
+// rank can use it, MPI otherwise.
 #pragma once
 
 #include "streamexecutor/streamexecutor.hpp"
@@ -23,4 +27,11 @@
 
 #if defined(STREAMEXECUTOR_COLLECTIVES_WITH_MPI) || __has_include(<mpi.h>)
 #include "streamexecutor/collectives/mpi.hpp"
+#endif
+
+#if defined(STREAMEXECUTOR_WITH_CUDA) && __has_include(<nccl.h>)
+#include "streamexecutor/collectives/cuda.hpp"
+#if defined(STREAMEXECUTOR_COLLECTIVES_WITH_MPI) || __has_include(<mpi.h>)
+#include "streamexecutor/collectives/nccl_mpi.hpp"
+#endif
 #endif

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -149,6 +150,70 @@ inline std::string Task::Describe() const {
   if (kind == Kind::kRecv) text += " from rank " + std::to_string(peer);
   return text;
 }
+
+// What a rank called, in 64 bits (kind, element type, count, reduction,
+// root), for the ranks' comparison of their calls before a collective: a
+// rank's signature s goes out as (s, -s, poisoned), and the maximum over the
+// ranks gives max(s), -min(s) and whether any rank could not take part.
+inline std::int64_t CallSignature(const Task& t) {
+  const auto kind = static_cast<std::int64_t>(t.kind), type = static_cast<std::int64_t>(t.type),
+             op = static_cast<std::int64_t>(t.op);
+  const bool reduces = t.kind == Kind::kAllReduce || t.kind == Kind::kReduce || t.kind == Kind::kReduceScatter;
+  const bool rooted = t.kind == Kind::kBroadcast || t.kind == Kind::kReduce;
+  // count < 2^40 elements; the rest in the top bits.
+  return static_cast<std::int64_t>(t.count & 0xffffffffffULL) | (kind << 40) | (type << 44) |
+         ((reduces ? op : 0) << 48) | (static_cast<std::int64_t>(rooted ? t.peer : 0) << 51);
+}
+
+// The ranks' comparison, given this rank's (s, -s, poisoned) and their
+// maximum over the ranks: INVALID_ARGUMENT when the calls differ,
+// FAILED_PRECONDITION when a rank could not take part.
+inline Status CompareCalls(const Task& t, const std::int64_t (&mine)[3], const std::int64_t (&agreed)[3], int rank,
+                           int size, std::string_view transport) {
+  if (agreed[2] != 0) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "{} ({}, call {} of rank {} of {}): {} could not take part (its stream had failed, or its call "
+                     "was refused): that rank's Status says why",
+                     t.Describe(), transport, t.sequence, rank, size, t.poisoned ? "this rank" : "another rank");
+  }
+  if (agreed[0] != mine[0] || agreed[1] != mine[1]) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "mismatched collective operations ({}, call {} of rank {} of {}): this rank called {}, another "
+                     "rank called something else (kind, element type, count, reduction or root)",
+                     transport, t.sequence, rank, size, t.Describe());
+  }
+  return Status();
+}
+
+// How long an operation may take before it fails with DEADLINE_EXCEEDED:
+// STREAMEXECUTOR_COLLECTIVE_TIMEOUT seconds, 300 when unset.
+inline std::chrono::milliseconds CollectiveTimeout() {
+  std::chrono::milliseconds timeout{300'000};
+  if (const char* text = std::getenv("STREAMEXECUTOR_COLLECTIVE_TIMEOUT"); text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const double seconds = std::strtod(text, &end);
+    if (end != nullptr && *end == '\0' && seconds > 0)
+      timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+  }
+  return timeout;
+}
+
+// STREAMEXECUTOR_COLLECTIVE_CHECK=0: no comparison of the ranks' calls (one
+// round trip less per operation, for programs known to be right).
+inline bool CollectiveCheckEnabled() {
+  const char* check = std::getenv("STREAMEXECUTOR_COLLECTIVE_CHECK");
+  return check == nullptr || std::string_view(check) != "0";
+}
+
+// The ranks' comparison of their calls, over a channel of its own (MPI
+// beside NCCL), for a transport whose own library cannot report a mismatch.
+// Blocking: it returns once every rank involved made the same call, or with
+// the Status of the difference, or after the timeout.
+class Agreement {
+ public:
+  virtual ~Agreement() = default;
+  virtual Status Agree(const Task& task) = 0;
+};
 
 // A communicator's way to the other ranks, chosen at run time (loopback,
 // MPI, NCCL): one indirect call per collective operation, never per launch.

@@ -15,6 +15,7 @@
 
 #include "streamexecutor/collectives/common.hpp"
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/status.hpp"
 
@@ -73,6 +74,38 @@ class StagingPool {
   std::vector<std::unique_ptr<Block>> free_;
 };
 
+// What became of an operation a StreamTransport queued, for the host
+// callback that follows it on the stream: set at most once, by the thread
+// that watches the transport, before the operation's work on the stream ends
+// (the watcher aborts the operation after setting it).
+class Outcome {
+ public:
+  void Fail(Status status) {
+    if (claimed_.exchange(true, std::memory_order_acq_rel)) return;
+    status_ = std::move(status);
+    failed_.store(true, std::memory_order_release);
+  }
+  Status Get() const { return failed_.load(std::memory_order_acquire) ? status_ : Status(); }
+
+ private:
+  std::atomic<bool> claimed_{false};
+  std::atomic<bool> failed_{false};
+  Status status_;
+};
+
+// A transport that queues its operations on the stream itself (NCCL on a
+// CUDA stream): no staging, no marker, no host hand-off before the data
+// moves. Start() still serves a turn taken without data (TakePartFailed).
+template <Backend B>
+class StreamTransport : public Transport {
+ public:
+  // Queues `task` on `stream`, after the stream's earlier work and before its
+  // later work. `send` and `recv` are the rank's buffers, checked already
+  // (either may be null where the operation does not use it on this rank).
+  virtual Status Enqueue(typename B::StreamHandle& stream, const Task& task, const DeviceMemoryBase* send,
+                         DeviceMemoryBase* recv, std::shared_ptr<Outcome>* outcome) = 0;
+};
+
 }  // namespace collectives_detail
 
 template <Backend B>
@@ -83,6 +116,10 @@ class Communicator {
       : status_(std::move(status)) {}
   Communicator(StreamExecutor<B>* executor, int rank, std::shared_ptr<collectives_detail::Transport> transport)
       : state_(std::make_shared<State>(executor, rank, std::move(transport))) {}
+  Communicator(StreamExecutor<B>* executor, int rank, std::shared_ptr<collectives_detail::StreamTransport<B>> transport)
+      : state_(std::make_shared<State>(executor, rank, transport)) {
+    state_->on_stream = transport.get();
+  }
 
   bool ok() const { return state_ != nullptr; }
   const Status& status() const { return status_; }
@@ -97,6 +134,8 @@ class Communicator {
   const std::shared_ptr<collectives_detail::Transport>& shared_transport() const { return state_->transport; }
   std::uint64_t NextSequence() const { return state_->sequence.fetch_add(1, std::memory_order_relaxed); }
   const std::shared_ptr<collectives_detail::StagingPool<B>>& staging() const { return state_->staging; }
+  // The transport, where it queues its operations on the stream itself; null otherwise.
+  collectives_detail::StreamTransport<B>* stream_transport() const { return state_->on_stream; }
 
  private:
   struct State {
@@ -109,6 +148,7 @@ class Communicator {
     int rank;
     std::shared_ptr<collectives_detail::Transport> transport;
     std::shared_ptr<collectives_detail::StagingPool<B>> staging;
+    collectives_detail::StreamTransport<B>* on_stream = nullptr;  // the same object as `transport`, where it is one
     std::atomic<std::uint64_t> sequence{0};
   };
   std::shared_ptr<State> state_;

@@ -77,45 +77,49 @@ inline MPI_Op MpiOp(ReduceOp op) {
   }
 }
 
+// MPI is initialized with MPI_THREAD_MULTIPLE and not finalized.
+inline Status MpiReady() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "an MPI communicator needs MPI initialized (MPI_Init_thread) and not yet finalized");
+  }
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "an MPI communicator needs MPI_THREAD_MULTIPLE (its progress thread calls MPI beside the "
+                     "program's threads); MPI was initialized with thread level {}: call MPI_Init_thread(&argc, "
+                     "&argv, MPI_THREAD_MULTIPLE, &provided)",
+                     provided);
+  }
+  return Status();
+}
+
+// A duplicate of the program's `comm`, whose messages never meet the
+// program's, with errors returned rather than fatal.
+inline Status MpiDuplicate(MPI_Comm comm, MPI_Comm* own) {
+  STREAMEXECUTOR_RETURN_IF_ERROR(MpiReady());
+  if (const int r = MPI_Comm_dup(comm, own); r != MPI_SUCCESS) {
+    return MakeError(ErrorCode::kInternal, "MPI_Comm_dup failed: {}", MpiErrorText(r));
+  }
+  MPI_Comm_set_errhandler(*own, MPI_ERRORS_RETURN);
+  return Status();
+}
+
 class MpiTransport final : public Transport {
  public:
   // `comm` is the program's; ours is a duplicate of it.
   static StatusOr<std::shared_ptr<MpiTransport>> Make(MPI_Comm comm) {
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "an MPI communicator needs MPI initialized (MPI_Init_thread) and not yet finalized");
-    }
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
-    if (provided < MPI_THREAD_MULTIPLE) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "an MPI communicator needs MPI_THREAD_MULTIPLE (its progress thread calls MPI beside the "
-                       "program's threads); MPI was initialized with thread level {}: call MPI_Init_thread(&argc, "
-                       "&argv, MPI_THREAD_MULTIPLE, &provided)",
-                       provided);
-    }
     MPI_Comm own = MPI_COMM_NULL;
-    if (const int r = MPI_Comm_dup(comm, &own); r != MPI_SUCCESS) {
-      return MakeError(ErrorCode::kInternal, "MPI_Comm_dup failed: {}", MpiErrorText(r));
-    }
-    MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN);
+    STREAMEXECUTOR_RETURN_IF_ERROR(MpiDuplicate(comm, &own));
     int rank = 0, size = 0;
     MPI_Comm_rank(own, &rank);
     MPI_Comm_size(own, &size);
-    std::chrono::milliseconds timeout{300'000};
-    if (const char* text = std::getenv("STREAMEXECUTOR_COLLECTIVE_TIMEOUT"); text != nullptr && *text != '\0') {
-      char* end = nullptr;
-      const double seconds = std::strtod(text, &end);
-      if (end != nullptr && *end == '\0' && seconds > 0)
-        timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-    }
-    // STREAMEXECUTOR_COLLECTIVE_CHECK=0: no comparison of the ranks' calls
-    // (one round trip less per collective, for programs known to be right).
-    const char* check = std::getenv("STREAMEXECUTOR_COLLECTIVE_CHECK");
-    const bool checked = check == nullptr || std::string_view(check) != "0";
+    const std::chrono::milliseconds timeout = CollectiveTimeout();
+    const bool checked = CollectiveCheckEnabled();
     try {
       return std::make_shared<MpiTransport>(own, rank, size, timeout, checked);
     } catch (...) {
@@ -165,16 +169,6 @@ class MpiTransport final : public Transport {
     std::int64_t agreed[3] = {0, 0, 0};
     std::chrono::steady_clock::time_point deadline;
   };
-
-  std::int64_t Signature(const Task& t) const {
-    const auto kind = static_cast<std::int64_t>(t.kind), type = static_cast<std::int64_t>(t.type),
-               op = static_cast<std::int64_t>(t.op);
-    const bool reduces = t.kind == Kind::kAllReduce || t.kind == Kind::kReduce || t.kind == Kind::kReduceScatter;
-    const bool rooted = t.kind == Kind::kBroadcast || t.kind == Kind::kReduce;
-    // count < 2^40 elements; the rest in the top bits.
-    return static_cast<std::int64_t>(t.count & 0xffffffffffULL) | (kind << 40) | (type << 44) |
-           ((reduces ? op : 0) << 48) | (static_cast<std::int64_t>(rooted ? t.peer : 0) << 51);
-  }
 
   Status Post(Active& a) {
     Task& t = *a.task;
@@ -232,7 +226,7 @@ class MpiTransport final : public Transport {
 
   Status PostCheck(Active& a) {
     a.checking = true;
-    const std::int64_t s = Signature(*a.task);
+    const std::int64_t s = CallSignature(*a.task);
     a.signature[0] = s;
     a.signature[1] = -s;
     a.signature[2] = a.task->poisoned ? 1 : 0;
@@ -249,20 +243,8 @@ class MpiTransport final : public Transport {
     Task& t = *a.task;
     if (a.checking) {
       a.checking = false;
-      if (a.agreed[2] != 0) {
-        result = MakeError(ErrorCode::kFailedPrecondition,
-                           "{} (MPI, call {} of rank {} of {}): {} could not take part (its stream had failed, or "
-                           "its call was refused): that rank's Status says why",
-                           t.Describe(), t.sequence, rank_, size_, t.poisoned ? "this rank" : "another rank");
-        return true;
-      }
-      if (a.agreed[0] != a.signature[0] || a.agreed[1] != a.signature[1]) {
-        result = MakeError(ErrorCode::kInvalidArgument,
-                           "mismatched collective operations (MPI, call {} of rank {} of {}): this rank called {}, "
-                           "another rank called something else (kind, element type, count, reduction or root)",
-                           t.sequence, rank_, size_, t.Describe());
-        return true;
-      }
+      result = CompareCalls(t, a.signature, a.agreed, rank_, size_, "MPI");
+      if (!result.ok()) return true;
       result = Post(a);
       return !result.ok();
     }
@@ -408,6 +390,120 @@ class MpiTransport final : public Transport {
   std::thread thread_;                              // last: starts once everything above is built
 };
 
+// The ranks' comparison of their calls over MPI, for a transport whose own
+// library cannot report a mismatch (NCCL). A collective compares the ranks'
+// CallSignature with an all-reduce of 24 bytes; a send and its receive
+// exchange what each side called. It blocks until the ranks involved have
+// called, at most the timeout; a timed-out MPI request can never be
+// completed, so its words are kept and the agreement fails from then on.
+class MpiAgreement final : public Agreement {
+ public:
+  // Takes `own` (a duplicate: MpiDuplicate).
+  MpiAgreement(MPI_Comm own, std::chrono::milliseconds timeout) : comm_(own), timeout_(timeout) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  MpiAgreement(const MpiAgreement&) = delete;
+  MpiAgreement& operator=(const MpiAgreement&) = delete;
+  ~MpiAgreement() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && abandoned_.empty()) MPI_Comm_free(&comm_);
+  }
+
+  Status Agree(const Task& t) override {
+    if (!broken_.ok()) return broken_;
+    const bool pair = t.kind == Kind::kSend || t.kind == Kind::kRecv;
+    auto words = std::make_unique<Words>();
+    const std::int64_t s = CallSignature(t);
+    words->mine[0] = s;
+    words->mine[1] = pair ? 0 : -s;
+    words->mine[2] = t.poisoned ? 1 : 0;
+    int posted = 0;
+    int r = MPI_SUCCESS;
+    if (!pair) {
+      r = MPI_Iallreduce(words->mine, words->theirs, 3, MPI_INT64_T, MPI_MAX, comm_, &words->requests[posted++]);
+    } else {
+      r = MPI_Irecv(words->theirs, 3, MPI_INT64_T, t.peer, kTag, comm_, &words->requests[posted++]);
+      if (r == MPI_SUCCESS) r = MPI_Isend(words->mine, 3, MPI_INT64_T, t.peer, kTag, comm_, &words->requests[posted++]);
+    }
+    if (r != MPI_SUCCESS) {
+      // A request already posted still owns the words.
+      if (posted > 1 || (posted == 1 && words->requests[0] != MPI_REQUEST_NULL)) abandoned_.push_back(std::move(words));
+      return MakeError(ErrorCode::kInternal, "the ranks' check of {} (MPI) failed on rank {} of {}: {}", t.Describe(),
+                       rank_, size_, MpiErrorText(r));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (;;) {
+      int done = 0;
+      if (const int t_r = MPI_Testall(posted, words->requests, &done, MPI_STATUSES_IGNORE); t_r != MPI_SUCCESS) {
+        broken_ = MakeError(ErrorCode::kInternal, "the ranks' check of {} (MPI) failed on rank {} of {}: {}",
+                            t.Describe(), rank_, size_, MpiErrorText(t_r));
+        abandoned_.push_back(std::move(words));
+        return broken_;
+      }
+      if (done) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        const Status late = MakeError(
+            ErrorCode::kDeadlineExceeded,
+            "{} on rank {} of {}: the other {} did not call within {} s (a rank exited or is stuck; "
+            "STREAMEXECUTOR_COLLECTIVE_TIMEOUT sets the limit)",
+            t.Describe(), rank_, size_, pair ? "rank" : "ranks", static_cast<double>(timeout_.count()) / 1000.0);
+        broken_ = MakeError(ErrorCode::kFailedPrecondition, "the communicator (rank {} of {}) failed earlier: {}",
+                            rank_, size_, late.message());
+        abandoned_.push_back(std::move(words));
+        return late;
+      }
+      std::this_thread::yield();
+    }
+    if (!pair) return CompareCalls(t, words->mine, words->theirs, rank_, size_, "NCCL");
+    return ComparePair(t, words->theirs);
+  }
+
+ private:
+  struct Words {
+    std::int64_t mine[3] = {0, 0, 0};
+    std::int64_t theirs[3] = {0, 0, 0};
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+
+  Status ComparePair(const Task& t, const std::int64_t (&theirs)[3]) const {
+    if (t.poisoned || theirs[2] != 0) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "{} on rank {} of {}: {} could not take part (its stream had failed, or its call was "
+                       "refused): that rank's Status says why",
+                       t.Describe(), rank_, size_, t.poisoned ? "this rank" : fmt::format("rank {}", t.peer));
+    }
+    Task other;
+    other.kind = static_cast<Kind>((theirs[0] >> 40) & 0xf);
+    other.type = static_cast<ElementType>((theirs[0] >> 44) & 0xf);
+    other.count = static_cast<std::uint64_t>(theirs[0]) & 0xffffffffffULL;
+    other.peer = rank_;
+    const bool matches = other.kind != t.kind && other.type == t.type && other.count == t.count;
+    if (matches) return Status();
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{} on rank {} of {}: rank {} called {} (NCCL needs a {} of the same "
+                     "type and count)",
+                     t.Describe(), rank_, size_, t.peer, other.Describe(),
+                     t.kind == Kind::kSend ? "ThenRecv" : "ThenSend");
+  }
+
+  static constexpr int kTag = 0x5f;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  const std::chrono::milliseconds timeout_;
+  Status broken_;
+  std::vector<std::unique_ptr<Words>> abandoned_;  // MPI may still write them
+};
+
+// A backend whose device library has collectives of its own, bootstrapped
+// over MPI, specialises this (nccl_mpi.hpp: NCCL on CUDA) with
+//   static Status Usable(StreamExecutor<B>*);
+//   static Communicator<B> Make(StreamExecutor<B>*, MPI_Comm);
+template <Backend B>
+struct NativeCollectives {};
+
 }  // namespace collectives_detail
 
 // Rank MPI_Comm_rank(comm) of a communicator over `comm`, on `executor`.
@@ -419,6 +515,27 @@ Communicator<B> MpiCommunicator(StreamExecutor<B>* executor, MPI_Comm comm) {
   if (!transport.ok()) return Communicator<B>(transport.status());
   const int rank = transport.value()->rank();
   return Communicator<B>(executor, rank, std::move(transport).value());
+}
+
+// The communicator a program wants on `executor`: the device library's own
+// collectives where every rank of `comm` can use them (NCCL, where every rank
+// is a CUDA executor and NCCL loads), else MPI, through pinned staging where
+// device memory is not host memory. Every rank of `comm` calls it.
+template <Backend B>
+Communicator<B> MakeCommunicator(StreamExecutor<B>* executor, MPI_Comm comm) {
+  if (Status s = collectives_detail::MpiReady(); !s.ok()) return Communicator<B>(std::move(s));
+  constexpr bool kNative = requires(StreamExecutor<B>* e) { collectives_detail::NativeCollectives<B>::Usable(e); };
+  int mine = 0;
+  if constexpr (kNative) mine = executor != nullptr && collectives_detail::NativeCollectives<B>::Usable(executor).ok();
+  int all = 0;
+  if (const int r = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm); r != MPI_SUCCESS) {
+    return Communicator<B>(MakeError(ErrorCode::kInternal, "MakeCommunicator: MPI_Allreduce failed: {}",
+                                     collectives_detail::MpiErrorText(r)));
+  }
+  if constexpr (kNative) {
+    if (all != 0) return collectives_detail::NativeCollectives<B>::Make(executor, comm);
+  }
+  return MpiCommunicator(executor, comm);
 }
 
 }  // namespace streamexecutor

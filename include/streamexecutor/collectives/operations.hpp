@@ -11,6 +11,10 @@
 // transport (B::NotifyWhenComplete), and the transport's completion lifts
 // the stream's wait. Each backend needs ForeignWaitBackend and
 // EventNotifyBackend (core/backend.hpp).
+//
+// A transport that drives the stream itself (StreamTransport: NCCL on CUDA)
+// replaces everything but the callback: it queues the operation on the
+// stream, on the device buffers.
 #pragma once
 
 #include <cstdint>
@@ -168,6 +172,16 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
                             prototype.kind == Kind::kSend ? "send to" : "receive from"));
   }
   if (Status s = CheckBuffers(comm, prototype, buffers); !s.ok()) return refuse(std::move(s));
+  if (StreamTransport<B>* direct = comm.stream_transport(); direct != nullptr) {
+    // The transport queues the operation on the stream itself; the callback
+    // after it reports what the transport's watcher saw go wrong.
+    prototype.sequence = comm.NextSequence();
+    std::shared_ptr<Outcome> outcome;
+    if (Status s = direct->Enqueue(stream.native_handle(), prototype, buffers.send, buffers.recv, &outcome); !s.ok()) {
+      return stream.CheckCanned(std::move(s));
+    }
+    return stream.ThenDoHostCallback([outcome]() -> Status { return outcome->Get(); });
+  }
 
   std::shared_ptr<Task> task;
   try {
