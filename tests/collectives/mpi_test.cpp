@@ -8,6 +8,7 @@
 // bit with a reference it computes alone. The first argument is the rank's
 // backend; the rest goes to Catch2.
 #define CATCH_CONFIG_RUNNER
+#include <dlfcn.h>
 #include <mpi.h>
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,15 @@ namespace se = streamexecutor;
 namespace {
 
 std::string g_backend = "host";
+
+// The counting driver double (no GPU here) runs each stream operation when
+// it is enqueued: a stream does not hold at a wait for another thread, so the
+// staging pipeline's copy back runs before MPI has delivered. Its data is
+// checked on a GPU only (tools/gpu_check.sh).
+template <typename B>
+bool StreamsHoldAtWaits(se::StreamExecutor<B>* executor) {
+  return executor->GetDeviceDescription().name.find("double") == std::string::npos;
+}
 
 template <typename T>
 std::vector<T> Input(int rank, std::size_t count) {
@@ -209,7 +219,126 @@ void Run() {
   SECTION("a message that never comes times out") { Timeout<B>(); }
 }
 
+// Every rank asks for the communicator it should have: NCCL where every rank
+// is on CUDA and NCCL loads, MPI otherwise, and an all-reduce over the MPI
+// one (a CUDA rank's goes through staging, on the counting driver double).
+template <typename B>
+void Choose() {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  const int on_cuda = g_backend == "cuda" ? 1 : 0;
+  int all_cuda = 0;
+  MPI_Allreduce(&on_cuda, &all_cuda, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  se::Communicator<B> comm = se::MakeCommunicator(executor, MPI_COMM_WORLD);
+  INFO(comm.status().ToString());
+  REQUIRE(comm.ok());
+  CHECK(comm.transport_name() == (all_cuda != 0 ? "NCCL" : "MPI"));
+  if (all_cuda != 0) return;  // the NCCL double's ranks are threads of one process
+  auto memory = executor->template AllocateOwnedArray<std::int32_t>(64);
+  REQUIRE(executor->template SynchronousMemcpyH2D<std::int32_t>(Input<std::int32_t>(comm.rank(), 64), memory.ptr())
+              .ok());
+  se::Stream<B> stream(executor);
+  stream.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  if (!StreamsHoldAtWaits(executor)) return;  // its input still reached the other ranks
+  std::vector<std::int32_t> expected = Input<std::int32_t>(0, 64);
+  for (int r = 1; r < comm.size(); ++r)
+    se::collectives_detail::ReduceInto(expected.data(), Input<std::int32_t>(r, 64).data(), 64, se::ReduceOp::kSum);
+  CHECK(Read(executor, memory.cref()) == expected);
+}
+
+#if defined(STREAMEXECUTOR_WITH_CUDA) && __has_include(<nccl.h>)
+// NCCL bootstrapped over MPI, against the NCCL double (each process holds
+// one rank of it, so no data moves here: nccl_double_test.cpp moves it).
+// What MPI adds is checked for real: one id on every rank, and the ranks'
+// comparison of their calls before NCCL is called.
+void NcclOverMpi() {
+  auto* executor = se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Communicator<se::cuda> comm = se::NcclCommunicator(executor, MPI_COMM_WORLD);
+  INFO(comm.status().ToString());
+  REQUIRE(comm.ok());
+  CHECK(comm.transport_name() == "NCCL");
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(comm.rank() == rank);
+  CHECK(comm.size() == size);
+  // The double's record of ncclCommInitRank: the same id on every rank.
+  using StateFn = void (*)(void*);
+  void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(library != nullptr);
+  auto state = reinterpret_cast<StateFn>(dlsym(library, "se_nccl_double_state"));
+  auto calls = reinterpret_cast<long (*)(const char*)>(dlsym(library, "se_nccl_double_calls"));
+  REQUIRE(state != nullptr);
+  REQUIRE(calls != nullptr);
+  struct {
+    int live_comms, aborts, last_init_rank, last_init_size;
+    unsigned long long last_init_id;
+    char rest[128];
+  } seen{};
+  state(&seen);
+  CHECK(seen.last_init_rank == rank);
+  CHECK(seen.last_init_size == size);
+  unsigned long long lowest = 0, highest = 0;
+  MPI_Allreduce(&seen.last_init_id, &lowest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&seen.last_init_id, &highest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lowest == highest);
+  if (size < 2) return;
+
+  auto memory = executor->AllocateOwnedArray<float>(8);
+  const long reductions = calls("ncclAllReduce");
+  se::DeviceMemory<float> part = memory.cref().GetSlice(0, rank == 0 ? 4 : 8);
+  se::Stream<se::cuda> stream(executor);
+  stream.Init().ThenAllReduce(comm, part, &part, se::ReduceOp::kSum);
+  const se::Status mismatched = stream.BlockHostUntilDone();
+  CHECK(mismatched.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(mismatched, "mismatched collective operations (NCCL"));
+  CHECK(calls("ncclAllReduce") == reductions);  // refused before NCCL
+
+  // A refused call still takes its turn: the other ranks fail at once.
+  se::Stream<se::cuda> refused(executor);
+  if (rank == 0) {
+    se::DeviceMemory<float> tiny = memory.cref().GetSlice(0, 2);
+    refused.Init().ThenAllReduce(comm, memory.cref(), &tiny, se::ReduceOp::kSum);
+    CHECK(refused.status().code() == se::ErrorCode::kInvalidArgument);
+  } else {
+    refused.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
+    CHECK(Mentions(refused.BlockHostUntilDone(), "another rank could not take part"));
+  }
+
+  // Ranks 0 and 1 both send to each other first: NCCL would wait for ever.
+  if (rank < 2) {
+    const long sends = calls("ncclSend");
+    se::Stream<se::cuda> pair(executor);
+    pair.Init().ThenSend(comm, memory.cref(), 1 - rank);
+    const se::Status both_send = pair.BlockHostUntilDone();
+    CHECK(both_send.code() == se::ErrorCode::kInvalidArgument);
+    CHECK(Mentions(both_send, "called ThenSend of 8 float"));
+    CHECK(calls("ncclSend") == sends);
+  }
+}
+#endif
+
 }  // namespace
+
+TEST_CASE("a communicator for every rank: NCCL where all can use it, else MPI", "[collectives][mpi][choose]") {
+#if defined(STREAMEXECUTOR_WITH_HOST)
+  if (g_backend == "host") return Choose<se::host>();
+#endif
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+  if (g_backend == "opencl") return Choose<se::opencl>();
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+  if (g_backend == "cuda") return Choose<se::cuda>();
+#endif
+  FAIL("backend " << g_backend << " is not in this build");
+}
+
+#if defined(STREAMEXECUTOR_WITH_CUDA) && __has_include(<nccl.h>)
+TEST_CASE("NCCL bootstrapped over MPI compares the ranks' calls", "[collectives][mpi][nccl]") {
+  if (g_backend != "cuda") return;
+  NcclOverMpi();
+}
+#endif
 
 TEST_CASE("collectives over MPI", "[collectives][mpi]") {
 #if defined(STREAMEXECUTOR_WITH_HOST)
@@ -217,6 +346,14 @@ TEST_CASE("collectives over MPI", "[collectives][mpi]") {
 #endif
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
   if (g_backend == "opencl") return Run<se::opencl>();
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA)
+  if (g_backend == "cuda") {
+    auto* executor = se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie();
+    if (StreamsHoldAtWaits(executor)) return Run<se::cuda>();
+    WARN("CUDA through MPI staging: checked on a GPU only (the driver double runs each operation at once)");
+    return;
+  }
 #endif
   FAIL("backend " << g_backend << " is not in this build");
 }
