@@ -55,7 +55,8 @@ int Run(se::Platform<B>* platform) {
     return 2;
   }
   se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
-  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  // NCCL where every rank is on CUDA and NCCL loads; MPI otherwise.
+  se::Communicator<B> comm = se::MakeCommunicator(executor, MPI_COMM_WORLD);
   if (!comm.ok()) {
     std::fprintf(stderr, "data_parallel: %s\n", comm.status().ToString().c_str());
     return 2;
@@ -97,8 +98,9 @@ int Run(se::Platform<B>* platform) {
     const double optimum = (comm.size() + 1) / 2.0 * static_cast<double>(i % 5);
     error = std::max(error, std::fabs(w[i] - optimum));
   }
-  std::printf("rank %d of %d (%s): after %d steps w[0..4] = %.6f %.6f %.6f %.6f %.6f, largest error %.1e\n",
-              comm.rank(), comm.size(), std::string(platform->Name()).c_str(), kSteps, w[0], w[1], w[2], w[3], w[4],
+  std::printf("rank %d of %d (%s, %s): after %d steps w[0..4] = %.6f %.6f %.6f %.6f %.6f, largest error %.1e\n",
+              comm.rank(), comm.size(), std::string(platform->Name()).c_str(),
+              std::string(comm.transport_name()).c_str(), kSteps, w[0], w[1], w[2], w[3], w[4],
               error);
   return error < 1e-4 ? 0 : 1;
 }

@@ -1,8 +1,10 @@
 // strict_warnings.cpp's companion for <streamexecutor/collectives.hpp>: every
 // operation of every element type on every enabled backend, over a loopback
-// group and (where MPI is found) an MPI communicator, compiled (never run) by
+// group, (where MPI is found) an MPI communicator and (on CUDA where nccl.h
+// is) an NCCL one, compiled (never run) by
 // check.py under -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Werror.
 #include <cstdint>
+#include <type_traits>
 #include <streamexecutor/collectives.hpp>
 #include <streamexecutor/streamexecutor.hpp>
 
@@ -40,6 +42,17 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
 #if defined(STREAMEXECUTOR_COLLECTIVES_WITH_MPI)
   se::Communicator<B> world = se::MpiCommunicator(executor, MPI_COMM_WORLD);
   s = ExerciseType<B, double>(executor, world);
+  se::Communicator<B> chosen = se::MakeCommunicator(executor, MPI_COMM_WORLD);  // NCCL on CUDA where it loads
+  s = ExerciseType<B, float>(executor, chosen);
+#endif
+#if defined(STREAMEXECUTOR_WITH_CUDA) && __has_include(<nccl.h>)
+  if constexpr (std::is_same_v<B, se::cuda>) {
+    se::StatusOr<ncclUniqueId> id = se::NcclUniqueId();
+    if (id.ok()) {
+      se::Communicator<se::cuda> nccl = se::NcclCommunicator(executor, id.value(), 0, 1);
+      s = ExerciseType<B, std::int64_t>(executor, nccl);
+    }
+  }
 #endif
   return s;
 }
