@@ -124,6 +124,39 @@ void EveryOperation() {
   if (size > 1) CHECK(Read(executor, message.cref()) == Input<double>(previous, kCount));
 }
 
+// More than kPieceBytes: three pieces, the last short, each exchanged (and,
+// off the host, staged) on its own.
+template <typename B>
+void Pieces() {
+  auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
+  se::Communicator<B> comm = se::MpiCommunicator(executor, MPI_COMM_WORLD);
+  REQUIRE(comm.ok());
+  const int rank = comm.rank(), size = comm.size();
+  constexpr std::size_t kCount = (std::size_t{9} << 20) / sizeof(float) + 3;
+  auto send = executor->template AllocateOwnedArray<float>(kCount);
+  auto sum = executor->template AllocateOwnedArray<float>(kCount);
+  auto shared = executor->template AllocateOwnedArray<float>(kCount);
+  auto largest = executor->template AllocateOwnedArray<float>(kCount);
+  REQUIRE(executor->template SynchronousMemcpyH2D<float>(Input<float>(rank, kCount), send.ptr()).ok());
+  REQUIRE(executor->template SynchronousMemcpyH2D<float>(Input<float>(rank, kCount), shared.ptr()).ok());
+  se::Stream<B> stream(executor);
+  stream.Init()
+      .ThenAllReduce(comm, send.cref(), sum.ptr(), se::ReduceOp::kSum)
+      .ThenBroadcast(comm, shared.ptr(), size - 1)
+      .ThenReduce(comm, send.cref(), rank == 0 ? largest.ptr() : nullptr, se::ReduceOp::kMax, 0)
+      .ThenAllReduce(comm, send.cref(), send.ptr(), se::ReduceOp::kMin);  // in place
+  const se::Status done = stream.BlockHostUntilDone();
+  INFO(done.ToString());
+  REQUIRE(done.ok());
+  std::vector<float> expected = Input<float>(0, kCount);
+  for (int r = 1; r < size; ++r)
+    se::collectives_detail::ReduceInto(expected.data(), Input<float>(r, kCount).data(), kCount, se::ReduceOp::kSum);
+  CHECK(Read(executor, sum.cref()) == expected);
+  CHECK(Read(executor, shared.cref()) == Input<float>(size - 1, kCount));
+  if (rank == 0) CHECK(Read(executor, largest.cref()) == Input<float>(size - 1, kCount));
+  CHECK(Read(executor, send.cref()) == Input<float>(0, kCount));
+}
+
 template <typename B>
 void Mismatch() {
   auto* executor = se::Platform<B>::Get().ExecutorForDevice(0).ValueOrDie();
@@ -215,6 +248,7 @@ void Run() {
     AllReduceEverywhere<B, std::int64_t>(17);
   }
   SECTION("broadcast, reduce, all-gather, reduce-scatter, send and receive") { EveryOperation<B>(); }
+  SECTION("9 MiB: all-reduce, broadcast and reduce go in pieces (staged one by one off the host)") { Pieces<B>(); }
   SECTION("ranks that call different operations fail alike, and go on") { Mismatch<B>(); }
   SECTION("a message that never comes times out") { Timeout<B>(); }
 }

@@ -102,6 +102,21 @@ constexpr std::string_view KindName(Kind kind) {
   }
 }
 
+// How a large operation is split where it is staged: an all-reduce,
+// broadcast or reduce of more than kPieceBytes goes in pieces of that size,
+// each copied to staging, exchanged and copied back on its own, so that the
+// copies of one piece overlap the exchange of another. The split depends on
+// the call alone, so every rank (staged or not) splits alike and posts the
+// same MPI calls.
+inline constexpr std::uint64_t kPieceBytes = std::uint64_t{4} << 20;
+
+// The pieces of a staged operation: one wait per piece, lifted as the piece
+// arrives (before its copy back), and how many pieces are staged.
+struct PieceState {
+  std::vector<op::ForeignRelease> releases;
+  std::atomic<std::uint32_t> ready{0};
+};
+
 // One operation of one rank, as its transport performs it. `send` and
 // `recv` are host addresses (the device memory itself on host backends, a
 // staging buffer elsewhere); `count` is in elements, per rank as MPI counts
@@ -127,17 +142,41 @@ struct Task {
   // fail at once instead of waiting for it.
   bool poisoned = false;
   std::chrono::steady_clock::time_point started{};
+  std::uint32_t pieces = 1;                 // PieceCount: the same on every rank
+  std::shared_ptr<PieceState> piece_state;  // where the pieces are staged one by one
 
   std::uint64_t SendBytes() const { return count * ElementSize(type); }
   // What this rank's call was, for messages: "ThenAllReduce of 16 float (sum)".
   std::string Describe() const;
+  // Elements before piece `piece`, and in it.
+  std::uint64_t PieceOffset(std::uint32_t piece) const { return piece * (kPieceBytes / ElementSize(type)); }
+  std::uint64_t PieceElements(std::uint32_t piece) const {
+    return std::min(count - PieceOffset(piece), kPieceBytes / ElementSize(type));
+  }
+  // Lifts piece `piece`'s wait, once; only the transport's one thread does.
+  void Deliver(std::uint32_t piece) {
+    if (piece_state == nullptr || piece >= piece_state->releases.size()) return;
+    op::ForeignRelease lift = piece_state->releases[piece];
+    piece_state->releases[piece] = {};
+    if (lift.fire != nullptr) lift();
+  }
   void Complete(Status result) {
     status = std::move(result);
     op::ForeignRelease lift = release;
     release = {};
     if (lift.fire != nullptr) lift();
+    for (std::uint32_t piece = 0; piece_state != nullptr && piece < piece_state->releases.size(); ++piece) {
+      Deliver(piece);
+    }
   }
 };
+
+// The pieces `t` goes in (kPieceBytes).
+inline std::uint32_t PieceCount(const Task& t) {
+  if (t.kind != Kind::kAllReduce && t.kind != Kind::kBroadcast && t.kind != Kind::kReduce) return 1;
+  const std::uint64_t per = kPieceBytes / ElementSize(t.type);
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (t.count + per - 1) / per));
+}
 
 inline std::string Task::Describe() const {
   std::string text =
@@ -223,6 +262,12 @@ class Transport {
   // `task` is ready (its inputs are in place): perform it, then Complete it,
   // from any thread, exactly once.
   virtual void Start(std::shared_ptr<Task> task) = 0;
+  // Piece `piece` of a task staged piece by piece is in place (the pieces
+  // come in order). The default starts the task once all are.
+  virtual void StartPiece(std::shared_ptr<Task> task, std::uint32_t piece) {
+    (void)piece;
+    if (task->piece_state->ready.fetch_add(1, std::memory_order_acq_rel) + 1 == task->pieces) Start(std::move(task));
+  }
   virtual int size() const = 0;
   virtual std::string_view name() const = 0;
 };

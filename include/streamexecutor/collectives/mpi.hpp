@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -144,71 +145,91 @@ class MpiTransport final : public Transport {
     if (!finalized && abandoned_.empty()) MPI_Comm_free(&comm_);  // a request still in MPI's hands keeps it
   }
 
-  void Start(std::shared_ptr<Task> task) override {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      ready_.emplace(task->sequence, std::move(task));
-    }
-    wake_.notify_one();
-  }
+  void Start(std::shared_ptr<Task> task) override { Ready(std::move(task), std::numeric_limits<std::uint32_t>::max()); }
+  void StartPiece(std::shared_ptr<Task> task, std::uint32_t piece) override { Ready(std::move(task), piece); }
   int size() const override { return size_; }
   int rank() const { return rank_; }
   std::string_view name() const override { return "MPI"; }
 
  private:
-  // One posted operation: first the check of what every rank called, then
-  // the operation itself.
+  // A task some of whose pieces are in place, by sequence.
+  struct Entry {
+    std::shared_ptr<Task> task;
+    std::uint32_t ready = 0;  // its first `ready` pieces
+  };
+
+  // One operation in MPI's hands: first the check of what every rank
+  // called, then one request per piece, posted in order as they are ready.
   struct Active {
     std::shared_ptr<Task> task;
-    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Request check = MPI_REQUEST_NULL;
     bool checking = false;
+    bool agreed = false;   // checked (or not to be): its pieces may be posted
     bool probing = false;  // a receive waiting for its message (MPI_Improbe)
-    // This rank's signature s as (s, -s, poisoned): the maximum over the
-    // ranks gives max(s), -min(s) and whether any rank could not take part.
+    std::vector<MPI_Request> requests;
+    std::uint32_t ready = 0, posted = 0, done = 0;
+    // This rank's CallSignature s as (s, -s, poisoned), and the maximum over the ranks.
     std::int64_t signature[3] = {0, 0, 0};
-    std::int64_t agreed[3] = {0, 0, 0};
+    std::int64_t agreed_words[3] = {0, 0, 0};
     std::chrono::steady_clock::time_point deadline;
   };
 
-  Status Post(Active& a) {
+  void Ready(std::shared_ptr<Task> task, std::uint32_t piece) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      const std::uint64_t sequence = task->sequence;
+      const std::uint32_t pieces = task->pieces;
+      if (sequence < next_) return;  // a piece of a task that already ended (it failed)
+      Entry& entry = ready_[sequence];
+      if (entry.task == nullptr) entry.task = std::move(task);
+      entry.ready = std::max(entry.ready, piece >= pieces ? pieces : piece + 1);
+    }
+    wake_.notify_one();
+  }
+
+  // Posts piece `piece` of `a` (the whole operation where it has one piece).
+  Status Post(Active& a, std::uint32_t piece) {
     Task& t = *a.task;
     const MPI_Datatype type = MpiType(t.type);
-    const auto count = static_cast<MPI_Count>(t.count);
-    if (count > MPI_Count{0x7fffffff}) {
+    const std::uint64_t offset = t.PieceOffset(piece), elements = t.PieceElements(piece);
+    if (elements > std::uint64_t{0x7fffffff}) {
       return MakeError(ErrorCode::kInvalidArgument, "{} on rank {} of {} (MPI): more than 2^31-1 elements per call",
                        t.Describe(), rank_, size_);
     }
-    const int n = static_cast<int>(count);
+    const int n = static_cast<int>(elements);
+    const std::uint64_t skip = offset * ElementSize(t.type);
     const bool in_place = t.send == t.recv;
+    const void* send = t.send != nullptr ? static_cast<const std::byte*>(t.send) + skip : nullptr;
+    void* recv = t.recv != nullptr ? static_cast<std::byte*>(t.recv) + skip : nullptr;
+    MPI_Request* request = &a.requests[piece];
     int r = MPI_SUCCESS;
     const char* call = "";
     switch (t.kind) {
       case Kind::kAllReduce:
         call = "MPI_Iallreduce";
-        r = MPI_Iallreduce(in_place ? MPI_IN_PLACE : t.send, t.recv, n, type, MpiOp(t.op), comm_, &a.request);
+        r = MPI_Iallreduce(in_place ? MPI_IN_PLACE : send, recv, n, type, MpiOp(t.op), comm_, request);
         break;
       case Kind::kBroadcast:
         call = "MPI_Ibcast";
-        r = MPI_Ibcast(t.recv, n, type, t.peer, comm_, &a.request);
+        r = MPI_Ibcast(recv, n, type, t.peer, comm_, request);
         break;
       case Kind::kReduce: {
         call = "MPI_Ireduce";
         const bool root = t.peer == rank_;
-        r = MPI_Ireduce(root && in_place ? MPI_IN_PLACE : t.send, t.recv, n, type, MpiOp(t.op), t.peer, comm_,
-                        &a.request);
+        r = MPI_Ireduce(root && in_place ? MPI_IN_PLACE : send, recv, n, type, MpiOp(t.op), t.peer, comm_, request);
         break;
       }
       case Kind::kAllGather:
         call = "MPI_Iallgather";
-        r = MPI_Iallgather(t.send, n, type, t.recv, n, type, comm_, &a.request);
+        r = MPI_Iallgather(send, n, type, recv, n, type, comm_, request);
         break;
       case Kind::kReduceScatter:
         call = "MPI_Ireduce_scatter_block";
-        r = MPI_Ireduce_scatter_block(t.send, t.recv, n, type, MpiOp(t.op), comm_, &a.request);
+        r = MPI_Ireduce_scatter_block(send, recv, n, type, MpiOp(t.op), comm_, request);
         break;
       case Kind::kSend:
         call = "MPI_Isend";
-        r = MPI_Isend(t.send, n, type, t.peer, kTag, comm_, &a.request);
+        r = MPI_Isend(send, n, type, t.peer, kTag, comm_, request);
         break;
       case Kind::kRecv:
         // Matched first (Receive), so that a message of another size is
@@ -230,26 +251,12 @@ class MpiTransport final : public Transport {
     a.signature[0] = s;
     a.signature[1] = -s;
     a.signature[2] = a.task->poisoned ? 1 : 0;
-    if (const int r = MPI_Iallreduce(a.signature, a.agreed, 3, MPI_INT64_T, MPI_MAX, comm_, &a.request);
+    if (const int r = MPI_Iallreduce(a.signature, a.agreed_words, 3, MPI_INT64_T, MPI_MAX, comm_, &a.check);
         r != MPI_SUCCESS) {
       return MakeError(ErrorCode::kInternal, "MPI_Iallreduce (the ranks' check of {}) failed on rank {} of {}: {}",
                        a.task->Describe(), rank_, size_, MpiErrorText(r));
     }
     return Status();
-  }
-
-  // Called when a.request completed; returns true when the task is done.
-  bool Advance(Active& a, const MPI_Status& mpi_status, Status& result) {
-    Task& t = *a.task;
-    if (a.checking) {
-      a.checking = false;
-      result = CompareCalls(t, a.signature, a.agreed, rank_, size_, "MPI");
-      if (!result.ok()) return true;
-      result = Post(a);
-      return !result.ok();
-    }
-    (void)mpi_status;
-    return true;
   }
 
   // A receive's message, once it has come: into the buffer when its size is
@@ -277,7 +284,8 @@ class MpiTransport final : public Transport {
                          rank_, size_, t.peer, static_cast<std::uint64_t>(bytes) / ElementSize(t.type));
       return true;
     }
-    if (const int r = MPI_Imrecv(t.recv, static_cast<int>(t.count), type, &message, &a.request); r != MPI_SUCCESS) {
+    if (const int r = MPI_Imrecv(t.recv, static_cast<int>(t.count), type, &message, &a.requests[0]);
+        r != MPI_SUCCESS) {
       result = MakeError(ErrorCode::kInternal, "MPI_Imrecv for {} on rank {} of {}: {}", t.Describe(), rank_, size_,
                          MpiErrorText(r));
       return true;
@@ -285,92 +293,148 @@ class MpiTransport final : public Transport {
     return false;
   }
 
+  // Moves `a` on as far as MPI lets it; true when it is done (`result` then
+  // says how).
+  bool Advance(Active& a, Status& result) {
+    if (a.checking) {
+      int flag = 0;
+      if (const int r = MPI_Test(&a.check, &flag, MPI_STATUS_IGNORE); r != MPI_SUCCESS) {
+        result = MakeError(ErrorCode::kInternal, "MPI_Test for the ranks' check of {} on rank {} of {}: {}",
+                           a.task->Describe(), rank_, size_, MpiErrorText(r));
+        return true;
+      }
+      if (!flag) return false;
+      a.checking = false;
+      result = CompareCalls(*a.task, a.signature, a.agreed_words, rank_, size_, "MPI");
+      if (!result.ok()) return true;
+      a.agreed = true;
+    }
+    if (a.probing) {
+      if (Receive(a, result)) return true;
+      if (a.probing) return false;  // its message has not come yet
+    }
+    for (std::uint32_t piece = a.done; piece < a.posted; ++piece) {
+      int flag = 0;
+      if (const int r = MPI_Test(&a.requests[piece], &flag, MPI_STATUS_IGNORE); r != MPI_SUCCESS) {
+        result = MakeError(ErrorCode::kInternal, "MPI_Test for {} on rank {} of {}: {}", a.task->Describe(), rank_,
+                           size_, MpiErrorText(r));
+        return true;
+      }
+      if (!flag) break;  // MPI completes them in order
+      ++a.done;
+      // Its copy back may start; the last piece's wait is lifted with the
+      // task's Status (Complete), which the stream reads after it.
+      if (a.done < a.task->pieces) a.task->Deliver(piece);
+    }
+    return a.agreed && a.done == a.task->pieces;
+  }
+
   void Progress() {
-    // Owned one by one: MPI writes the check's result into each, wherever the vector moves.
+    // Owned one by one: MPI writes into each, wherever the vector moves.
     std::vector<std::unique_ptr<Active>> active;
-    std::uint64_t next = 0;  // the sequence to post next
+    Active* posting = nullptr;  // the task at next_, while its pieces are posted
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       if (active.empty()) {
-        wake_.wait(lock, [&] { return stop_ || ready_.count(next) != 0; });
-        if (stop_ && ready_.count(next) == 0) break;
+        wake_.wait(lock, [&] { return stop_ || ready_.count(next_) != 0; });
+        if (stop_ && ready_.count(next_) == 0) break;
       }
-      // Post what is ready, in the rank's order.
-      std::vector<std::shared_ptr<Task>> posting;
-      for (auto it = ready_.find(next); it != ready_.end() && it->first == next; it = ready_.find(next)) {
-        posting.push_back(std::move(it->second));
-        ready_.erase(it);
-        ++next;
+      // What is ready, in the rank's order: a new task at `next`, or more
+      // pieces of the one being posted.
+      std::shared_ptr<Task> taken;
+      std::uint32_t ready = 0;
+      if (auto it = ready_.find(next_); it != ready_.end()) {
+        ready = it->second.ready;
+        if (posting == nullptr) taken = it->second.task;
       }
       const bool stopping = stop_;
       lock.unlock();
       std::vector<std::pair<std::shared_ptr<Task>, Status>> finished;
-      for (std::shared_ptr<Task>& task : posting) {
+      bool advanced = false;  // the task at next_ is fully posted, or finished
+      if (taken != nullptr) {
+        const bool collective = taken->kind != Kind::kSend && taken->kind != Kind::kRecv;
+        Status refused;
         if (!broken_.ok()) {
-          finished.emplace_back(std::move(task), broken_);
-          continue;
+          refused = broken_;
+        } else if (taken->poisoned && !(collective && checked_)) {
+          // Nothing to tell the other ranks with: they wait for their timeout.
+          refused = MakeError(ErrorCode::kFailedPrecondition, "this rank could not take part");
         }
         auto a = std::make_unique<Active>();
-        a->task = std::move(task);
+        a->task = taken;
+        a->requests.assign(taken->pieces, MPI_REQUEST_NULL);
         a->deadline = std::chrono::steady_clock::now() + timeout_;
-        const bool collective = a->task->kind != Kind::kSend && a->task->kind != Kind::kRecv;
-        if (a->task->poisoned && !(collective && checked_)) {
-          // Nothing to tell the other ranks with: they wait for their timeout.
-          finished.emplace_back(std::move(a->task),
-                                MakeError(ErrorCode::kFailedPrecondition, "this rank could not take part"));
-          continue;
+        if (refused.ok() && collective && checked_) {
+          refused = PostCheck(*a);
+        } else if (refused.ok()) {
+          a->agreed = true;
         }
-        Status posted = collective && checked_ ? PostCheck(*a) : Post(*a);
-        if (!posted.ok()) {
-          finished.emplace_back(std::move(a->task), std::move(posted));
-          continue;
+        if (!refused.ok()) {
+          finished.emplace_back(std::move(taken), std::move(refused));
+          advanced = true;
+        } else {
+          posting = a.get();
+          active.push_back(std::move(a));
         }
-        active.push_back(std::move(a));
+      }
+      if (posting != nullptr) {
+        posting->ready = std::max(posting->ready, ready);
+        while (posting->agreed && posting->posted < posting->ready) {
+          if (Status s = Post(*posting, posting->posted); !s.ok()) {
+            // Pieces already posted stay MPI's, and the ranks no longer
+            // post alike: the communicator cannot go on.
+            broken_ = MakeError(ErrorCode::kFailedPrecondition,
+                                "the MPI communicator (rank {} of {}) failed earlier: {}", rank_, size_, s.message());
+            posting->posted = posting->task->pieces;
+            posting->done = posting->task->pieces;
+            posting->agreed = true;
+            posting->task->status = s;
+            break;
+          }
+          ++posting->posted;
+        }
+        if (posting->agreed && posting->posted == posting->task->pieces) {
+          posting = nullptr;
+          advanced = true;
+        }
       }
       for (std::size_t i = 0; i < active.size();) {
-        int flag = 0;
-        MPI_Status mpi_status{};
         Active& a = *active[i];
-        Status result;
-        bool done = false;
-        const bool probing = a.probing;
-        const int r = probing ? MPI_SUCCESS : MPI_Test(&a.request, &flag, &mpi_status);
-        if (probing && (done = Receive(a, result))) {
-          // matched and drained, or failed
-        } else if (probing && a.probing && std::chrono::steady_clock::now() <= a.deadline) {
-          // its message has not come yet
-        } else if (probing && !a.probing) {
-          // matched: MPI_Imrecv posted, tested from the next round on
-        } else if (r != MPI_SUCCESS) {
-          result = MakeError(ErrorCode::kInternal, "MPI_Test for {} on rank {} of {}: {}", a.task->Describe(), rank_,
-                             size_, MpiErrorText(r));
-          done = true;
-        } else if (flag) {
-          done = Advance(a, mpi_status, result);
-        } else if (std::chrono::steady_clock::now() > a.deadline) {
+        Status result = a.task->status;  // a failure of Post above
+        bool done = !result.ok() || Advance(a, result);
+        if (!done && std::chrono::steady_clock::now() > a.deadline) {
           result = MakeError(ErrorCode::kDeadlineExceeded,
                              "{} on rank {} of {} (MPI): not complete after {} s (a rank exited or is stuck, or the "
                              "ranks issued different operations; STREAMEXECUTOR_COLLECTIVE_TIMEOUT sets the limit)",
                              a.task->Describe(), rank_, size_, static_cast<double>(timeout_.count()) / 1000.0);
           broken_ = MakeError(ErrorCode::kFailedPrecondition, "the MPI communicator (rank {} of {}) failed earlier: {}",
                               rank_, size_, result.message());
-          abandoned_.push_back(std::move(active[i]));  // MPI may still write its buffers and check words
           done = true;
         }
-        if (done) {
-          if (active[i] != nullptr)
-            finished.emplace_back(std::move(active[i]->task), std::move(result));
-          else
-            finished.emplace_back(abandoned_.back()->task, std::move(result));
-          active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
-        } else {
+        if (!done) {
           ++i;
+          continue;
         }
+        if (posting == &a) {  // failed before all its pieces were posted
+          posting = nullptr;
+          advanced = true;
+        }
+        finished.emplace_back(a.task, std::move(result));
+        // A request MPI still holds (a timed-out or failed operation) keeps
+        // its words and buffers: never freed.
+        bool held = a.check != MPI_REQUEST_NULL;
+        for (MPI_Request request : a.requests) held = held || request != MPI_REQUEST_NULL;
+        if (held) abandoned_.push_back(std::move(active[i]));
+        active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
       }
       for (auto& [task, status] : finished) task->Complete(std::move(status));
       if (!active.empty()) std::this_thread::yield();
       lock.lock();
-      if (stopping && active.empty() && ready_.count(next) == 0) break;
+      if (advanced) {
+        ready_.erase(next_);
+        ++next_;
+      }
+      if (stopping && active.empty() && ready_.count(next_) == 0) break;
     }
   }
 
@@ -382,7 +446,8 @@ class MpiTransport final : public Transport {
   const bool checked_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::map<std::uint64_t, std::shared_ptr<Task>> ready_;  // by sequence
+  std::map<std::uint64_t, Entry> ready_;  // by sequence
+  std::uint64_t next_ = 0;                // the sequence to post next
   bool stop_ = false;
   // The progress thread's own.
   Status broken_;

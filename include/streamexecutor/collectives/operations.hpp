@@ -22,6 +22,7 @@
 #include <new>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "streamexecutor/collectives/common.hpp"
 #include "streamexecutor/collectives/communicator.hpp"
@@ -47,14 +48,22 @@ struct Buffers {
   std::uint64_t recv_bytes = 0;
 };
 
-// The marker's notification: hands the task to its transport.
+inline constexpr std::uint32_t kWhole = ~std::uint32_t{0};
+
+// The marker's notification: hands the task (or one staged piece of it,
+// where `piece` is not kWhole) to its transport.
 struct Starter {
   std::shared_ptr<Transport> transport;
   std::shared_ptr<Task> task;
+  std::uint32_t piece = kWhole;
   static void Fire(void* context) noexcept {
     std::unique_ptr<Starter> self(static_cast<Starter*>(context));
-    self->task->started = std::chrono::steady_clock::now();
-    self->transport->Start(std::move(self->task));
+    if (self->piece == kWhole || self->piece == 0) self->task->started = std::chrono::steady_clock::now();
+    if (self->piece == kWhole) {
+      self->transport->Start(std::move(self->task));
+    } else {
+      self->transport->StartPiece(std::move(self->task), self->piece);
+    }
   }
 };
 
@@ -197,6 +206,7 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   const bool in_place = buffers.send != nullptr && buffers.recv != nullptr && send_side != 0 && recv_side != 0 &&
                         buffers.send->opaque() == buffers.recv->opaque() &&
                         buffers.send->offset() == buffers.recv->offset();
+  task->pieces = PieceCount(*task);
   if constexpr (DeviceMemoryIsHostMemoryBackend<B>) {
     task->send = send_side != 0 ? B::Address(*buffers.send) : nullptr;
     task->recv = recv_side != 0 ? B::Address(*buffers.recv) : nullptr;
@@ -216,56 +226,103 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
       // Every rank's buffer is both: the root sends from it, the others receive into it.
       task->recv = staged;
       task->send = staged;
-      if (root) stream.ThenMemcpy(staged, *buffers.recv, recv_side);
-    } else if (send_side != 0) {
-      stream.ThenMemcpy(staged, *buffers.send, send_side);
     }
-    if (!stream.ok()) {
-      TakePartFailed(comm, *task);
-      return stream;
+    if (task->pieces > 1) {
+      try {
+        task->piece_state = std::make_shared<PieceState>();
+        task->piece_state->releases.resize(task->pieces);
+      } catch (const std::bad_alloc&) {
+        TakePartFailed(comm, *task);
+        return stream.CheckCanned(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
+      }
     }
   }
+  // What this rank copies into staging (from `copy_in`) and back out of it.
+  const DeviceMemoryBase* copy_in = nullptr;
+  if constexpr (!DeviceMemoryIsHostMemoryBackend<B>) {
+    copy_in = task->kind == Kind::kBroadcast ? (root ? buffers.recv : nullptr) : (send_side != 0 ? buffers.send : nullptr);
+  }
+  const bool copy_out = !DeviceMemoryIsHostMemoryBackend<B> && recv_side != 0 && !(task->kind == Kind::kBroadcast && root);
   task->sequence = comm.NextSequence();
   // From here a failure hands the task to its transport at once, without
   // data: the other ranks fail rather than wait, and the transport's
-  // completion lifts the wait if one was queued.
+  // completion lifts the waits already queued.
   const auto start_failed = [&] {
     task->poisoned = true;
     task->send = nullptr;
     task->recv = nullptr;
     comm.transport().Start(task);
   };
-  Event<B> marker(executor);
-  if (!marker.Init()) {
+  // Piece by piece where the pieces are staged one by one (PieceState):
+  // copy a piece in and record a marker, for each piece; then, for each,
+  // wait for it and copy it back. Each marker's completion hands its piece
+  // to the transport, so the copies of one piece overlap the exchange of
+  // the others. Otherwise one marker and one wait for the whole operation.
+  // The waits are queued before the markers can notify: a transport that
+  // finishes at once then lifts a wait that exists.
+  const std::uint32_t staged_pieces = task->piece_state != nullptr ? task->pieces : 1;
+  const std::uint64_t element = ElementSize(task->type);
+  const auto range = [&](std::uint32_t piece, std::uint64_t whole) -> std::pair<std::uint64_t, std::uint64_t> {
+    if (staged_pieces == 1) return {0, whole};
+    return {task->PieceOffset(piece) * element, task->PieceElements(piece) * element};
+  };
+  std::vector<Event<B>> markers;
+  try {
+    markers.reserve(staged_pieces);
+  } catch (const std::bad_alloc&) {
     start_failed();
-    return stream.CheckCanned(marker.init_status());
+    return stream.CheckCanned(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
   }
-  stream.ThenRecordEvent(&marker);
-  if (!stream.ok()) {
-    start_failed();
-    return stream;
-  }
-  if (Status s = B::Submit(stream.native_handle(), op::WaitForeign{&task->release}); !s.ok()) {
-    start_failed();
-    return stream.CheckCanned(std::move(s));
-  }
-  auto* starter = new (std::nothrow) Starter{comm.shared_transport(), task};
-  if (starter == nullptr) {
-    start_failed();
-    stream.CheckCanned(MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller));
-  } else if (Status s = B::NotifyWhenComplete(executor->native_state(), marker.native_handle(),
-                                              op::ForeignRelease{&Starter::Fire, starter});
-             !s.ok()) {
-    delete starter;
-    start_failed();  // its completion lifts the wait
-    stream.CheckCanned(std::move(s));
-  }
-  if constexpr (!DeviceMemoryIsHostMemoryBackend<B>) {
-    if (recv_side != 0 && !(task->kind == Kind::kBroadcast && root)) {
-      stream.ThenMemcpy(buffers.recv, task->recv, recv_side);
+  const std::uint64_t in_bytes = task->kind == Kind::kBroadcast ? recv_side : send_side;
+  for (std::uint32_t piece = 0; piece < staged_pieces; ++piece) {
+    if (copy_in != nullptr) {
+      const auto [offset, length] = range(piece, in_bytes);
+      stream.ThenMemcpy(static_cast<std::byte*>(const_cast<void*>(task->send)) + offset,
+                        DeviceMemory<std::byte>(*copy_in).GetSlice(offset, length), length);
+    }
+    Event<B>& marker = markers.emplace_back(executor);
+    if (!marker.Init()) {
+      start_failed();
+      return stream.CheckCanned(marker.init_status());
+    }
+    stream.ThenRecordEvent(&marker);
+    if (!stream.ok()) {
+      start_failed();
+      return stream;
     }
   }
-  // Holds the task (and its staging buffer) until the copy above is done.
+  for (std::uint32_t piece = 0; piece < staged_pieces; ++piece) {
+    op::ForeignRelease* release = staged_pieces == 1 ? &task->release : &task->piece_state->releases[piece];
+    if (Status s = B::Submit(stream.native_handle(), op::WaitForeign{release}); !s.ok()) {
+      start_failed();  // its completion lifts the waits queued so far
+      return stream.CheckCanned(std::move(s));
+    }
+    if (copy_out) {
+      const auto [offset, length] = range(piece, recv_side);
+      DeviceMemoryBase out = DeviceMemory<std::byte>(*buffers.recv).GetSlice(offset, length);
+      stream.ThenMemcpy(&out, static_cast<const std::byte*>(task->recv) + offset, length);
+    }
+  }
+  for (std::uint32_t piece = 0; piece < staged_pieces; ++piece) {
+    auto* starter = new (std::nothrow) Starter{comm.shared_transport(), task, staged_pieces == 1 ? kWhole : piece};
+    Status s = starter != nullptr
+                   ? B::NotifyWhenComplete(executor->native_state(), markers[piece].native_handle(),
+                                           op::ForeignRelease{&Starter::Fire, starter})
+                   : MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller);
+    if (!s.ok()) {
+      delete starter;
+      if (piece == 0) {
+        start_failed();  // its completion lifts the waits
+      } else {
+        // Earlier pieces are the transport's already: the rest follow at
+        // once, so that nothing waits for ever; this rank's stream fails.
+        for (std::uint32_t rest = piece; rest < staged_pieces; ++rest) comm.transport().StartPiece(task, rest);
+      }
+      stream.CheckCanned(std::move(s));
+      break;
+    }
+  }
+  // Holds the task (and its staging buffer) until the copies above are done.
   return stream.ThenDoHostCallback([task]() -> Status { return task->status; });
 }
 
