@@ -100,8 +100,7 @@ int Run(se::Platform<B>* platform) {
   }
   std::printf("rank %d of %d (%s, %s): after %d steps w[0..4] = %.6f %.6f %.6f %.6f %.6f, largest error %.1e\n",
               comm.rank(), comm.size(), std::string(platform->Name()).c_str(),
-              std::string(comm.transport_name()).c_str(), kSteps, w[0], w[1], w[2], w[3], w[4],
-              error);
+              std::string(comm.transport_name()).c_str(), kSteps, w[0], w[1], w[2], w[3], w[4], error);
   return error < 1e-4 ? 0 : 1;
 }
 

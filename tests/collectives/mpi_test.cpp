@@ -268,8 +268,8 @@ void Choose() {
   CHECK(comm.transport_name() == (all_cuda != 0 ? "NCCL" : "MPI"));
   if (all_cuda != 0) return;  // the NCCL double's ranks are threads of one process
   auto memory = executor->template AllocateOwnedArray<std::int32_t>(64);
-  REQUIRE(executor->template SynchronousMemcpyH2D<std::int32_t>(Input<std::int32_t>(comm.rank(), 64), memory.ptr())
-              .ok());
+  REQUIRE(
+      executor->template SynchronousMemcpyH2D<std::int32_t>(Input<std::int32_t>(comm.rank(), 64), memory.ptr()).ok());
   se::Stream<B> stream(executor);
   stream.Init().ThenAllReduce(comm, memory.cref(), memory.ptr(), se::ReduceOp::kSum);
   REQUIRE(stream.BlockHostUntilDone().ok());

@@ -66,8 +66,9 @@ struct Failures {
 
 // `body` on `size` ranks, one thread and one executor each, over a new NCCL
 // communicator.
-void OnRanks(int size, const std::function<void(int rank, se::Communicator<se::cuda>& comm,
-                                                se::Stream<se::cuda>& stream, Failures& failures)>& body,
+void OnRanks(int size,
+             const std::function<void(int rank, se::Communicator<se::cuda>& comm, se::Stream<se::cuda>& stream,
+                                      Failures& failures)>& body,
              Failures& failures) {
   se::StatusOr<ncclUniqueId> id = se::NcclUniqueId();
   REQUIRE(id.ok());
@@ -137,7 +138,8 @@ void AllOperations(int size) {
           stream.ThenMemcpyD2H<T>(recv.cref().GetSlice(0, n), std::span<T>(got.data(), n));
           if (se::Status s = stream.BlockHostUntilDone(); !s.ok()) return out.Add(rank, what + (": " + s.ToString()));
           for (std::size_t i = 0; i < n; ++i) {
-            if (got[i] != want[i]) return out.Add(rank, std::string(what) + ": element " + std::to_string(i) + " differs");
+            if (got[i] != want[i])
+              return out.Add(rank, std::string(what) + ": element " + std::to_string(i) + " differs");
           }
         };
         stream.ThenMemcpyH2D<T>(mine, send.ptr());

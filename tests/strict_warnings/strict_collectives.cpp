@@ -4,9 +4,9 @@
 // is) an NCCL one, compiled (never run) by
 // check.py under -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Werror.
 #include <cstdint>
-#include <type_traits>
 #include <streamexecutor/collectives.hpp>
 #include <streamexecutor/streamexecutor.hpp>
+#include <type_traits>
 
 namespace se = streamexecutor;
 

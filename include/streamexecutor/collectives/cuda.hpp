@@ -44,8 +44,8 @@ class NcclTransport final : public StreamTransport<cuda> {
  public:
   // Rank `rank` of `size` of the NCCL communicator `id` names, on `executor`'s
   // device. Blocks until every rank has called it (ncclCommInitRank).
-  static StatusOr<std::shared_ptr<NcclTransport>> Make(StreamExecutor<cuda>* executor, const ncclUniqueId& id,
-                                                       int rank, int size, std::shared_ptr<Agreement> agreement) {
+  static StatusOr<std::shared_ptr<NcclTransport>> Make(StreamExecutor<cuda>* executor, const ncclUniqueId& id, int rank,
+                                                       int size, std::shared_ptr<Agreement> agreement) {
     const canned_detail::Loaded<NcclApi>& nccl = Nccl();
     if (!nccl.status.ok()) return nccl.status;
     if (size < 1 || rank < 0 || rank >= size) {
@@ -119,8 +119,7 @@ class NcclTransport final : public StreamTransport<cuda> {
     const cuda_detail::ContextScope scope(driver_, context_);
     if (!scope.ok()) return scope.status();
     const auto address = [](const DeviceMemoryBase* memory) -> void* {
-      return memory != nullptr ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(cuda::Address(*memory)))
-                               : nullptr;
+      return memory != nullptr ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(cuda::Address(*memory))) : nullptr;
     };
     void* const in = address(send);
     void* const out = address(recv);
@@ -223,8 +222,8 @@ class NcclTransport final : public StreamTransport<cuda> {
       if (r != ncclSuccess) {
         failure = NcclError(api_, r, "ncclCommGetAsyncError", comm_, in_flight_.front().what);
       } else if (async != ncclSuccess && async != ncclInProgress) {
-        failure = NcclError(api_, async, "an operation in flight (ncclCommGetAsyncError)", comm_,
-                            in_flight_.front().what);
+        failure =
+            NcclError(api_, async, "an operation in flight (ncclCommGetAsyncError)", comm_, in_flight_.front().what);
       }
     }
     for (std::size_t i = 0; i < in_flight_.size() && failure.ok();) {
@@ -295,8 +294,7 @@ inline StatusOr<ncclUniqueId> NcclUniqueId() {
 // `executor`'s device; every rank calls it (it blocks until all have).
 // Without an MPI bootstrap nothing compares the ranks' calls: a mismatch
 // ends at the timeout (DEADLINE_EXCEEDED) where NCCL cannot tell.
-inline Communicator<cuda> NcclCommunicator(StreamExecutor<cuda>* executor, const ncclUniqueId& id, int rank,
-                                           int size) {
+inline Communicator<cuda> NcclCommunicator(StreamExecutor<cuda>* executor, const ncclUniqueId& id, int rank, int size) {
   if (executor == nullptr) {
     return Communicator<cuda>(MakeError(ErrorCode::kInvalidArgument, "NcclCommunicator: no executor"));
   }

@@ -284,8 +284,7 @@ class MpiTransport final : public Transport {
                          rank_, size_, t.peer, static_cast<std::uint64_t>(bytes) / ElementSize(t.type));
       return true;
     }
-    if (const int r = MPI_Imrecv(t.recv, static_cast<int>(t.count), type, &message, &a.requests[0]);
-        r != MPI_SUCCESS) {
+    if (const int r = MPI_Imrecv(t.recv, static_cast<int>(t.count), type, &message, &a.requests[0]); r != MPI_SUCCESS) {
       result = MakeError(ErrorCode::kInternal, "MPI_Imrecv for {} on rank {} of {}: {}", t.Describe(), rank_, size_,
                          MpiErrorText(r));
       return true;

@@ -33,9 +33,8 @@ inline Communicator<cuda> NcclCommunicator(StreamExecutor<cuda>* executor, MPI_C
   MPI_Comm_size(own, &size);
   // Every rank says first whether it can take part, so that none waits in
   // ncclCommInitRank for a rank that never comes.
-  const Status usable = executor == nullptr
-                            ? MakeError(ErrorCode::kInvalidArgument, "NcclCommunicator: no executor")
-                            : cd::Nccl().status;
+  const Status usable =
+      executor == nullptr ? MakeError(ErrorCode::kInvalidArgument, "NcclCommunicator: no executor") : cd::Nccl().status;
   int mine = usable.ok() ? 1 : 0;
   int all = 0;
   if (const int r = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, own); r != MPI_SUCCESS) {
@@ -60,13 +59,14 @@ inline Communicator<cuda> NcclCommunicator(StreamExecutor<cuda>* executor, MPI_C
     made = id.status();
   }
   if (const int r = MPI_Bcast(&packet, sizeof(Packet), MPI_BYTE, 0, own); r != MPI_SUCCESS) {
-    return fail(MakeError(ErrorCode::kInternal, "NcclCommunicator: MPI_Bcast of the NCCL id failed: {}",
-                          cd::MpiErrorText(r)));
+    return fail(
+        MakeError(ErrorCode::kInternal, "NcclCommunicator: MPI_Bcast of the NCCL id failed: {}", cd::MpiErrorText(r)));
   }
   if (packet.ok == 0) {
-    return fail(rank == 0 ? made
-                          : MakeError(ErrorCode::kUnavailable,
-                                      "NcclCommunicator (rank {} of {}): rank 0 could not make an NCCL id", rank, size));
+    return fail(rank == 0
+                    ? made
+                    : MakeError(ErrorCode::kUnavailable,
+                                "NcclCommunicator (rank {} of {}): rank 0 could not make an NCCL id", rank, size));
   }
   std::shared_ptr<cd::Agreement> agreement;
   if (cd::CollectiveCheckEnabled()) {

@@ -240,9 +240,11 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   // What this rank copies into staging (from `copy_in`) and back out of it.
   const DeviceMemoryBase* copy_in = nullptr;
   if constexpr (!DeviceMemoryIsHostMemoryBackend<B>) {
-    copy_in = task->kind == Kind::kBroadcast ? (root ? buffers.recv : nullptr) : (send_side != 0 ? buffers.send : nullptr);
+    copy_in =
+        task->kind == Kind::kBroadcast ? (root ? buffers.recv : nullptr) : (send_side != 0 ? buffers.send : nullptr);
   }
-  const bool copy_out = !DeviceMemoryIsHostMemoryBackend<B> && recv_side != 0 && !(task->kind == Kind::kBroadcast && root);
+  const bool copy_out =
+      !DeviceMemoryIsHostMemoryBackend<B> && recv_side != 0 && !(task->kind == Kind::kBroadcast && root);
   task->sequence = comm.NextSequence();
   // From here a failure hands the task to its transport at once, without
   // data: the other ranks fail rather than wait, and the transport's
@@ -305,10 +307,9 @@ Stream<B>& Enqueue(Stream<B>& stream, Communicator<B>& comm, Task prototype, Buf
   }
   for (std::uint32_t piece = 0; piece < staged_pieces; ++piece) {
     auto* starter = new (std::nothrow) Starter{comm.shared_transport(), task, staged_pieces == 1 ? kWhole : piece};
-    Status s = starter != nullptr
-                   ? B::NotifyWhenComplete(executor->native_state(), markers[piece].native_handle(),
-                                           op::ForeignRelease{&Starter::Fire, starter})
-                   : MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller);
+    Status s = starter != nullptr ? B::NotifyWhenComplete(executor->native_state(), markers[piece].native_handle(),
+                                                          op::ForeignRelease{&Starter::Fire, starter})
+                                  : MakeError(ErrorCode::kResourceExhausted, "{}: out of host memory", caller);
     if (!s.ok()) {
       delete starter;
       if (piece == 0) {

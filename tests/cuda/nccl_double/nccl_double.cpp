@@ -57,7 +57,7 @@ struct Group {
   std::vector<bool> posted;
   int arrived = 0;
   std::uint64_t round = 0;
-  ncclResult_t result = ncclSuccess;  // of the latest finished round
+  ncclResult_t result = ncclSuccess;                                             // of the latest finished round
   std::map<std::pair<int, int>, std::deque<std::shared_ptr<Message>>> channels;  // (from, to)
 };
 
@@ -128,9 +128,9 @@ std::vector<unsigned char> Reduce(const Group& g, std::size_t offset, std::size_
   std::vector<unsigned char> acc(count * element);
   std::memcpy(acc.data(), static_cast<const unsigned char*>(first.send) + offset * element, acc.size());
   for (int r = 1; r < g.size; ++r) {
-    Combine(first.type, acc.data(), static_cast<const unsigned char*>(g.calls[static_cast<std::size_t>(r)].send) +
-                                        offset * element,
-            count, first.op);
+    Combine(first.type, acc.data(),
+            static_cast<const unsigned char*>(g.calls[static_cast<std::size_t>(r)].send) + offset * element, count,
+            first.op);
   }
   return acc;
 }
@@ -167,24 +167,24 @@ ncclResult_t Finish(Group& g) {
     case Kind::kAllGather: {
       std::vector<unsigned char> all(bytes * static_cast<std::size_t>(g.size));
       for (int r = 0; r < g.size; ++r) {
-        std::memcpy(all.data() + static_cast<std::size_t>(r) * bytes, g.calls[static_cast<std::size_t>(r)].send,
-                    bytes);
+        std::memcpy(all.data() + static_cast<std::size_t>(r) * bytes, g.calls[static_cast<std::size_t>(r)].send, bytes);
       }
       for (const Call& c : g.calls) std::memcpy(c.recv, all.data(), all.size());
       break;
     }
     case Kind::kReduceScatter: {
       std::vector<std::vector<unsigned char>> parts;
-      for (int r = 0; r < g.size; ++r) parts.push_back(Reduce(g, static_cast<std::size_t>(r) * first.count, first.count));
-      for (int r = 0; r < g.size; ++r) std::memcpy(g.calls[static_cast<std::size_t>(r)].recv, parts[static_cast<std::size_t>(r)].data(), bytes);
+      for (int r = 0; r < g.size; ++r)
+        parts.push_back(Reduce(g, static_cast<std::size_t>(r) * first.count, first.count));
+      for (int r = 0; r < g.size; ++r)
+        std::memcpy(g.calls[static_cast<std::size_t>(r)].recv, parts[static_cast<std::size_t>(r)].data(), bytes);
       break;
     }
   }
   return ncclSuccess;
 }
 
-void Note(Record& r, const char* name, cudaStream_t stream, std::size_t count, ncclDataType_t type, int op,
-          int peer) {
+void Note(Record& r, const char* name, cudaStream_t stream, std::size_t count, ncclDataType_t type, int op, int peer) {
   std::snprintf(r.state.last_call, sizeof(r.state.last_call), "%s", name);
   r.state.last_stream = static_cast<void*>(stream);
   r.state.last_count = count;
@@ -260,7 +260,8 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int
   if (const ncclResult_t s = r.EnterLocked("ncclCommInitRank"); s != ncclSuccess) return s;
   std::uint64_t n = 0;
   std::memcpy(&n, id.internal, sizeof(n));
-  if (nranks < 1 || rank < 0 || rank >= nranks || n == 0) return ncclInvalidArgument;  // ids of other processes are fine
+  if (nranks < 1 || rank < 0 || rank >= nranks || n == 0)
+    return ncclInvalidArgument;  // ids of other processes are fine
   Group& g = r.groups[n];
   if (g.size == 0) {
     g.size = nranks;
@@ -318,8 +319,8 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
   return Collective("ncclAllReduce", comm, Call{Kind::kAllReduce, send, recv, count, type, op, 0}, stream);
 }
 
-ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root,
-                           ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+                           cudaStream_t stream) {
   return Collective("ncclBroadcast", comm, Call{Kind::kBroadcast, send, recv, count, type, ncclSum, root}, stream);
 }
 
