@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -174,15 +175,21 @@ class MpiTransport final : public Transport {
     std::chrono::steady_clock::time_point deadline;
   };
 
-  void Ready(std::shared_ptr<Task> task, std::uint32_t piece) {
-    {
+  // Called from a marker's notification (noexcept): a failure to record the
+  // task fails it here, and the other ranks wait for their timeout.
+  void Ready(std::shared_ptr<Task> task, std::uint32_t piece) noexcept {
+    try {
       const std::lock_guard<std::mutex> lock(mutex_);
       const std::uint64_t sequence = task->sequence;
       const std::uint32_t pieces = task->pieces;
       if (sequence < next_) return;  // a piece of a task that already ended (it failed)
       Entry& entry = ready_[sequence];
-      if (entry.task == nullptr) entry.task = std::move(task);
+      if (entry.task == nullptr) entry.task = task;
       entry.ready = std::max(entry.ready, piece >= pieces ? pieces : piece + 1);
+    } catch (const std::bad_alloc&) {
+      task->Complete(MakeError(ErrorCode::kResourceExhausted, "{} on rank {} of {} (MPI): out of host memory",
+                               task->Describe(), rank_, size_));
+      return;
     }
     wake_.notify_one();
   }
