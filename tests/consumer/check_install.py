@@ -12,6 +12,7 @@ the host backend through pkg-config (streamexecutor-<family>.pc), the CMake
 package's components and add_subdirectory(), and its results are checked.
 Usage: check_install.py BUILD_DIR CONSUMER_DIR SOURCE_ROOT BACKENDS [CANNED]"""
 import glob
+import json
 import os
 import shlex
 import shutil
@@ -212,6 +213,19 @@ def main() -> int:
         check_runs(os.path.join(meson_build, "consumer"), ["host"])
         check_runs(os.path.join(meson_build, "consumer_separate"), ["host"])
         print("Meson subproject: library only, consumer built and ran")
+
+        # With CUDA and nvcc, a consumer that never uses the RNG family does not
+        # build the Philox PTX: nvcc is not part of its default build.
+        if "cuda" in backends:
+            cuda_build = os.path.join(project, "build_cuda")
+            run(["meson", "setup", cuda_build, project], stdout=subprocess.DEVNULL)
+            built = json.loads(output(["meson", "introspect", "--targets", cuda_build]))
+            philox = [t for t in built if t["name"].startswith("philox")]
+            eager = [t["name"] for t in philox if t.get("build_by_default")]
+            if eager:
+                print(f"as a subproject, the default build still runs nvcc for the Philox PTX: {eager}")
+                return 1
+            print(f"Meson subproject with CUDA: the Philox PTX is built on demand only ({len(philox)} targets)")
     return 0
 
 

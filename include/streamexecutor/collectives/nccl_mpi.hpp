@@ -16,6 +16,7 @@
 
 #include "streamexecutor/collectives/cuda.hpp"
 #include "streamexecutor/collectives/mpi.hpp"
+#include "streamexecutor/collectives/mpi_agreement.hpp"
 
 namespace streamexecutor {
 
