@@ -178,9 +178,7 @@ class NcclTransport final : public StreamTransport<cuda> {
   }
 
   int size() const override { return size_; }
-  int rank() const { return rank_; }
   std::string_view name() const override { return "NCCL"; }
-  ncclComm_t native_handle() const { return comm_; }
 
  private:
   struct InFlight {
