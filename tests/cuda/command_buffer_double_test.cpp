@@ -400,8 +400,13 @@ TEST_CASE("conditionals nest on CUDA: bodies and nested buffers holding one are 
   se::CommandBuffer loop(executor);
   const Counts counts;
   const long handles = counts.Of("cuGraphConditionalHandleCreate");
+  const long listed = counts.Of("cuGraphGetNodes"), created = counts.Of("cuGraphCreate");
   loop.Init().ThenWhile(condition, &body);
   REQUIRE(loop.ok());
+  // The driver will not clone `shift`'s copy in `body` (body holds an If): it
+  // is copied from the driver's list of its nodes into a graph of our own.
+  CHECK(counts.Of("cuGraphGetNodes") - listed == 2);  // the count, then the nodes
+  CHECK(counts.Of("cuGraphCreate") - created == 2);   // the loop's graph and the copy
   // The While, and the body's If again in the While's copy of the body.
   CHECK(counts.Of("cuGraphConditionalHandleCreate") - handles == 2);
   se::Stream stream(executor);
@@ -430,7 +435,8 @@ TEST_CASE("conditionals nest on CUDA: bodies and nested buffers holding one are 
   }
   SECTION("each failing call of a copy is named") {
     const char* call = GENERATE("cuGraphChildGraphNodeGetGraph", "cuGraphClone", "cuGraphAddChildGraphNode",
-                                "cuGraphMemsetNodeGetParams", "cuGraphAddEmptyNode");
+                                "cuGraphMemsetNodeGetParams", "cuGraphAddEmptyNode", "cuGraphGetNodes",
+                                "cuGraphGetEdges", "cuGraphNodeGetType", "cuGraphMemcpyNodeGetParams");
     Double().fail_next(call, CUDA_ERROR_INVALID_VALUE);
     se::CommandBuffer outer(executor);
     outer.Init().ThenSubmit(&loop);

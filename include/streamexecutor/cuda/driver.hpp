@@ -108,6 +108,8 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphEventRecordNodeGetEvent, 11010)             \
   X(cuGraphEventWaitNodeGetEvent, 11010)               \
   X(cuGraphChildGraphNodeGetGraph, 10000)              \
+  X(cuGraphGetNodes, 10000)                            \
+  X(cuGraphNodeGetType, 10000)                         \
   X(cuStreamBeginCapture, 10010)                       \
   X(cuStreamEndCapture, 10000)                         \
   X(cuStreamQuery, 2000)
@@ -128,7 +130,8 @@ namespace streamexecutor::cuda_detail {
   X(cuMemPoolSetAttribute, 11020)          \
   X(cuMemPoolGetAttribute, 11020)          \
   X(cuGraphConditionalHandleCreate, 12030) \
-  X(cuGraphAddNode, 12020)
+  X(cuGraphAddNode, 12020)                 \
+  X(cuGraphGetEdges, 12030)
 
 struct DriverApi {
 #define SE_CUDA_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

@@ -4,11 +4,14 @@
 // buffer that holds a conditional, are copied node by node instead: each
 // node from the driver's own copy of its parameters (cuGraph*NodeGetParams),
 // and a conditional from what was recorded (a CUDA 13.0 driver cannot say
-// what a conditional node's body holds).
+// what a conditional node's body holds). A child graph node is copied from a
+// clone of its graph, or, where the driver will not clone it, from a copy of
+// that graph node by node as the driver lists it.
 #pragma once
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -128,95 +131,203 @@ class GraphCopier {
       }
       deps.clear();
       for (const std::uint32_t dep : to.deps) deps.push_back(out[dep].node);
-      const CUgraphNode* after = deps.empty() ? nullptr : deps.data();
-      std::string_view call;
-      CUresult r = CUDA_SUCCESS;
-      switch (from.kind) {
-        case GraphEntry::Kind::kKernel: {
-          CUDA_KERNEL_NODE_PARAMS params{};
-          call = "cuGraphKernelNodeGetParams";
-          r = api_->cuGraphKernelNodeGetParams(from.node, &params);
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphAddKernelNode";
-            r = api_->cuGraphAddKernelNode(&to.node, target, after, deps.size(), &params);
-          }
-          break;
-        }
-        case GraphEntry::Kind::kCopy: {
-          CUDA_MEMCPY3D params{};
-          call = "cuGraphMemcpyNodeGetParams";
-          r = api_->cuGraphMemcpyNodeGetParams(from.node, &params);
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphAddMemcpyNode";
-            r = api_->cuGraphAddMemcpyNode(&to.node, target, after, deps.size(), &params, context_);
-          }
-          break;
-        }
-        case GraphEntry::Kind::kFill: {
-          CUDA_MEMSET_NODE_PARAMS params{};
-          call = "cuGraphMemsetNodeGetParams";
-          r = api_->cuGraphMemsetNodeGetParams(from.node, &params);
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphAddMemsetNode";
-            r = api_->cuGraphAddMemsetNode(&to.node, target, after, deps.size(), &params, context_);
-          }
-          break;
-        }
-        case GraphEntry::Kind::kEmpty:
-          call = "cuGraphAddEmptyNode";
-          r = api_->cuGraphAddEmptyNode(&to.node, target, after, deps.size());
-          break;
-        case GraphEntry::Kind::kHost: {
-          // The same user data: the copy runs the recording buffer's callable
-          // and reports to it, as a child graph node's host node does.
-          CUDA_HOST_NODE_PARAMS params{};
-          call = "cuGraphHostNodeGetParams";
-          r = api_->cuGraphHostNodeGetParams(from.node, &params);
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphAddHostNode";
-            r = api_->cuGraphAddHostNode(&to.node, target, after, deps.size(), &params);
-          }
-          break;
-        }
-        case GraphEntry::Kind::kEventRecord:
-        case GraphEntry::Kind::kEventWait: {
-          const bool record = from.kind == GraphEntry::Kind::kEventRecord;
-          CUevent event = nullptr;
-          call = record ? "cuGraphEventRecordNodeGetEvent" : "cuGraphEventWaitNodeGetEvent";
-          r = record ? api_->cuGraphEventRecordNodeGetEvent(from.node, &event)
-                     : api_->cuGraphEventWaitNodeGetEvent(from.node, &event);
-          if (r == CUDA_SUCCESS) {
-            call = record ? "cuGraphAddEventRecordNode" : "cuGraphAddEventWaitNode";
-            r = record ? api_->cuGraphAddEventRecordNode(&to.node, target, after, deps.size(), event)
-                       : api_->cuGraphAddEventWaitNode(&to.node, target, after, deps.size(), event);
-          }
-          break;
-        }
-        case GraphEntry::Kind::kChild: {
-          // Holds no conditional (those are copied node by node): the
-          // driver's copy of the child graph nests as it is. That copy
-          // belongs to its node; a clone of it is a graph of its own, as
-          // every other child graph node here is made from.
-          CUgraph embedded = nullptr, child = nullptr;
-          call = "cuGraphChildGraphNodeGetGraph";
-          r = api_->cuGraphChildGraphNodeGetGraph(from.node, &embedded);
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphClone";
-            r = api_->cuGraphClone(&child, embedded);
-          }
-          if (r == CUDA_SUCCESS) {
-            call = "cuGraphAddChildGraphNode";
-            r = api_->cuGraphAddChildGraphNode(&to.node, target, after, deps.size(), child);
-            api_->cuGraphDestroy(child);  // the node holds a copy
-          }
-          break;
-        }
-        case GraphEntry::Kind::kConditional:
-          STREAMEXECUTOR_RETURN_IF_ERROR(AddConditionalNodes(target, deps, from.condition, from.loop, from.body, to));
-          break;
+      if (from.kind == GraphEntry::Kind::kConditional) {
+        STREAMEXECUTOR_RETURN_IF_ERROR(AddConditionalNodes(target, deps, from.condition, from.loop, from.body, to));
+      } else {
+        STREAMEXECUTOR_RETURN_IF_ERROR(CopyNode(from.kind, from.node, target, deps, to.node));
       }
-      if (r != CUDA_SUCCESS) return Failed(r, call);
       out.push_back(std::move(to));
+    }
+    return Status();
+  }
+
+  // A copy of `from`, a node of kind `kind` but not a conditional, in `target` after `deps`.
+  Status CopyNode(GraphEntry::Kind kind, CUgraphNode from, CUgraph target, std::span<const CUgraphNode> deps,
+                  CUgraphNode& to) const {
+    const CUgraphNode* after = deps.empty() ? nullptr : deps.data();
+    std::string_view call;
+    CUresult r = CUDA_SUCCESS;
+    switch (kind) {
+      case GraphEntry::Kind::kKernel: {
+        CUDA_KERNEL_NODE_PARAMS params{};
+        call = "cuGraphKernelNodeGetParams";
+        r = api_->cuGraphKernelNodeGetParams(from, &params);
+        if (r == CUDA_SUCCESS) {
+          call = "cuGraphAddKernelNode";
+          r = api_->cuGraphAddKernelNode(&to, target, after, deps.size(), &params);
+        }
+        break;
+      }
+      case GraphEntry::Kind::kCopy: {
+        CUDA_MEMCPY3D params{};
+        call = "cuGraphMemcpyNodeGetParams";
+        r = api_->cuGraphMemcpyNodeGetParams(from, &params);
+        if (r == CUDA_SUCCESS) {
+          call = "cuGraphAddMemcpyNode";
+          r = api_->cuGraphAddMemcpyNode(&to, target, after, deps.size(), &params, context_);
+        }
+        break;
+      }
+      case GraphEntry::Kind::kFill: {
+        CUDA_MEMSET_NODE_PARAMS params{};
+        call = "cuGraphMemsetNodeGetParams";
+        r = api_->cuGraphMemsetNodeGetParams(from, &params);
+        if (r == CUDA_SUCCESS) {
+          call = "cuGraphAddMemsetNode";
+          r = api_->cuGraphAddMemsetNode(&to, target, after, deps.size(), &params, context_);
+        }
+        break;
+      }
+      case GraphEntry::Kind::kEmpty:
+        call = "cuGraphAddEmptyNode";
+        r = api_->cuGraphAddEmptyNode(&to, target, after, deps.size());
+        break;
+      case GraphEntry::Kind::kHost: {
+        // The same user data: the copy runs the recording buffer's callable
+        // and reports to it, as a child graph node's host node does.
+        CUDA_HOST_NODE_PARAMS params{};
+        call = "cuGraphHostNodeGetParams";
+        r = api_->cuGraphHostNodeGetParams(from, &params);
+        if (r == CUDA_SUCCESS) {
+          call = "cuGraphAddHostNode";
+          r = api_->cuGraphAddHostNode(&to, target, after, deps.size(), &params);
+        }
+        break;
+      }
+      case GraphEntry::Kind::kEventRecord:
+      case GraphEntry::Kind::kEventWait: {
+        const bool record = kind == GraphEntry::Kind::kEventRecord;
+        CUevent event = nullptr;
+        call = record ? "cuGraphEventRecordNodeGetEvent" : "cuGraphEventWaitNodeGetEvent";
+        r = record ? api_->cuGraphEventRecordNodeGetEvent(from, &event)
+                   : api_->cuGraphEventWaitNodeGetEvent(from, &event);
+        if (r == CUDA_SUCCESS) {
+          call = record ? "cuGraphAddEventRecordNode" : "cuGraphAddEventWaitNode";
+          r = record ? api_->cuGraphAddEventRecordNode(&to, target, after, deps.size(), event)
+                     : api_->cuGraphAddEventWaitNode(&to, target, after, deps.size(), event);
+        }
+        break;
+      }
+      case GraphEntry::Kind::kChild: {
+        CUgraph embedded = nullptr;
+        if (r = api_->cuGraphChildGraphNodeGetGraph(from, &embedded); r != CUDA_SUCCESS) {
+          return Failed(r, "cuGraphChildGraphNodeGetGraph");
+        }
+        return AddChild(target, deps, embedded, to);
+      }
+      case GraphEntry::Kind::kConditional:
+        return MakeError(ErrorCode::kInternal, "a conditional node copied as a plain node on cuda:{}", ordinal_);
+    }
+    if (r != CUDA_SUCCESS) return Failed(r, call);
+    return Status();
+  }
+
+  // A child graph node in `target` running what `embedded` (the graph a
+  // child graph node owns) holds. The node is made from a graph of our own:
+  // a clone where the driver clones it, else a copy node by node, because a
+  // 580 driver refuses to clone a child graph whose parent holds a
+  // conditional node (CUDA_ERROR_NOT_SUPPORTED; seen on an H200, docs/cuda.md).
+  Status AddChild(CUgraph target, std::span<const CUgraphNode> deps, CUgraph embedded, CUgraphNode& node) const {
+    CUgraph child = nullptr;
+    if (const CUresult r = api_->cuGraphClone(&child, embedded); r == CUDA_ERROR_NOT_SUPPORTED) {
+      if (const CUresult created = api_->cuGraphCreate(&child, 0); created != CUDA_SUCCESS) {
+        return Failed(created, "cuGraphCreate");
+      }
+      if (Status copied = CopyDriverGraph(embedded, child); !copied.ok()) {
+        api_->cuGraphDestroy(child);
+        return copied;
+      }
+    } else if (r != CUDA_SUCCESS) {
+      return Failed(r, "cuGraphClone");
+    }
+    const CUresult r =
+        api_->cuGraphAddChildGraphNode(&node, target, deps.empty() ? nullptr : deps.data(), deps.size(), child);
+    api_->cuGraphDestroy(child);  // the node holds a copy
+    if (r != CUDA_SUCCESS) return Failed(r, "cuGraphAddChildGraphNode");
+    return Status();
+  }
+
+  // Every node of `from` into the empty graph `to`, from what the driver says
+  // `from` holds. Each edge becomes a full dependency: one with a port (a
+  // programmatic launch's early trigger) is kept, only waited on in full.
+  Status CopyDriverGraph(CUgraph from, CUgraph to) const {
+    std::size_t count = 0, edges = 0;
+    if (const CUresult r = api_->cuGraphGetNodes(from, nullptr, &count); r != CUDA_SUCCESS) {
+      return Failed(r, "cuGraphGetNodes");
+    }
+    std::vector<CUgraphNode> nodes(count);
+    if (const CUresult r = api_->cuGraphGetNodes(from, nodes.data(), &count); r != CUDA_SUCCESS) {
+      return Failed(r, "cuGraphGetNodes");
+    }
+    nodes.resize(count);
+    if (api_->cuGraphGetEdges == nullptr) {  // older than 12.3, and so than conditional nodes
+      return MakeError(ErrorCode::kUnimplemented, "the CUDA driver on cuda:{} has no cuGraphGetEdges (CUDA 12.3)",
+                       ordinal_);
+    }
+    if (const CUresult r = api_->cuGraphGetEdges(from, nullptr, nullptr, nullptr, &edges); r != CUDA_SUCCESS) {
+      return Failed(r, "cuGraphGetEdges");
+    }
+    std::vector<CUgraphNode> sources(edges), sinks(edges);
+    std::vector<CUgraphEdgeData> data(edges);
+    if (const CUresult r = api_->cuGraphGetEdges(from, sources.data(), sinks.data(), data.data(), &edges);
+        r != CUDA_SUCCESS) {
+      return Failed(r, "cuGraphGetEdges");
+    }
+    auto index_of = [&nodes](CUgraphNode node) {
+      return static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
+    };
+    // Kahn's order: a node is added once everything it depends on has been.
+    std::vector<std::vector<std::size_t>> before(count);
+    std::vector<std::size_t> waiting(count, 0);
+    for (std::size_t e = 0; e < std::min(edges, sources.size()); ++e) {
+      const std::size_t source = index_of(sources[e]), sink = index_of(sinks[e]);
+      if (source >= count || sink >= count) {
+        return MakeError(ErrorCode::kInternal, "cuGraphGetEdges named a node cuGraphGetNodes did not, on cuda:{}",
+                         ordinal_);
+      }
+      before[sink].push_back(source);
+      ++waiting[sink];
+    }
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (waiting[i] == 0) order.push_back(i);
+    }
+    std::vector<CUgraphNode> copies(count, nullptr), deps;
+    for (std::size_t next = 0; next < order.size(); ++next) {
+      const std::size_t i = order[next];
+      deps.clear();
+      for (const std::size_t source : before[i]) {
+        if (std::find(deps.begin(), deps.end(), copies[source]) == deps.end()) deps.push_back(copies[source]);
+      }
+      CUgraphNodeType type{};
+      if (const CUresult r = api_->cuGraphNodeGetType(nodes[i], &type); r != CUDA_SUCCESS) {
+        return Failed(r, "cuGraphNodeGetType");
+      }
+      GraphEntry::Kind kind{};
+      switch (type) {
+        case CU_GRAPH_NODE_TYPE_KERNEL: kind = GraphEntry::Kind::kKernel; break;
+        case CU_GRAPH_NODE_TYPE_MEMCPY: kind = GraphEntry::Kind::kCopy; break;
+        case CU_GRAPH_NODE_TYPE_MEMSET: kind = GraphEntry::Kind::kFill; break;
+        case CU_GRAPH_NODE_TYPE_HOST: kind = GraphEntry::Kind::kHost; break;
+        case CU_GRAPH_NODE_TYPE_GRAPH: kind = GraphEntry::Kind::kChild; break;
+        case CU_GRAPH_NODE_TYPE_EMPTY: kind = GraphEntry::Kind::kEmpty; break;
+        case CU_GRAPH_NODE_TYPE_WAIT_EVENT: kind = GraphEntry::Kind::kEventWait; break;
+        case CU_GRAPH_NODE_TYPE_EVENT_RECORD: kind = GraphEntry::Kind::kEventRecord; break;
+        default:
+          return MakeError(ErrorCode::kUnimplemented,
+                           "a nested graph holds a node of type {} (CUgraphNodeType), which a command buffer on "
+                           "cuda:{} cannot copy into a conditional's body",
+                           static_cast<int>(type), ordinal_);
+      }
+      STREAMEXECUTOR_RETURN_IF_ERROR(CopyNode(kind, nodes[i], to, deps, copies[i]));
+      for (std::size_t later = 0; later < count; ++later) {
+        for (const std::size_t source : before[later]) {
+          if (source == i && --waiting[later] == 0) order.push_back(later);
+        }
+      }
+    }
+    if (order.size() != count) {
+      return MakeError(ErrorCode::kInternal, "a nested graph on cuda:{} has a cycle", ordinal_);
     }
     return Status();
   }
