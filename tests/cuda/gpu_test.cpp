@@ -82,6 +82,44 @@ TEST_CASE("a C++ kernel from nvcc's PTX loads by its mangled name and runs", "[c
   CHECK(y[100] == 301.0f);
 }
 
+// NVRTC's PTX on the real driver (tests/cuda/nvrtc_test.cpp checks the
+// compile itself against the double): a template instance by its name
+// expression, compiled for this device's architecture, runs and computes.
+TEST_CASE("CUDA C++ source compiled by NVRTC runs on the device", "[cuda][gpu][nvrtc]") {
+  if (!se::cuda_detail::Nvrtc().status.ok()) {
+    FAIL("NVRTC does not load beside the GPU: " << se::cuda_detail::Nvrtc().status.ToString());
+  }
+  auto* gpu = Gpu();
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddCudaSourceInMemory(R"(
+template <typename T>
+__global__ void axpy(T a, const T* x, T* y, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+)",
+                             "axpy<float>", "-std=c++17");
+  se::TypedKernel<float, Mem<float>, Mem<float>, std::uint32_t> kernel(gpu);
+  const se::Status loaded = gpu->GetKernel(spec, &kernel);
+  INFO(loaded.ToString());
+  REQUIRE(loaded.ok());
+  constexpr std::uint32_t n = 1000;
+  std::vector<float> x(n), y(n, 1.0f);
+  std::iota(x.begin(), x.end(), 0.0f);
+  auto dx = gpu->AllocateOwnedArray<float>(n);
+  auto dy = gpu->AllocateOwnedArray<float>(n);
+  se::Stream stream(gpu);
+  REQUIRE(stream.Init()
+              .ThenMemcpyH2D<float>(x, dx.ptr())
+              .ThenMemcpyH2D<float>(y, dy.ptr())
+              .ThenLaunch(se::ThreadDim(128), se::BlockDim(8), kernel, 2.0f, dx.ptr(), dy.ptr(), n)
+              .ThenMemcpyD2H<float>(dy.cref(), y)
+              .BlockHostUntilDone()
+              .ok());
+  CHECK(y[0] == 1.0f);
+  CHECK(y[999] == 1999.0f);
+}
+
 TEST_CASE("a struct passed by value reaches the kernel", "[cuda][gpu]") {
   auto* gpu = Gpu();
   se::MultiKernelLoaderSpec spec(2);

@@ -26,7 +26,7 @@ struct KernelLoaderSpec {
   std::string kernel_name;
   std::string data;
   std::string filename;
-  std::string options;  // OpenCL build options
+  std::string options;  // OpenCL build options; NVRTC options for CUDA C++ source
 
   bool on_disk() const { return !filename.empty(); }
   // The code itself, reading the file for on-disk specs.
@@ -78,6 +78,7 @@ namespace kernel_formats {
 inline constexpr KernelFormat kCudaPtx{"CUDA PTX", true};
 inline constexpr KernelFormat kCudaCubin{"CUDA cubin"};
 inline constexpr KernelFormat kCudaFatbin{"CUDA fatbin"};
+inline constexpr KernelFormat kCudaSource{"CUDA C++ source"};
 inline constexpr KernelFormat kOpenCLText{"OpenCL text"};
 inline constexpr KernelFormat kOpenCLBinary{"OpenCL binary"};
 // A C++ function of this program (AddHostKernel): not code to load, so its
@@ -138,6 +139,20 @@ class MultiKernelLoaderSpec {
   }
   MultiKernelLoaderSpec& AddCudaFatbinInMemory(std::string_view fatbin_bytes, std::string_view kernel_name) {
     return AddCode(kernel_formats::kCudaFatbin, {}, kernel_name, fatbin_bytes, {});
+  }
+  // CUDA C++ compiled with NVRTC when GetKernel loads it (for the device's
+  // compute capability, unless `options` names one), for a device that has
+  // no cubin, fatbin or PTX entry here. `kernel_name` is a name expression:
+  // "scale" for an extern "C" kernel or a C++ one, "scale<float>" for an
+  // instance of a template kernel. `options` go to nvrtcCompileProgram,
+  // separated by spaces ("-std=c++20 -I/path -DN=4").
+  MultiKernelLoaderSpec& AddCudaSourceInMemory(std::string_view source, std::string_view kernel_name,
+                                               std::string_view options = {}) {
+    return AddCode(kernel_formats::kCudaSource, {}, kernel_name, source, {}, options);
+  }
+  MultiKernelLoaderSpec& AddCudaSourceOnDisk(std::string_view filename, std::string_view kernel_name,
+                                             std::string_view options = {}) {
+    return AddCode(kernel_formats::kCudaSource, {}, kernel_name, {}, filename, options);
   }
   MultiKernelLoaderSpec& AddOpenCLTextInMemory(std::string_view text, std::string_view kernel_name,
                                                std::string_view build_options = {}) {
@@ -209,6 +224,7 @@ class MultiKernelLoaderSpec {
   const KernelLoaderSpec* cuda_ptx() const { return Code(kernel_formats::kCudaPtx); }
   const KernelLoaderSpec* cuda_cubin() const { return Code(kernel_formats::kCudaCubin); }
   const KernelLoaderSpec* cuda_fatbin() const { return Code(kernel_formats::kCudaFatbin); }
+  const KernelLoaderSpec* cuda_source() const { return Code(kernel_formats::kCudaSource); }
   const KernelLoaderSpec* opencl_text() const { return Code(kernel_formats::kOpenCLText); }
   const KernelLoaderSpec* opencl_binary() const { return Code(kernel_formats::kOpenCLBinary); }
   const HostKernelLoaderSpec* host_kernel() const { return has_host_ ? &host_ : nullptr; }

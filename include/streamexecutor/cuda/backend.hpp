@@ -37,8 +37,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
                                     cuda_detail::CommandBufferOperations {
   static constexpr std::string_view kName = "cuda";
   // In the order the loader prefers them: code for the device first.
-  static constexpr std::array<KernelFormat, 3> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
-                                                              kernel_formats::kCudaPtx};
+  static constexpr std::array<KernelFormat, 4> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
+                                                              kernel_formats::kCudaPtx, kernel_formats::kCudaSource};
   // cuStreamWaitEvent takes events of other contexts and devices.
   static constexpr bool kWaitsAcrossExecutors = true;
   // cuLaunchHostFunc: a host function must not call CUDA (Capabilities<B>).

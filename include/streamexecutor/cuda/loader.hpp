@@ -1,8 +1,7 @@
 // Kernel loading for the CUDA backend: picks the spec's cubin, fatbin or PTX
-// entry, checks a PTX kernel's parameter list against the TypedKernel
-// (signature.hpp), loads the image once per executor with the JIT logs
-// captured, and checks parameter sizes again with cuFuncGetParamInfo where the
-// driver has it (which also covers cubins and fatbins).
+// entry (or compiles its CUDA C++ source to PTX, nvrtc.hpp), checks a PTX kernel's parameter list against the
+// TypedKernel (signature.hpp), loads the image once per executor with the JIT logs captured, and checks parameter sizes
+// again with cuFuncGetParamInfo where the driver has it (which also covers cubins and fatbins).
 #pragma once
 
 #include <cuda.h>
@@ -17,6 +16,7 @@
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/nvrtc.hpp"
 #include "streamexecutor/cuda/signature.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
@@ -24,7 +24,8 @@
 namespace streamexecutor::cuda_detail {
 
 // Binary images first: they need no JIT and carry exactly what was built;
-// then the PTX of the highest compute capability the device has.
+// then the PTX of the highest compute capability the device has; then CUDA
+// C++ source, which NVRTC compiles for the device.
 inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, CudaComputeCapability device,
                                           std::string_view& format) {
   if (spec.cuda_cubin()) {
@@ -36,7 +37,10 @@ inline const KernelLoaderSpec* ChooseSpec(const MultiKernelLoaderSpec& spec, Cud
     return &*spec.cuda_fatbin();
   }
   format = "PTX";
-  return spec.cuda_ptx(device);
+  if (const KernelLoaderSpec* ptx = spec.cuda_ptx(device)) return ptx;
+  if (spec.cuda_source() == nullptr) return nullptr;
+  format = kernel_formats::kCudaSource.name;
+  return spec.cuda_source();
 }
 
 inline std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
@@ -116,6 +120,36 @@ STREAMEXECUTOR_DECL Status CheckParamInfo(const DriverApi& api, int ordinal, CUf
                                           std::span<const KernelParamInfo> declared);
 #endif
 
+// Replaces CUDA C++ `source` with its PTX and `name` with the kernel's
+// lowered name: from the executor's cache, else from NVRTC (or its cache on
+// disk). NVRTC runs without the cache's lock, so that one executor's slow
+// compile holds up no other load; two threads compiling one source agree.
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status CompiledPtx(ModuleCache& cache, const KernelLoaderSpec& chosen, int ordinal,
+                                       std::string& source, std::string& name) {
+  StatusOr<SourceKey> key = SourceKeyFor(chosen, source, cache.capability, ordinal);
+  if (!key.ok()) return key.status();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.compiled.find(key.value().text); it != cache.compiled.end()) {
+      source = it->second.first;
+      name = it->second.second;
+      return Status();
+    }
+  }
+  StatusOr<CompiledSource> compiled = CompileCudaSource(chosen, source, key.value(), ordinal);
+  if (!compiled.ok()) return compiled.status();
+  source = compiled.value().ptx;
+  name = compiled.value().lowered_name;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.compiled.emplace(std::move(key.value().text), std::make_pair(source, name));
+  return Status();
+}
+#else
+STREAMEXECUTOR_DECL Status CompiledPtx(ModuleCache& cache, const KernelLoaderSpec& chosen, int ordinal,
+                                       std::string& source, std::string& name);
+#endif
+
 // Picks the spec's code, runs `read_ptx(ptx, kernel_name, where)` on PTX (the
 // signature check, or reading the parameters), loads the module once per
 // executor and looks the function up. `format` says which code was loaded.
@@ -133,18 +167,27 @@ Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const
   if (chosen == nullptr) {
     return MakeError(ErrorCode::kNotFound,
                      "GetKernel on cuda:{}: the MultiKernelLoaderSpec has no CUDA code (add it with "
-                     "AddCudaPtxInMemory/OnDisk, AddCudaCubinInMemory/OnDisk or AddCudaFatbinInMemory){}",
+                     "AddCudaPtxInMemory/OnDisk, AddCudaCubinInMemory/OnDisk, AddCudaFatbinInMemory or "
+                     "AddCudaSourceInMemory/OnDisk){}",
                      ordinal, spec.DescribeEntries());
   }
   StatusOr<std::string> image = chosen->Contents();
   if (!image.ok()) return image.status();
+  std::string name = chosen->kernel_name;  // in the image
+  const bool from_source = format == kernel_formats::kCudaSource.name;
+  if (from_source) {
+    STREAMEXECUTOR_RETURN_IF_ERROR(CompiledPtx(cache, *chosen, ordinal, image.value(), name));
+    format = "PTX";
+  }
   const std::string where = fmt::format("cuda:{}", ordinal);
-  if (format == "PTX") STREAMEXECUTOR_RETURN_IF_ERROR(read_ptx(image.value(), chosen->kernel_name, where));
+  if (format == "PTX") STREAMEXECUTOR_RETURN_IF_ERROR(read_ptx(image.value(), name, where));
 
   CUmodule loaded = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
-    std::string key = std::string(format) + (chosen->on_disk() ? "\x01" + chosen->filename : "\x02" + image.value());
+    // Compiled source by its PTX: one file compiled with other options is other code.
+    std::string key =
+        std::string(format) + (chosen->on_disk() && !from_source ? "\x01" + chosen->filename : "\x02" + image.value());
     if (auto it = cache.modules.find(key); it != cache.modules.end()) {
       loaded = it->second;
     } else {
@@ -152,7 +195,7 @@ Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const
       cache.modules.emplace(std::move(key), loaded);
     }
   }
-  if (const CUresult r = api.cuModuleGetFunction(&function, loaded, chosen->kernel_name.c_str()); r != CUDA_SUCCESS) {
+  if (const CUresult r = api.cuModuleGetFunction(&function, loaded, name.c_str()); r != CUDA_SUCCESS) {
     function = nullptr;
     return api.Error(r, "cuModuleGetFunction", "looking up kernel '{}' in the {} {}on cuda:{}", chosen->kernel_name,
                      format, chosen->on_disk() ? "file '" + chosen->filename + "' " : std::string(), ordinal);

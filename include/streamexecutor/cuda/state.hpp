@@ -26,6 +26,9 @@ namespace streamexecutor::cuda_detail {
 struct ModuleCache {
   std::mutex mutex;
   std::map<std::string, CUmodule> modules;
+  // CUDA C++ source compiled by NVRTC (nvrtc.hpp), by SourceKey: the PTX and
+  // the kernel's lowered name.
+  std::map<std::string, std::pair<std::string, std::string>> compiled;
   CudaComputeCapability capability;  // the device's: which PTX entry of a spec loads
 };
 

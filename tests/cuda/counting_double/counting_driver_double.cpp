@@ -427,6 +427,15 @@ CUresult cuInit(unsigned flags) {
   return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// Not part of the documented API: NVRTC 13 opens libcuda.so.1 when it
+// compiles and looks this up (tests/cuda/nvrtc_test.cpp runs NVRTC with the
+// double on the library path). Without it NVRTC calls a null pointer; with no
+// table to give, it goes on without the driver, as on a machine without one.
+CUresult cuGetExportTable(const void** table, const CUuuid*) {
+  if (table != nullptr) *table = nullptr;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuGetErrorName(CUresult result, const char** name) {
   Take(k_cuGetErrorName);
   for (const ErrorText& e : kErrors) {
