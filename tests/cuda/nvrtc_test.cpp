@@ -5,8 +5,8 @@
 // compiled PTX, the compile log in the Status, options and include paths,
 // the cache per executor and on disk. Exits 77 (SKIP) where NVRTC does not load.
 #include <fmt/format.h>
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -87,7 +87,8 @@ TEST_CASE("CUDA C++ source is compiled by NVRTC at GetKernel, and launches as PT
 
   auto x = executor->AllocateOwnedArray<float>(32);
   se::Stream stream(executor);
-  REQUIRE(stream.Init().ThenLaunch(se::ThreadDim(32), se::BlockDim(1), kernel, 2.5f, x.ptr()).BlockHostUntilDone().ok());
+  REQUIRE(
+      stream.Init().ThenLaunch(se::ThreadDim(32), se::BlockDim(1), kernel, 2.5f, x.ptr()).BlockHostUntilDone().ok());
   SeCountingDoubleLaunch launch{};
   REQUIRE(Double().last_launch(&launch));
   CHECK(std::string_view(launch.kernel_name) == "scale");
@@ -98,8 +99,7 @@ TEST_CASE("CUDA C++ source is compiled by NVRTC at GetKernel, and launches as PT
   CHECK(launch.block[0] == 32);
 }
 
-TEST_CASE("a template kernel is found by its name expression, and checked against the TypedKernel",
-          "[cuda][nvrtc]") {
+TEST_CASE("a template kernel is found by its name expression, and checked against the TypedKernel", "[cuda][nvrtc]") {
   auto* executor = Executor();
   REQUIRE(Double().loaded());
   se::MultiKernelLoaderSpec spec(3);
@@ -148,8 +148,8 @@ TEST_CASE("a compile error is a Status with NVRTC's log; bad options and files a
   REQUIRE(Double().loaded());
   se::TypedKernel<float, se::DeviceMemory<float>*> kernel(executor);
   se::MultiKernelLoaderSpec spec(2);
-  spec.AddCudaSourceInMemory(
-      "extern \"C\" __global__ void broken(float a, float* x) { x[0] = a + undefined_value; }\n", "broken");
+  spec.AddCudaSourceInMemory("extern \"C\" __global__ void broken(float a, float* x) { x[0] = a + undefined_value; }\n",
+                             "broken");
   const se::Status status = executor->GetKernel(spec, &kernel);
   INFO(status.ToString());
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
@@ -249,8 +249,7 @@ TEST_CASE("an executor compiles a source once; other options are another compile
   CHECK(Compilations() - before == 2);
 }
 
-TEST_CASE("STREAMEXECUTOR_KERNEL_CACHE keeps the PTX on disk for other executors and processes",
-          "[cuda][nvrtc]") {
+TEST_CASE("STREAMEXECUTOR_KERNEL_CACHE keeps the PTX on disk for other executors and processes", "[cuda][nvrtc]") {
   REQUIRE(Double().loaded());
   REQUIRE(se::Platform<se::cuda>::Get().VisibleDeviceCount() >= 2);  // SE_COUNTING_DOUBLE_DEVICES=2
   const auto directory = TemporaryDirectory("cache");

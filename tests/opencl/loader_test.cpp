@@ -1,8 +1,15 @@
 // Loading OpenCL kernels: text and binaries, in memory and on disk, the build
-// log of a failed build, unknown kernel names and the per-executor cache.
+// log of a failed build, unknown kernel names, the per-executor cache and the
+// cache on disk (STREAMEXECUTOR_KERNEL_CACHE).
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opencl/opencl_test_util.hpp"
@@ -177,4 +184,61 @@ TEST_CASE("a spec without an OpenCL entry says what it has", "[opencl][loader][e
   CHECK(status.code() == se::ErrorCode::kNotFound);
   CHECK(Mentions(status, "no OpenCL entry"));
   CHECK(Mentions(status, "CUDA PTX"));
+}
+
+// With POCL_DEVICES="pthread pthread" (its own test run, 'opencl loader
+// (two devices, kernel cache)'): device 1 builds from device 0's binary.
+TEST_CASE("STREAMEXECUTOR_KERNEL_CACHE keeps built OpenCL C for other executors and processes",
+          "[opencl][.][kernel-cache]") {
+  auto& platform = se::Platform<se::opencl>::Get();
+  REQUIRE(platform.VisibleDeviceCount() >= 2);
+  auto* first = platform.ExecutorForDevice(0).ValueOrDie();
+  auto* second = platform.ExecutorForDevice(1).ValueOrDie();
+  const std::string directory = TempPath(("kernel_cache_" + std::to_string(::getpid())).c_str());
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  REQUIRE(::setenv("STREAMEXECUTOR_KERNEL_CACHE", directory.c_str(), 1) == 0);
+  se::MultiKernelLoaderSpec spec(1);
+  spec.AddOpenCLTextInMemory(kScale, "scale", "-DFACTOR=5");
+  auto count = [](se::StreamExecutor<se::opencl>* executor) {
+    return std::pair(se::opencl::ProgramsBuilt(executor->native_state()),
+                     se::opencl::ProgramsFromDiskCache(executor->native_state()));
+  };
+  auto files = [&] {
+    std::vector<std::filesystem::path> found;
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) found.push_back(entry.path());
+    return found;
+  };
+  const auto [built0, cached0] = count(first);
+  const auto [built1, cached1] = count(second);
+  ScaleKernel on_first(first), on_second(second);
+  REQUIRE(first->GetKernel(spec, &on_first).ok());
+  CHECK(count(first) == std::pair(built0 + 1, cached0));
+  REQUIRE(files().size() == 1);
+  CHECK(files()[0].filename().string().starts_with("opencl-"));
+  // Another executor of the same device and driver: from the file, not the compiler.
+  REQUIRE(second->GetKernel(spec, &on_second).ok());
+  CHECK(count(second) == std::pair(built1, cached1 + 1));
+  CHECK(RunScale(second, on_second) == std::vector<int>{5, 10, 15, 20});
+
+  // A damaged file is a miss: built from source again, and the file rewritten.
+  se::MultiKernelLoaderSpec damaged(1);
+  damaged.AddOpenCLTextInMemory(kScale, "scale", "-DFACTOR=6");
+  ScaleKernel d0(first), d1(second);
+  REQUIRE(first->GetKernel(damaged, &d0).ok());
+  std::filesystem::path path;  // the file holding the new options
+  for (const auto& file : files()) {
+    std::ifstream in(file, std::ios::binary);
+    const std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (contents.find("-DFACTOR=6") != std::string::npos) path = file;
+  }
+  REQUIRE(!path.empty());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "999\nnot a key";
+  REQUIRE(second->GetKernel(damaged, &d1).ok());
+  CHECK(count(second) == std::pair(built1 + 1, cached1 + 1));
+  CHECK(RunScale(second, d1) == std::vector<int>{6, 12, 18, 24});
+  CHECK(std::filesystem::file_size(path) > 100);
+
+  ::unsetenv("STREAMEXECUTOR_KERNEL_CACHE");
+  std::filesystem::remove_all(directory);
 }

@@ -6,9 +6,9 @@
 // CUDA C++ source runs where NVRTC is not installed.
 //
 // Each executor keeps what it compiled (ModuleCache::compiled). With
-// STREAMEXECUTOR_KERNEL_CACHE set to a directory, the PTX is also kept there,
-// one file per source, options, name, architecture and NVRTC version, so
-// that later processes skip the compiler.
+// STREAMEXECUTOR_KERNEL_CACHE set to a directory, the PTX is also kept there
+// (detail/kernel_cache.hpp), one file per source, options, name,
+// architecture and NVRTC version, so that later processes skip the compiler.
 #pragma once
 
 #include <nvrtc.h>
@@ -22,13 +22,10 @@
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
+#include "streamexecutor/detail/kernel_cache.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 #endif
 
@@ -139,58 +136,6 @@ inline Status NvrtcError(const NvrtcApi& api, nvrtcResult result, std::string_vi
                    ordinal);
 }
 
-// 64-bit FNV-1a: names a cache file; the file holds the whole key, which is
-// compared, so two keys with one hash never share PTX.
-inline std::uint64_t Hash(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-inline std::string CachePath(const char* directory, const SourceKey& key) {
-  return fmt::format("{}/nvrtc-{:016x}.ptx", directory, Hash(key.text));
-}
-
-// A cache file: the key's size, the key, the lowered name, the PTX. A file
-// that is not exactly that (another key, cut short) is a miss.
-inline bool ReadCache(const std::string& path, const SourceKey& key, CompiledSource& out) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return false;
-  std::string contents;
-  char buffer[65536];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) contents.append(buffer, n);
-  std::fclose(file);
-  const std::string header = fmt::format("{}\n", key.text.size());
-  if (!std::string_view(contents).starts_with(header) ||
-      std::string_view(contents).substr(header.size(), key.text.size()) != key.text) {
-    return false;
-  }
-  const std::size_t name_start = header.size() + key.text.size();
-  const std::size_t name_end = contents.find('\n', name_start);
-  if (name_end == std::string::npos || name_end == name_start) return false;
-  out.lowered_name = contents.substr(name_start, name_end - name_start);
-  out.ptx = contents.substr(name_end + 1);
-  return !out.ptx.empty();
-}
-
-// Written to a file of this process first and renamed into place, so that a
-// reader never sees half a file. A cache that cannot be written is no error:
-// the kernel was compiled.
-inline void WriteCache(const std::string& path, const SourceKey& key, const CompiledSource& compiled) {
-  const std::string temporary = fmt::format("{}.{}.tmp", path, static_cast<long>(::getpid()));
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) return;
-  const std::string contents =
-      fmt::format("{}\n{}{}\n{}", key.text.size(), key.text, compiled.lowered_name, compiled.ptx);
-  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-  if (std::fclose(file) != 0 || !written || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-  }
-}
-
 }  // namespace nvrtc_detail
 
 STREAMEXECUTOR_DECL StatusOr<SourceKey> SourceKeyFor(const KernelLoaderSpec& spec, const std::string& source,
@@ -226,8 +171,7 @@ STREAMEXECUTOR_DECL StatusOr<SourceKey> SourceKeyFor(const KernelLoaderSpec& spe
       return MakeError(ErrorCode::kFailedPrecondition,
                        "GetKernel on cuda:{}: kernel '{}' is CUDA C++ source, and NVRTC {}.{} compiles for compute "
                        "capability {}.{} and newer only; this device is {}.{}",
-                       ordinal, spec.kernel_name, major, minor,
-                       architectures.empty() ? 0 : architectures.front() / 10,
+                       ordinal, spec.kernel_name, major, minor, architectures.empty() ? 0 : architectures.front() / 10,
                        architectures.empty() ? 0 : architectures.front() % 10, device.major, device.minor);
     }
     key.architecture = fmt::format("compute_{}", best);
@@ -239,16 +183,20 @@ STREAMEXECUTOR_DECL StatusOr<SourceKey> SourceKeyFor(const KernelLoaderSpec& spe
 
 STREAMEXECUTOR_DECL StatusOr<CompiledSource> CompileCudaSource(const KernelLoaderSpec& spec, const std::string& source,
                                                                const SourceKey& key, int ordinal) {
-  const char* directory = std::getenv("STREAMEXECUTOR_KERNEL_CACHE");
-  const bool cached = directory != nullptr && directory[0] != '\0';
+  // The cache's payload: the lowered name, a newline, the PTX.
   CompiledSource compiled;
-  if (cached && nvrtc_detail::ReadCache(nvrtc_detail::CachePath(directory, key), key, compiled)) return compiled;
+  if (std::string payload; detail::ReadKernelCache("nvrtc", key.text, payload)) {
+    if (const std::size_t end = payload.find('\n'); end != std::string::npos && end > 0 && end + 1 < payload.size()) {
+      compiled.lowered_name = payload.substr(0, end);
+      compiled.ptx = payload.substr(end + 1);
+      return compiled;
+    }
+  }
 
   const NvrtcApi& api = Nvrtc().api;
   const std::string program_name = spec.on_disk() ? spec.filename : spec.kernel_name + ".cu";
   nvrtcProgram program = nullptr;
-  if (const nvrtcResult r =
-          api.nvrtcCreateProgram(&program, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
+  if (const nvrtcResult r = api.nvrtcCreateProgram(&program, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
       r != NVRTC_SUCCESS) {
     return nvrtc_detail::NvrtcError(api, r, "nvrtcCreateProgram", spec, ordinal);
   }
@@ -285,8 +233,8 @@ STREAMEXECUTOR_DECL StatusOr<CompiledSource> CompileCudaSource(const KernelLoade
                      "nvrtcCompileProgram failed with {} ({}) compiling the CUDA C++ source {}of kernel '{}' for "
                      "cuda:{} (options: {}){}{}",
                      text != nullptr ? text : "an unknown NVRTC error", static_cast<int>(result),
-                     spec.on_disk() ? "'" + spec.filename + "' " : std::string(), spec.kernel_name, ordinal,
-                     described, log.empty() ? "" : "\nNVRTC log:\n", log);
+                     spec.on_disk() ? "'" + spec.filename + "' " : std::string(), spec.kernel_name, ordinal, described,
+                     log.empty() ? "" : "\nNVRTC log:\n", log);
   }
   const char* lowered = nullptr;
   if (const nvrtcResult r = api.nvrtcGetLoweredName(program, spec.kernel_name.c_str(), &lowered);
@@ -303,7 +251,9 @@ STREAMEXECUTOR_DECL StatusOr<CompiledSource> CompileCudaSource(const KernelLoade
     return nvrtc_detail::NvrtcError(api, r, "nvrtcGetPTX", spec, ordinal);
   }
   while (!compiled.ptx.empty() && compiled.ptx.back() == '\0') compiled.ptx.pop_back();
-  if (cached) nvrtc_detail::WriteCache(nvrtc_detail::CachePath(directory, key), key, compiled);
+  if (detail::KernelCacheDirectory() != nullptr) {
+    detail::WriteKernelCache("nvrtc", key.text, compiled.lowered_name + "\n" + compiled.ptx);
+  }
   return compiled;
 }
 #endif

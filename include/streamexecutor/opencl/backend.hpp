@@ -569,10 +569,15 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds, opencl_detail::C
     if (!program.ok()) return program.status();
     return opencl_detail::ProgramBinary(*executor.impl, program.value());
   }
-  // How many programs this executor has built (the cache's misses).
+  // How many programs this executor has built from what the spec gave (the
+  // cache's misses), and how many from binaries in STREAMEXECUTOR_KERNEL_CACHE.
   static int ProgramsBuilt(ExecutorState& executor) {
     std::lock_guard<std::mutex> lock(executor.impl->mutex);
     return executor.impl->programs_built;
+  }
+  static int ProgramsFromDiskCache(ExecutorState& executor) {
+    std::lock_guard<std::mutex> lock(executor.impl->mutex);
+    return executor.impl->programs_from_disk;
   }
 
   // No allocation and no dynamic dispatch: clSetKernelArg per argument, then one

@@ -1,5 +1,6 @@
-// Building OpenCL programs (text or binary), the per-executor program cache,
-// and creating a checked cl_kernel from a MultiKernelLoaderSpec.
+// Building OpenCL programs (text or binary), the per-executor program cache
+// (and, with STREAMEXECUTOR_KERNEL_CACHE, the built binaries on disk), and
+// creating a checked cl_kernel from a MultiKernelLoaderSpec.
 #pragma once
 
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/detail/kernel_cache.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
 #include "streamexecutor/opencl/signature.hpp"
@@ -47,6 +49,42 @@ STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device
 STREAMEXECUTOR_DECL std::string BuildLog(cl_program program, cl_device_id device);
 #endif
 
+STREAMEXECUTOR_DECL StatusOr<std::string> ProgramBinary(const Executor& executor, cl_program program);
+
+// OpenCL C built from the disk cache's binary (detail/kernel_cache.hpp), or
+// null on a miss. The key names the device and its driver as well as the
+// options and the source: a binary is for one device and one compiler. A
+// binary the driver refuses (another driver, a damaged file) is a miss too.
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL std::string DiskCacheKey(const Executor& executor, const std::string& options,
+                                             const std::string& code) {
+  return fmt::format("opencl\ndevice {}\ndevice version {}\ndriver {}\noptions {}\nsource {}\n{}", executor.device_name,
+                     InfoString(clGetDeviceInfo, executor.device, CL_DEVICE_VERSION),
+                     InfoString(clGetDeviceInfo, executor.device, CL_DRIVER_VERSION), options, code.size(), code);
+}
+STREAMEXECUTOR_DECL cl_program ProgramFromDiskCache(const Executor& executor, const std::string& key,
+                                                    const std::string& options) {
+  std::string binary;
+  if (!detail::ReadKernelCache("opencl", key, binary)) return nullptr;
+  const std::size_t length = binary.size();
+  const auto* data = reinterpret_cast<const unsigned char*>(binary.data());
+  cl_int binary_status = CL_SUCCESS, error = CL_SUCCESS;
+  cl_program program =
+      clCreateProgramWithBinary(executor.context, 1, &executor.device, &length, &data, &binary_status, &error);
+  if (error == CL_SUCCESS && binary_status == CL_SUCCESS &&
+      clBuildProgram(program, 1, &executor.device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+    return program;
+  }
+  if (program != nullptr) clReleaseProgram(program);
+  return nullptr;
+}
+#else
+STREAMEXECUTOR_DECL std::string DiskCacheKey(const Executor& executor, const std::string& options,
+                                             const std::string& code);
+STREAMEXECUTOR_DECL cl_program ProgramFromDiskCache(const Executor& executor, const std::string& key,
+                                                    const std::string& options);
+#endif
+
 // Builds (or finds in the cache) the program for `source`. Failed builds are
 // not cached, so a corrected file is picked up by the next GetKernel.
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
@@ -67,6 +105,7 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
   const std::string& bytes = code.value();
   const char* what = source.binary ? "OpenCL binary" : "OpenCL C source";
   const std::string origin = spec.on_disk() ? fmt::format("'{}'", spec.filename) : std::string("in memory");
+  std::string disk_key;  // set where the disk cache is on, for OpenCL C
   if (source.binary) {
     const std::size_t length = bytes.size();
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -80,6 +119,14 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
                      executor.label, length, what, origin);
     }
   } else {
+    if (detail::KernelCacheDirectory() != nullptr) {
+      disk_key = DiskCacheKey(executor, options, bytes);
+      if (cl_program cached = ProgramFromDiskCache(executor, disk_key, options); cached != nullptr) {
+        ++executor.programs_from_disk;
+        executor.programs.emplace(std::move(key), cached);
+        return cached;
+      }
+    }
     const char* text = bytes.data();
     const std::size_t length = bytes.size();
     program = clCreateProgramWithSource(executor.context, 1, &text, &length, &error);
@@ -96,6 +143,11 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
     return status;
   }
   ++executor.programs_built;
+  if (!disk_key.empty()) {
+    if (StatusOr<std::string> binary = ProgramBinary(executor, program); binary.ok() && !binary.value().empty()) {
+      detail::WriteKernelCache("opencl", disk_key, binary.value());
+    }
+  }
   executor.programs.emplace(std::move(key), program);
   return program;
 }

@@ -50,6 +50,7 @@ struct Executor {
   std::mutex mutex;                            // guards everything below
   std::map<std::string, cl_program> programs;  // key: kind, options and code
   int programs_built = 0;
+  int programs_from_disk = 0;  // built from STREAMEXECUTOR_KERNEL_CACHE's binaries
   // Kernels created so far: each LoadedKernel's argument generations start
   // at its serial << 40, so that they are unique within the executor.
   std::uint64_t kernels_created = 0;
