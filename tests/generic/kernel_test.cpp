@@ -259,3 +259,52 @@ TEST_CASE("a const view is checked for liveness at launch like any other", "[ker
   second.Init().ThenLaunch(se::ThreadDim(100), se::BlockDim(1), kernel, 1.0f, null_view, dy.ptr(), 100u);
   CHECK(second.status().code() == se::ErrorCode::kInvalidArgument);
 }
+
+TEST_CASE("launch attributes: none is a plain launch; a backend without them refuses, naming them",
+          "[kernel][kernel-results][launch-attributes]") {
+  auto* executor = TestExecutor();
+  tk::SaxpyKernel kernel(executor);
+  REQUIRE(executor->GetKernel(tk::SaxpySpec(), &kernel).ok());
+  constexpr std::uint32_t n = 256;
+  std::vector<float> x(n, 1.0f), y(n, 1.0f);
+  auto dx = executor->AllocateOwnedArray<float>(n);
+  auto dy = executor->AllocateOwnedArray<float>(n);
+  se::Stream stream(executor);
+  REQUIRE(
+      stream.Init()
+          .ThenMemcpyH2D<float>(x, dx.ptr())
+          .ThenMemcpyH2D<float>(y, dy.ptr())
+          .ThenLaunch(se::LaunchAttributes(), se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, dx.ptr(), dy.ptr(), n)
+          .ThenMemcpyD2H<float>(dy.cref(), y)
+          .BlockHostUntilDone()
+          .ok());
+  CHECK(y[0] == 3.0f);
+  CHECK(y[n - 1] == 3.0f);
+
+  se::Stream cooperative(executor);
+  const se::Status waited = cooperative.Init()
+                                .ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(64), se::BlockDim(4),
+                                            kernel, 2.0f, dx.ptr(), dy.ptr(), n)
+                                .ThenMemcpyD2H<float>(dy.cref(), y)
+                                .BlockHostUntilDone();
+  se::Stream clustered(executor);
+  clustered.Init().ThenLaunch(se::LaunchAttributes().Clusters(se::ClusterDim(3)), se::ThreadDim(64), se::BlockDim(4),
+                              kernel, 2.0f, dx.ptr(), dy.ptr(), n);
+  INFO(cooperative.status().ToString());
+  INFO(clustered.status().ToString());
+  if constexpr (se::LaunchAttributeBackend<TestBackend>) {
+    // A device that launches cooperatively runs it (4 blocks of 64 fit any such device).
+    REQUIRE(waited.ok());
+    CHECK(y[0] == 5.0f);
+    CHECK(y[n - 1] == 5.0f);
+    CHECK(clustered.status().code() == se::ErrorCode::kInvalidArgument);
+    CHECK(Mentions(clustered.status(), "does not divide into clusters of 3x1x1 blocks"));
+  } else {
+    CHECK(waited.code() == se::ErrorCode::kUnimplemented);
+    CHECK(cooperative.status().code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(cooperative.status(), "cooperative"));
+    CHECK(Mentions(cooperative.status(), "LaunchAttributeBackend"));
+    CHECK(clustered.status().code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(clustered.status(), "clusters of 3x1x1 blocks"));
+  }
+}

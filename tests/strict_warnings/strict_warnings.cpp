@@ -184,6 +184,7 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
 #endif
   spec.AddOpenCLTextInMemory("__kernel void scale(float f, __global float* d, __local float* s, uint n) {}", "scale");
   spec.AddCudaPtxInMemory(".version 7.0\n.target sm_50\n", "scale");
+  spec.AddCudaSourceInMemory("extern \"C\" __global__ void scale() {}", "scale", "-std=c++17");
   ScaleKernel kernel(executor);
   STREAMEXECUTOR_RETURN_IF_ERROR(executor->GetKernel(spec, &kernel));
 
@@ -214,6 +215,9 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
       .ThenDoHostCallback([&host] { host[0] = 0.0f; })
       .ThenStopTimer(&timer);
   other.ThenWaitFor(&event);
+  other.ThenLaunch(se::LaunchAttributes().Cooperative().Clusters(se::ClusterDim(2)).ProgrammaticDependent(),
+                   se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64),
+                   count);
   se::CommandBuffer<B> buffer(executor);
   buffer.Init()
       .ThenLaunch(se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64),

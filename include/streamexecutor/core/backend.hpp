@@ -363,6 +363,7 @@ struct Capabilities {
 //   core/interop.hpp         NativeExecutorBackend, NativeDeviceBackend, NativeStreamBackend,
 //                            NativeKernelBackend, StreamAdoptionBackend, MemoryAdoptionBackend,
 //                            HostRegistrationBackend, ZeroCopyBackend
+//   core/launch_attributes.hpp LaunchAttributeBackend
 //   core/occupancy.hpp       KernelAttributesBackend, DriverOccupancyBackend
 //   core/prepared_launch.hpp PreparedLaunchBackend
 //   core/synchronous.hpp     StreamIdleQueryBackend, CallbackThreadBackend, StreamHostWaitBackend

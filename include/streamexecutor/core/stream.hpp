@@ -19,6 +19,7 @@
 #include "streamexecutor/core/event.hpp"
 #include "streamexecutor/core/executor.hpp"
 #include "streamexecutor/core/foreign_wait.hpp"
+#include "streamexecutor/core/launch_attributes.hpp"
 #include "streamexecutor/core/launch_check.hpp"
 #include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
@@ -141,6 +142,37 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       }
     }
     return *this;
+  }
+
+  // A launch with attributes (core/launch_attributes.hpp): cooperative, in
+  // clusters, programmatic. The checks above, then the backend's own.
+  template <typename... Params, typename... Args>
+  Stream& ThenLaunch(const LaunchAttributes& attributes, ThreadDim thread_dims, BlockDim block_dims,
+                     const TypedKernel<Params...>& kernel, Args&&... args) {
+    if (attributes.none()) return ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
+    static_assert(sizeof...(Params) == sizeof...(Args),
+                  "ThenLaunch: the number of arguments differs from the TypedKernel's parameter count");
+    if (!Ready("ThenLaunch with launch attributes")) return *this;
+    if (!detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...) &&
+        !RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
+                      args...)) {
+      return *this;
+    }
+    if constexpr (LaunchAttributeBackend<B>) {
+      if (Status s = detail::CheckClusterShape(attributes, block_dims, kernel.name(), Label()); !s.ok()) {
+        return Fail(std::move(s));
+      }
+      if (Status s =
+              B::CheckLaunchAttributes(parent_->native_state(), attributes, thread_dims, block_dims, kernel.name());
+          !s.ok()) {
+        return Fail(std::move(s));
+      }
+      const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
+                                                          thread_dims, block_dims, kernel.interned_name()};
+      return Check(B::template SubmitWithAttributes<Params...>(handle_, site, attributes, args...));
+    } else {
+      return Fail(detail::UnsupportedLaunchAttributes<B>(attributes, kernel.name(), Label()));
+    }
   }
 
   // A launch bound once (core/prepared_launch.hpp): the same run-time checks

@@ -517,6 +517,25 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
         },
         args...);
   }
+  // Launch attributes (core/launch_attributes.hpp), through cuLaunchKernelEx (cuda/launch.hpp).
+  static constexpr bool kLaunchAttributes = true;
+  static Status CheckLaunchAttributes(ExecutorState& executor, const LaunchAttributes& attributes, const ThreadDim&,
+                                      const BlockDim&, std::string_view kernel_name) {
+    return cuda_detail::CheckLaunchAttributes(*executor.api, executor.device, executor.ordinal,
+                                              executor.modules->capability, attributes, kernel_name);
+  }
+  template <typename... Params, typename... Args>
+  static Status SubmitWithAttributes(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
+                                     const LaunchAttributes& attributes, const Args&... args) {
+    if (stream->Failed()) [[unlikely]]
+      return Status();
+    return cuda_detail::WithArgumentParams<Params...>(
+        [&](void** params, std::uint64_t shared_bytes) {
+          return cuda_detail::LaunchWithAttributes(*stream, site.kernel.function, site.threads, site.blocks,
+                                                   shared_bytes, params, site.kernel_name, attributes);
+        },
+        args...);
+  }
   // The same launch with packed arguments (prepared launches): their
   // elements are read in place as the caller's arguments are.
   template <typename... Params>

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/launch_attributes.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/state.hpp"
@@ -98,5 +100,94 @@ LaunchSwitchingContext(const StreamState& stream, CUfunction function, std::uint
   }
   return Status();
 }
+
+// Launch attributes (core/launch_attributes.hpp): whether the device can,
+// before the driver is asked. Cooperative launch is a device attribute;
+// clusters and programmatic dependent launch need compute capability 9.0;
+// all of them need cuLaunchKernelEx (CUDA 11.8).
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+STREAMEXECUTOR_DECL Status CheckLaunchAttributes(const DriverApi& api, CUdevice device, int ordinal,
+                                                 CudaComputeCapability capability, const LaunchAttributes& attributes,
+                                                 std::string_view kernel_name) {
+  auto refuse = [&](std::string_view what, std::string_view why) {
+    return MakeError(ErrorCode::kFailedPrecondition, "ThenLaunch of kernel '{}' on cuda:{}: {} needs {}", kernel_name,
+                     ordinal, what, why);
+  };
+  if (api.cuLaunchKernelEx == nullptr) {
+    return refuse(attributes.Describe(), "cuLaunchKernelEx, which this driver lacks (CUDA 11.8)");
+  }
+  const bool sm90 = !(capability < CudaComputeCapability{9, 0});
+  if (attributes.clustered() && !sm90) {
+    return refuse("a launch in clusters",
+                  fmt::format("compute capability 9.0; this device is {}.{}", capability.major, capability.minor));
+  }
+  if (attributes.programmatic_dependent() && !sm90) {
+    return refuse("a programmatic dependent launch",
+                  fmt::format("compute capability 9.0; this device is {}.{}", capability.major, capability.minor));
+  }
+  if (attributes.cooperative()) {
+    int cooperative = 0;
+    if (const CUresult r = api.cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, device);
+        r != CUDA_SUCCESS) {
+      return api.Error(r, "cuDeviceGetAttribute", "asking cuda:{} whether it launches cooperative kernels", ordinal);
+    }
+    if (cooperative == 0) return refuse("a cooperative launch", "a device with CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH");
+  }
+  return Status();
+}
+
+// cuLaunchKernelEx with the attributes, in the stream's context.
+STREAMEXECUTOR_DECL Status LaunchWithAttributes(const StreamState& stream, CUfunction function,
+                                                const ThreadDim& threads, const BlockDim& blocks,
+                                                std::uint64_t shared_bytes, void** params,
+                                                const std::string* kernel_name, const LaunchAttributes& attributes) {
+  if (InHostFunction()) return ContextRefused(stream, CUDA_ERROR_NOT_PERMITTED, DriverStep::kHostFunction);
+  const ContextScope context_scope(*stream.api, stream.context);
+  if (!context_scope.ok()) return context_scope.status();
+  CUlaunchAttribute list[3] = {};
+  unsigned count = 0;
+  if (attributes.cooperative()) {
+    list[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    list[count++].value.cooperative = 1;
+  }
+  if (attributes.clustered()) {
+    list[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    list[count].value.clusterDim.x = static_cast<unsigned>(attributes.cluster().x);
+    list[count].value.clusterDim.y = static_cast<unsigned>(attributes.cluster().y);
+    list[count++].value.clusterDim.z = static_cast<unsigned>(attributes.cluster().z);
+  }
+  if (attributes.programmatic_dependent()) {
+    list[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    list[count++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(blocks.x);
+  config.gridDimY = static_cast<unsigned>(blocks.y);
+  config.gridDimZ = static_cast<unsigned>(blocks.z);
+  config.blockDimX = static_cast<unsigned>(threads.x);
+  config.blockDimY = static_cast<unsigned>(threads.y);
+  config.blockDimZ = static_cast<unsigned>(threads.z);
+  config.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+  config.hStream = stream.stream;
+  config.attrs = list;
+  config.numAttrs = count;
+  if (const CUresult r = stream.api->cuLaunchKernelEx(&config, function, params, nullptr); r != CUDA_SUCCESS) {
+    return stream.api->Error(r, "cuLaunchKernelEx",
+                             "launching kernel '{}' on cuda:{} with {}x{}x{} blocks of {}x{}x{} threads, {} bytes of "
+                             "dynamic shared memory, {}",
+                             kernel_name ? *kernel_name : std::string("?"), stream.ordinal, blocks.x, blocks.y,
+                             blocks.z, threads.x, threads.y, threads.z, shared_bytes, attributes.Describe());
+  }
+  return Status();
+}
+#else
+STREAMEXECUTOR_DECL Status CheckLaunchAttributes(const DriverApi& api, CUdevice device, int ordinal,
+                                                 CudaComputeCapability capability, const LaunchAttributes& attributes,
+                                                 std::string_view kernel_name);
+STREAMEXECUTOR_DECL Status LaunchWithAttributes(const StreamState& stream, CUfunction function,
+                                                const ThreadDim& threads, const BlockDim& blocks,
+                                                std::uint64_t shared_bytes, void** params,
+                                                const std::string* kernel_name, const LaunchAttributes& attributes);
+#endif
 
 }  // namespace streamexecutor::cuda_detail

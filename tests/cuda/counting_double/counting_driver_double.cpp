@@ -158,6 +158,10 @@ SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
 
 int DeviceLimit(CUdevice_attribute which);  // the limits occupancy counts with: occupancy_double.inc
+int ComputeCapability() {
+  const char* asked = std::getenv("SE_COUNTING_DOUBLE_COMPUTE_CAPABILITY");
+  return asked != nullptr ? std::atoi(asked) : 90;
+}
 int Attribute(CUdevice_attribute which) {
   switch (which) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
@@ -170,8 +174,10 @@ int Attribute(CUdevice_attribute which) {
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 4;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+    // SE_COUNTING_DOUBLE_COMPUTE_CAPABILITY=80 makes an older device (launch attributes' tests).
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return ComputeCapability() / 10;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return ComputeCapability() % 10;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return std::getenv("SE_COUNTING_DOUBLE_NO_COOPERATIVE") == nullptr;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return std::getenv("SE_COUNTING_DOUBLE_NO_POOLS") == nullptr;

@@ -25,6 +25,10 @@ struct SeCountingDoubleLaunch {
   std::size_t param_count;  // from the kernel's PTX .entry
   std::size_t param_sizes[16];
   unsigned char param_bytes[16][64];  // each parameter's value, as the kernel would receive it
+  // cuLaunchKernelEx's attributes (all zero for cuLaunchKernel).
+  int cooperative;
+  unsigned cluster[3];
+  int programmatic;
 };
 
 // Calls of one entry point (by its driver API name, e.g. "cuLaunchKernel").
