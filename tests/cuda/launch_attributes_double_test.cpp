@@ -57,7 +57,8 @@ GridKernel Load() {
 
 }  // namespace
 
-TEST_CASE("each attribute reaches cuLaunchKernelEx; a launch without any is cuLaunchKernel", "[cuda][launch-attributes]") {
+TEST_CASE("each attribute reaches cuLaunchKernelEx; a launch without any is cuLaunchKernel",
+          "[cuda][launch-attributes]") {
   auto* executor = Executor();
   REQUIRE(Double().loaded());
   const GridKernel kernel = Load();
@@ -71,9 +72,10 @@ TEST_CASE("each attribute reaches cuLaunchKernelEx; a launch without any is cuLa
   CHECK(Calls("cuLaunchKernel") == plain + 1);
   CHECK(Calls("cuLaunchKernelEx") == extended);
 
-  REQUIRE(stream.ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(128), se::BlockDim(8), kernel,
-                            data.ptr(), 7u)
-              .ok());
+  REQUIRE(
+      stream
+          .ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(128), se::BlockDim(8), kernel, data.ptr(), 7u)
+          .ok());
   CHECK(Calls("cuLaunchKernelEx") == extended + 1);
   REQUIRE(Double().last_launch(&launch));
   CHECK(launch.cooperative == 1);
@@ -85,8 +87,9 @@ TEST_CASE("each attribute reaches cuLaunchKernelEx; a launch without any is cuLa
   std::memcpy(&second, launch.param_bytes[1], sizeof second);
   CHECK(second == 7u);
 
-  REQUIRE(stream.ThenLaunch(se::LaunchAttributes().Clusters(se::ClusterDim(2, 2)), se::ThreadDim(32),
-                            se::BlockDim(4, 2), kernel, data.ptr(), 1u)
+  REQUIRE(stream
+              .ThenLaunch(se::LaunchAttributes().Clusters(se::ClusterDim(2, 2)), se::ThreadDim(32), se::BlockDim(4, 2),
+                          kernel, data.ptr(), 1u)
               .ok());
   REQUIRE(Double().last_launch(&launch));
   CHECK(launch.cluster[0] == 2);
@@ -94,8 +97,9 @@ TEST_CASE("each attribute reaches cuLaunchKernelEx; a launch without any is cuLa
   CHECK(launch.cluster[2] == 1);
   CHECK(launch.cooperative == 0);
 
-  REQUIRE(stream.ThenLaunch(se::LaunchAttributes().ProgrammaticDependent().Cooperative(), se::ThreadDim(32),
-                            se::BlockDim(2), kernel, data.ptr(), 1u)
+  REQUIRE(stream
+              .ThenLaunch(se::LaunchAttributes().ProgrammaticDependent().Cooperative(), se::ThreadDim(32),
+                          se::BlockDim(2), kernel, data.ptr(), 1u)
               .BlockHostUntilDone()
               .ok());
   REQUIRE(Double().last_launch(&launch));
@@ -119,8 +123,8 @@ TEST_CASE("a cluster that does not divide the grid, or is too large, is refused 
   CHECK(Mentions(uneven.status(), "kernel 'grid_sync' on cuda:0"));
   CHECK(Mentions(uneven.status(), "a grid of 3x1x1 blocks does not divide into clusters of 2x1x1 blocks"));
   se::Stream large(executor);
-  large.Init().ThenLaunch(se::LaunchAttributes().Clusters(se::ClusterDim(4, 4)), se::ThreadDim(32),
-                          se::BlockDim(8, 8), kernel, data.ptr(), 1u);
+  large.Init().ThenLaunch(se::LaunchAttributes().Clusters(se::ClusterDim(4, 4)), se::ThreadDim(32), se::BlockDim(8, 8),
+                          kernel, data.ptr(), 1u);
   CHECK(large.status().code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(large.status(), "holds 16 blocks, more than the 8"));
   CHECK(Calls("cuLaunchKernelEx") == extended);
@@ -156,12 +160,12 @@ TEST_CASE("launch attributes are checked like any launch, and refused while capt
   auto data = executor->AllocateOwnedArray<float>(16);
   const long extended = Calls("cuLaunchKernelEx");
   se::Stream too_many_threads(executor);
-  too_many_threads.Init().ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(4096), se::BlockDim(1),
-                                     kernel, data.ptr(), 1u);
+  too_many_threads.Init().ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(4096), se::BlockDim(1), kernel,
+                                     data.ptr(), 1u);
   CHECK(too_many_threads.status().code() == se::ErrorCode::kInvalidArgument);
   se::Stream uninitialized(executor);
-  uninitialized.ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(32), se::BlockDim(1), kernel,
-                           data.ptr(), 1u);
+  uninitialized.ThenLaunch(se::LaunchAttributes().Cooperative(), se::ThreadDim(32), se::BlockDim(1), kernel, data.ptr(),
+                           1u);
   CHECK(uninitialized.status().code() == se::ErrorCode::kFailedPrecondition);
   se::Stream capturing(executor);
   se::CommandBuffer buffer(executor);
@@ -177,8 +181,7 @@ TEST_CASE("launch attributes are checked like any launch, and refused while capt
 
 // Hidden: its own run makes the double's device older (SE_COUNTING_DOUBLE_COMPUTE_CAPABILITY=80,
 // SE_COUNTING_DOUBLE_NO_COOPERATIVE).
-TEST_CASE("a device without the feature refuses each attribute before the driver",
-          "[cuda][.][older-device]") {
+TEST_CASE("a device without the feature refuses each attribute before the driver", "[cuda][.][older-device]") {
   REQUIRE(std::getenv("SE_COUNTING_DOUBLE_COMPUTE_CAPABILITY") != nullptr);
   auto* executor = Executor();
   REQUIRE(Double().loaded());
@@ -202,5 +205,6 @@ TEST_CASE("a device without the feature refuses each attribute before the driver
   CHECK(Calls("cuLaunchKernelEx") == extended);
   // Without attributes the same kernel launches.
   se::Stream plain(executor);
-  CHECK(plain.Init().ThenLaunch(se::LaunchAttributes(), se::ThreadDim(32), se::BlockDim(2), kernel, data.ptr(), 1u).ok());
+  CHECK(
+      plain.Init().ThenLaunch(se::LaunchAttributes(), se::ThreadDim(32), se::BlockDim(2), kernel, data.ptr(), 1u).ok());
 }
