@@ -16,6 +16,12 @@ For each backend header it times `c++ -c` of
                 unit costs when the project compiles the library's part once
   part_BACKEND  that compiled part (<streamexecutor/src.hpp>), paid once per
                 project, not per unit
+  pch_BACKEND   se_BACKEND with a precompiled header of <streamexecutor/BACKEND.hpp>
+                (g++'s .gch, as Meson's cpp_pch and CMake's target_precompile_headers
+                make it); seppch_BACKEND the same separately compiled; rawpch_BACKEND
+                raw_BACKEND with a precompiled header of the raw API's own header
+  gch_BACKEND, sepgch_BACKEND, rawgch_BACKEND  building those headers, once per
+                project (a unit is compiled with a header built in the same run)
 Runs go round-robin, so drift on a busy machine hits every unit alike; the
 median of the runs is reported, as wall seconds and as the compiler's CPU
 seconds (user + system, from wait4), which a busy machine disturbs far less.
@@ -51,6 +57,8 @@ def reachable_headers(include_dir, top):
         if rel in seen:
             continue
         seen.add(rel)
+        if not os.path.isfile(os.path.join(include_dir, rel)):
+            continue  # generated in the build tree (cuda/conditional_setter.inc), behind __has_include
         with open(os.path.join(include_dir, rel)) as f:
             for line in f:
                 m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', line)
@@ -117,13 +125,30 @@ def main():
         raw = os.path.join(HERE, 'compile_time', 'raw_%s.cpp' % b)
         if os.path.isfile(raw):
             units['raw_' + b] = (raw, extra)
+        # Precompiled headers: the .gch sits beside the header that -include
+        # names, built with the flags of the units that use it (g++ refuses,
+        # and -Werror=invalid-pch fails the unit, where they differ).
+        se_source = os.path.join(HERE, 'compile_time', 'se_%s.cpp' % b)
+        pchs = [('', '#include <streamexecutor/%s.hpp>\n' % b, extra, se_source),
+                ('sep', '#include <streamexecutor/%s.hpp>\n' % b, separate, se_source)]
+        if os.path.isfile(raw):
+            with open(raw) as f:
+                raw_includes = ''.join(line for line in f if line.lstrip().startswith('#include'))
+            pchs.append(('raw', raw_includes, extra, raw))
+        for prefix, text, flags, source in pchs:
+            header = os.path.join(tmp, '%spch_%s.hpp' % (prefix, b))
+            with open(header, 'w') as f:
+                f.write(text)
+            units['%sgch_%s' % (prefix, b)] = (header, flags + ['-x', 'c++-header', '-o', header + '.gch'])
+            units['%spch_%s' % (prefix, b)] = (source, flags + ['-include', header, '-Werror=invalid-pch'])
 
     times = {name: [] for name in units}
     cpu = {name: [] for name in units}
     obj = os.path.join(tmp, 'unit.o')
     for _ in range(args.runs):
         for name, (source, extra) in units.items():
-            cmd = [args.cxx] + FLAGS + extra + [source] + ([] if '-fsyntax-only' in extra else ['-c', '-o', obj])
+            own_output = '-fsyntax-only' in extra or 'c++-header' in extra
+            cmd = [args.cxx] + FLAGS + extra + [source] + ([] if own_output else ['-c', '-o', obj])
             start = time.perf_counter()
             with tempfile.TemporaryFile() as err:
                 child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
@@ -160,6 +185,14 @@ def main():
         line += ' | separately compiled (cpu): %.2fs, %s %.2f; its compiled part %.2fs once' % (
             c['sep_' + b], 'sep/raw' if base.startswith('raw') else 'sep/std', c['sep_' + b] / c[base],
             c['part_' + b])
+        if 'pch_' + b in c:
+            line += ' | with a precompiled header (cpu): se %.2fs, separately compiled %.2fs' % (
+                c['pch_' + b], c['seppch_' + b])
+            if 'rawpch_' + b in c:
+                line += ', raw %.2fs; se/rawpch %.2f, sep/rawpch %.2f, sep/raw %.2f' % (
+                    c['rawpch_' + b], c['pch_' + b] / c['rawpch_' + b], c['seppch_' + b] / c['rawpch_' + b],
+                    c['seppch_' + b] / c['raw_' + b])
+            line += '; building the header %.2fs (separately compiled %.2fs) once' % (c['gch_' + b], c['sepgch_' + b])
         print(line)
 
 
