@@ -34,7 +34,8 @@ namespace streamexecutor {
 // Exported so that Platform<cuda> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
                                     cuda_detail::NativePoolOperations,
-                                    cuda_detail::CommandBufferOperations {
+                                    cuda_detail::CommandBufferOperations,
+                                    cuda_detail::LaunchAttributeOperations {
   static constexpr std::string_view kName = "cuda";
   // In the order the loader prefers them: code for the device first.
   static constexpr std::array<KernelFormat, 4> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
@@ -514,25 +515,6 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
         [&](void** params, std::uint64_t shared_bytes) __attribute__((always_inline)) {
           return cuda_detail::LaunchFunction(*stream, site.kernel.function, site.threads, site.blocks, shared_bytes,
                                              params, site.kernel_name);
-        },
-        args...);
-  }
-  // Launch attributes (core/launch_attributes.hpp), through cuLaunchKernelEx (cuda/launch.hpp).
-  static constexpr bool kLaunchAttributes = true;
-  static Status CheckLaunchAttributes(ExecutorState& executor, const LaunchAttributes& attributes, const ThreadDim&,
-                                      const BlockDim&, std::string_view kernel_name) {
-    return cuda_detail::CheckLaunchAttributes(*executor.api, executor.device, executor.ordinal,
-                                              executor.modules->capability, attributes, kernel_name);
-  }
-  template <typename... Params, typename... Args>
-  static Status SubmitWithAttributes(StreamHandle& stream, const op::LaunchSite<KernelHandle>& site,
-                                     const LaunchAttributes& attributes, const Args&... args) {
-    if (stream->Failed()) [[unlikely]]
-      return Status();
-    return cuda_detail::WithArgumentParams<Params...>(
-        [&](void** params, std::uint64_t shared_bytes) {
-          return cuda_detail::LaunchWithAttributes(*stream, site.kernel.function, site.threads, site.blocks,
-                                                   shared_bytes, params, site.kernel_name, attributes);
         },
         args...);
   }

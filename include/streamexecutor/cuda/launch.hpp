@@ -14,8 +14,10 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/launch_attributes.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/cuda/driver.hpp"
+#include "streamexecutor/cuda/kernel_params.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 
@@ -189,5 +191,28 @@ STREAMEXECUTOR_DECL Status LaunchWithAttributes(const StreamState& stream, CUfun
                                                 std::uint64_t shared_bytes, void** params,
                                                 const std::string* kernel_name, const LaunchAttributes& attributes);
 #endif
+
+// What se::cuda declares as a LaunchAttributeBackend (it derives from this).
+struct LaunchAttributeOperations {
+  static constexpr bool kLaunchAttributes = true;
+  template <typename Executor>
+  static Status CheckLaunchAttributes(Executor& executor, const LaunchAttributes& attributes, const ThreadDim&,
+                                      const BlockDim&, std::string_view kernel_name) {
+    return cuda_detail::CheckLaunchAttributes(*executor.api, executor.device, executor.ordinal,
+                                              executor.modules->capability, attributes, kernel_name);
+  }
+  template <typename... Params, typename KernelHandle, typename... Args>
+  static Status SubmitWithAttributes(StreamState*& stream, const op::LaunchSite<KernelHandle>& site,
+                                     const LaunchAttributes& attributes, const Args&... args) {
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
+    return WithArgumentParams<Params...>(
+        [&](void** params, std::uint64_t shared_bytes) {
+          return LaunchWithAttributes(*stream, site.kernel.function, site.threads, site.blocks, shared_bytes, params,
+                                      site.kernel_name, attributes);
+        },
+        args...);
+  }
+};
 
 }  // namespace streamexecutor::cuda_detail
