@@ -272,7 +272,7 @@ TEST_CASE_METHOD(OneRegistry, "retiring every adopted record leaves the rest liv
   const se::DeviceMemoryBase forgotten = Registered(registry, Handle(3), 16, RecordKind::kAdopted);
   REQUIRE(registry.Retire("ForgetDeviceMemory", "test:0", forgotten, RecordKind::kAdopted).ok());
 
-  std::vector<se::DeviceMemoryBase> left = registry.RetireAllAdopted();
+  std::vector<se::DeviceMemoryBase> left = registry.RetireAll(se::detail::RecordKind::kAdopted);
   REQUIRE(left.size() == 2);
   std::sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.opaque() < b.opaque(); });
   CHECK(left[0].opaque() == Handle(1));
@@ -282,7 +282,7 @@ TEST_CASE_METHOD(OneRegistry, "retiring every adopted record leaves the rest liv
   CHECK_FALSE(registry.IsLiveView(first));
   CHECK_FALSE(registry.IsLiveView(second));
   CHECK(registry.IsLiveView(allocated));
-  CHECK(registry.RetireAllAdopted().empty());
+  CHECK(registry.RetireAll(se::detail::RecordKind::kAdopted).empty());
 }
 
 TEST_CASE_METHOD(OneRegistry, "counts follow allocated and pooled records, not adopted ones", "[allocation_registry]") {

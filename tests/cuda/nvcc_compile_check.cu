@@ -97,6 +97,13 @@ int Run(se::Platform<B>& platform) {
       .ThenWaitFor(&other)
       .ThenDoHostCallback([&] { callback_ran = true; })
       .ThenStopTimer(&timer);
+  // Stream memory operations and a handle for another process.
+  se::ScopedDeviceMemory<std::uint32_t> flag = executor->template AllocateOwnedArray<std::uint32_t>(1);
+  stream.ThenWriteValue(flag.ptr(), 1u).ThenWaitValue(flag.cref(), 1u, se::WaitCondition::kEqual);
+  if (se::StatusOr<se::IpcMemoryHandle> handle = executor->ExportMemory(flag.cref()); !handle.ok()) {
+    std::printf("ExportMemory: %s\n", handle.status().ToString().c_str());
+    return 1;
+  }
   // A prepared launch and a launch typed at run time, adding one more each.
   se::PreparedLaunch prepared(kernel, se::ThreadDim(128), se::BlockDim((n + 127) / 128), data.ptr(), n);
   se::UntypedKernel untyped(executor);

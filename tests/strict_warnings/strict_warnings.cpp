@@ -215,6 +215,8 @@ se::Status Exercise(se::StreamExecutor<B>* executor) {
       .ThenDoHostCallback([&host] { host[0] = 0.0f; })
       .ThenStopTimer(&timer);
   other.ThenWaitFor(&event);
+  auto flag = executor->template AllocateOwnedArray<std::uint64_t>(1);
+  other.ThenWriteValue(flag.ptr(), 1).ThenWaitValue(flag.cref(), 1, se::WaitCondition::kEqual);
   other.ThenLaunch(se::LaunchAttributes().Cooperative().Clusters(se::ClusterDim(2)).ProgrammaticDependent(),
                    se::ThreadDim(64), se::BlockDim(4), kernel, 2.0f, data.ptr(), se::SharedDeviceMemory<float>(64),
                    count);

@@ -47,12 +47,14 @@ constexpr std::string_view RegisteringCall(RecordKind kind) {
   return kind == RecordKind::kAdopted    ? "AdoptDeviceMemory"
          : kind == RecordKind::kHostView ? "HostMemoryDeviceView"
          : kind == RecordKind::kPooled   ? "ThenAllocate"
+         : kind == RecordKind::kImported ? "ImportMemory"
                                          : "allocation";
 }
 constexpr std::string_view RegisteredBy(RecordKind kind) {
   return kind == RecordKind::kAdopted    ? "an earlier AdoptDeviceMemory registered it"
          : kind == RecordKind::kHostView ? "it is the device view of pinned host memory"
          : kind == RecordKind::kPooled   ? "a memory pool handed it out"
+         : kind == RecordKind::kImported ? "ImportMemory mapped it from another process"
                                          : "it allocated it";
 }
 constexpr std::string_view LetGoBy(RecordKind kind) {
@@ -64,6 +66,8 @@ constexpr std::string_view LetGoBy(RecordKind kind) {
     case RecordKind::kHostView:
       return "the device view of pinned host memory (HostMemoryDeviceView), not an allocation: it goes with that "
              "memory, released by HostMemoryDeallocate, HostMemoryUnregister or PinnedHostMemory::Reset";
+    case RecordKind::kImported:
+      return "imported from another process (ImportMemory), not allocated: CloseImportedMemory unmaps it";
     case RecordKind::kPooled: break;
   }
   return "allocated from a memory pool (ThenAllocate): free it in stream order with ThenDeallocate";
@@ -180,8 +184,13 @@ class AllocationRegistry {
     AllocationRecord* record = Find(memory);
     if (record == nullptr) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was not {} this executor or was already {}",
-                       caller, label, memory.opaque(), kind == RecordKind::kAdopted ? "adopted by" : "allocated by",
-                       kind == RecordKind::kAdopted ? "forgotten" : "freed");
+                       caller, label, memory.opaque(),
+                       kind == RecordKind::kAdopted    ? "adopted by"
+                       : kind == RecordKind::kImported ? "imported by"
+                                                       : "allocated by",
+                       kind == RecordKind::kAdopted    ? "forgotten"
+                       : kind == RecordKind::kImported ? "closed"
+                                                       : "freed");
     }
     if (const RecordKind was = record->kind.load(std::memory_order_relaxed); was != kind) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: {} was {}", caller, label, memory.opaque(),
@@ -239,14 +248,15 @@ class AllocationRegistry {
   void AddPoolReserveLocked(std::uint64_t bytes) noexcept { counts_.bytes_reserved_in_pools += bytes; }
   void SubtractPoolReserveLocked(std::uint64_t bytes) noexcept { counts_.bytes_reserved_in_pools -= bytes; }
 
-  // Retires every adopted record (the executor's destructor) and returns
-  // their memory, for the backend to forget. Their records are not reused.
-  std::vector<DeviceMemoryBase> RetireAllAdopted() {
+  // Retires every adopted or imported record (the executor's destructor)
+  // and returns their memory, for the backend to forget or unmap. Their
+  // records are not reused.
+  std::vector<DeviceMemoryBase> RetireAll(RecordKind kind) {
     std::vector<DeviceMemoryBase> left;
     std::lock_guard<std::mutex> lock(mutex_);
     for (AllocationRecord& record : records_) {
       if (record.id.load(std::memory_order_acquire) == 0) continue;
-      if (record.kind.load(std::memory_order_relaxed) != RecordKind::kAdopted) continue;
+      if (record.kind.load(std::memory_order_relaxed) != kind) continue;
       left.emplace_back(record.opaque.load(std::memory_order_relaxed), record.bytes.load(std::memory_order_relaxed));
       record.id.store(0, std::memory_order_release);
     }

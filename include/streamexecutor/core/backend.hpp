@@ -363,9 +363,11 @@ struct Capabilities {
 //   core/interop.hpp         NativeExecutorBackend, NativeDeviceBackend, NativeStreamBackend,
 //                            NativeKernelBackend, StreamAdoptionBackend, MemoryAdoptionBackend,
 //                            HostRegistrationBackend, ZeroCopyBackend
+//   core/ipc.hpp             IpcMemoryBackend, IpcEventBackend
 //   core/launch_attributes.hpp LaunchAttributeBackend
 //   core/occupancy.hpp       KernelAttributesBackend, DriverOccupancyBackend
 //   core/prepared_launch.hpp PreparedLaunchBackend
+//   core/stream_memory.hpp   StreamMemoryOperationBackend
 //   core/synchronous.hpp     StreamIdleQueryBackend, CallbackThreadBackend, StreamHostWaitBackend
 //   core/untyped_launch.hpp  UntypedLaunchBackend
 //   collectives/operations.hpp CollectiveBackend (the collectives family, <streamexecutor/collectives.hpp>)

@@ -35,7 +35,7 @@ namespace detail {
 // adopted memory (core/interop.hpp), never freeing it; the device view of
 // pinned host memory (core/pinned_memory.hpp) goes with that memory; memory
 // from a pool (core/memory_pool.hpp) goes back to it with ThenDeallocate.
-enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView, kPooled };
+enum class RecordKind : std::uint8_t { kAllocated, kAdopted, kHostView, kPooled, kImported };
 
 struct AllocationRecord {
   const void* owner = nullptr;         // the StreamExecutor; set once

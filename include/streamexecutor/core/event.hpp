@@ -52,6 +52,42 @@ class Event {
   const Status& init_status() const { return init_status_; }
   bool initialized() const { return initialized_; }
 
+  // Events shared between processes (core/ipc.hpp), as CUDA's
+  // cuIpcGetEventHandle and cuIpcOpenEventHandle share them: InitInterprocess
+  // makes one whose Export() another process opens with InitImported. Both
+  // sides record it and wait on it; it is not timed.
+  bool InitInterprocess() { return Create(/*timing=*/false, /*interprocess=*/true); }
+  StatusOr<IpcEventHandle> Export() {
+    STREAMEXECUTOR_RETURN_IF_ERROR(CheckInitialized("Event::Export"));
+    if (!interprocess_) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "Event::Export on {}: only an event made with InitInterprocess can be exported",
+                       parent_->DeviceLabel());
+    }
+    if constexpr (IpcEventBackend<B>) {
+      IpcEventHandle handle;
+      detail::WriteIpcHeader(handle.bytes, B::kName, parent_->device_ordinal(), 0, 0, 0);
+      STREAMEXECUTOR_RETURN_IF_ERROR(B::ExportEvent(handle_, detail::IpcPayload(handle)));
+      return handle;
+    } else {
+      return Unshared("Event::Export");
+    }
+  }
+  bool InitImported(const IpcEventHandle& handle) {
+    if (!CanCreate("Event::InitImported")) return false;
+    if constexpr (IpcEventBackend<B>) {
+      StatusOr<detail::IpcHeader> header =
+          detail::ReadIpcHeader(handle.bytes, B::kName, "Event::InitImported", parent_->DeviceLabel(), "Event");
+      init_status_ = header.ok() ? B::ImportEvent(parent_->native_state(), detail::ConstIpcPayload(handle), handle_)
+                                 : header.status();
+    } else {
+      init_status_ = Unshared("Event::InitImported");
+    }
+    initialized_ = init_status_.ok();
+    interprocess_ = false;  // an imported event is not exported again
+    return initialized_;
+  }
+
   // kComplete when every recording enqueued so far has run (or none was).
   State PollForStatus() {
     if (!initialized_) return State::kError;
@@ -79,25 +115,47 @@ class Event {
   void Release() noexcept {
     if (initialized_) B::DestroyEvent(parent_->native_state(), handle_);
     initialized_ = false;
+    interprocess_ = false;
   }
   void TakeFrom(Event& other) noexcept {
     handle_ = std::exchange(other.handle_, typename B::EventHandle{});
     initialized_ = std::exchange(other.initialized_, false);
+    interprocess_ = std::exchange(other.interprocess_, false);
     recorded_.store(other.recorded_.exchange(false, std::memory_order_acq_rel), std::memory_order_release);
     init_status_ = std::move(other.init_status_);
     other.init_status_ = Status();
   }
 
-  bool Create(bool timing) {
+  bool CanCreate(std::string_view caller) {
     if (parent_ == nullptr) {
       init_status_ =
-          Status(ErrorCode::kInvalidArgument, "Event::Init: the event was constructed with a null StreamExecutor");
+          MakeError(ErrorCode::kInvalidArgument, "{}: the event was constructed with a null StreamExecutor", caller);
       return false;
     }
     if (initialized_) {
       init_status_ =
-          MakeError(ErrorCode::kFailedPrecondition, "Event::Init on {}: already initialized", parent_->DeviceLabel());
+          MakeError(ErrorCode::kFailedPrecondition, "{} on {}: already initialized", caller, parent_->DeviceLabel());
       return false;
+    }
+    return true;
+  }
+  Status Unshared(std::string_view caller) const {
+    return MakeError(ErrorCode::kUnimplemented,
+                     "{} on {}: the {} backend cannot share events between processes; see IpcEventBackend in "
+                     "docs/api.md",
+                     caller, parent_->DeviceLabel(), B::kName);
+  }
+
+  bool Create(bool timing, bool interprocess = false) {
+    if (!CanCreate(interprocess ? "Event::InitInterprocess" : "Event::Init")) return false;
+    if (interprocess) {
+      if constexpr (IpcEventBackend<B>) {
+        init_status_ = B::CreateInterprocessEvent(parent_->native_state(), handle_);
+      } else {
+        init_status_ = Unshared("Event::InitInterprocess");
+      }
+      interprocess_ = initialized_ = init_status_.ok();
+      return initialized_;
     }
     if constexpr (TimingEventBackend<B>) {
       init_status_ = timing ? B::CreateTimingEvent(parent_->native_state(), handle_)
@@ -112,6 +170,7 @@ class Event {
   StreamExecutor<B>* parent_;
   typename B::EventHandle handle_{};
   bool initialized_ = false;
+  bool interprocess_ = false;  // made by InitInterprocess: Export() may share it
   // Atomic: streams on several threads may record the same event.
   std::atomic<bool> recorded_{false};
   Status init_status_;

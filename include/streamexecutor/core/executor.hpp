@@ -14,6 +14,7 @@
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/extensions.hpp"
 #include "streamexecutor/core/interop.hpp"
+#include "streamexecutor/core/ipc.hpp"
 #include "streamexecutor/core/kernel.hpp"
 #include "streamexecutor/core/occupancy.hpp"
 #include "streamexecutor/core/operations.hpp"
@@ -31,12 +32,13 @@ template <Backend B>
 class MemoryPool;
 
 // Pinned host memory (core/pinned_memory.hpp), adoption of memory allocated
-// elsewhere (core/interop.hpp), peer access (core/peer_access.hpp), how
+// elsewhere (core/interop.hpp), memory shared between processes (core/ipc.hpp), peer access (core/peer_access.hpp), how
 // synchronous operations run (core/synchronous.hpp) and kernel attributes and
 // occupancy (core/occupancy.hpp) are kept in base classes.
 template <Backend B>
 class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
                        public detail::AdoptionApi<B>,
+                       public detail::IpcApi<B>,
                        public detail::PeerAccessApi<B>,
                        public detail::SynchronousOperations<B>,
                        public detail::OccupancyApi<B> {
@@ -47,6 +49,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     extensions_.Clear();  // library state may hold driver objects of this device
     this->CloseSynchronous(state_);
     this->ForgetAllAdopted();
+    this->CloseAllImported();
     this->ReleaseAllHostMemory();
     B::CloseExecutor(state_);
   }
@@ -393,6 +396,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
  private:
   friend class Platform<B>;
   friend class detail::AdoptionApi<B>;
+  friend class detail::IpcApi<B>;
   friend class detail::PinnedHostMemoryApi<B>;
   friend class detail::PeerAccessApi<B>;
   friend class MemoryPool<B>;
@@ -455,7 +459,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   Status RetireRecord(std::string_view caller, const DeviceMemoryBase& memory, detail::RecordKind kind) {
     return registry_.Retire(caller, label_, memory, kind);
   }
-  std::vector<DeviceMemoryBase> RetireAllAdopted() { return registry_.RetireAllAdopted(); }
+  std::vector<DeviceMemoryBase> RetireAll(detail::RecordKind kind) { return registry_.RetireAll(kind); }
 
   static Status FreeOwned(void* owner, DeviceMemoryBase* memory) {
     return static_cast<StreamExecutor*>(owner)->Deallocate(memory);

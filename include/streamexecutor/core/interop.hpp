@@ -218,7 +218,8 @@ class AdoptionApi {
     const Forget forget = forget_.load(std::memory_order_acquire);
     if (forget == nullptr) return;
     StreamExecutor<B>& self = Self();
-    for (const DeviceMemoryBase& left : self.RetireAllAdopted()) forget(self.native_state(), left).IgnoreError();
+    for (const DeviceMemoryBase& left : self.RetireAll(RecordKind::kAdopted))
+      forget(self.native_state(), left).IgnoreError();
   }
 
  private:

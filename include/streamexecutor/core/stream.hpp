@@ -23,6 +23,7 @@
 #include "streamexecutor/core/launch_check.hpp"
 #include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
+#include "streamexecutor/core/stream_memory.hpp"
 
 namespace streamexecutor {
 
@@ -263,6 +264,19 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     } else {
       return Check(op::Validate(*parent_, caller, op::Prefetch{memory, to}));
     }
+  }
+
+  // Stream memory operations (core/stream_memory.hpp): wait until the first
+  // element of `word` meets `condition` against `value`; write `value` to it.
+  template <detail::StreamMemoryWord T>
+  Stream& ThenWaitValue(const DeviceMemory<T>& word, std::type_identity_t<T> value,
+                        WaitCondition condition = WaitCondition::kGreaterOrEqual) {
+    return ThenStreamMemory("ThenWaitValue", op::WaitValue{word, detail::WordBits(value), condition, sizeof(T) == 8});
+  }
+  template <detail::StreamMemoryWord T>
+  Stream& ThenWriteValue(DeviceMemory<T>* word, std::type_identity_t<T> value) {
+    if (word == nullptr) return Admit("ThenWriteValue") ? Fail(Null("ThenWriteValue", "word")) : *this;
+    return ThenStreamMemory("ThenWriteValue", op::WriteValue{*word, detail::WordBits(value), sizeof(T) == 8});
   }
 
   // ---- Stream-ordered allocation (core/memory_pool.hpp) -----------------------
@@ -643,6 +657,17 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     return Check(B::Submit(handle_, operation));
   }
 
+  template <typename Operation>
+  Stream& ThenStreamMemory(std::string_view caller, const Operation& operation) {
+    if (!Ready(caller)) return *this;
+    if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
+      return Fail(std::move(s));
+    if constexpr (StreamMemoryOperationBackend<B>) {
+      return Check(B::Submit(handle_, operation));
+    } else {
+      return Fail(detail::UnsupportedStreamMemoryOperation<B>(caller, Label()));
+    }
+  }
   Stream& EnableTiming(std::string_view caller) {
     if constexpr (TimingStreamBackend<B>) {
       if (!Ready(caller)) return *this;

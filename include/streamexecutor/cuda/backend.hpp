@@ -20,6 +20,7 @@
 #include "streamexecutor/cuda/command_buffer_operations.hpp"
 #include "streamexecutor/cuda/driver.hpp"
 #include "streamexecutor/cuda/foreign_wait.hpp"
+#include "streamexecutor/cuda/ipc.hpp"
 #include "streamexecutor/cuda/kernel_params.hpp"
 #include "streamexecutor/cuda/launch.hpp"
 #include "streamexecutor/cuda/loader.hpp"
@@ -27,6 +28,7 @@
 #include "streamexecutor/cuda/memory_pool.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
+#include "streamexecutor/cuda/stream_memory.hpp"
 #include "streamexecutor/cuda/untyped.hpp"
 
 namespace streamexecutor {
@@ -35,8 +37,11 @@ namespace streamexecutor {
 struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
                                     cuda_detail::NativePoolOperations,
                                     cuda_detail::CommandBufferOperations,
-                                    cuda_detail::LaunchAttributeOperations {
+                                    cuda_detail::LaunchAttributeOperations,
+                                    cuda_detail::StreamMemoryOperations,
+                                    cuda_detail::IpcOperations {
   static constexpr std::string_view kName = "cuda";
+  using cuda_detail::StreamMemoryOperations::Submit;  // beside this struct's own Submit overloads
   // In the order the loader prefers them: code for the device first.
   static constexpr std::array<KernelFormat, 4> kKernelFormats{kernel_formats::kCudaCubin, kernel_formats::kCudaFatbin,
                                                               kernel_formats::kCudaPtx, kernel_formats::kCudaSource};
@@ -586,6 +591,8 @@ static_assert(UnifiedMemoryBackend<cuda> && PrefetchBackend<cuda> && MemoryAdvic
 static_assert(NativeMemoryPoolBackend<cuda>);
 static_assert(PinnedMemoryBackend<cuda>);
 static_assert(PeerAccessBackend<cuda>);
+static_assert(StreamMemoryOperationBackend<cuda>);
+static_assert(IpcMemoryBackend<cuda> && IpcEventBackend<cuda>);
 static_assert(ForeignWaitBackend<cuda> && EventNotifyBackend<cuda>);
 static_assert(CommandBufferBackend<cuda>);
 static_assert(CommandBufferUpdateBackend<cuda>);

@@ -112,7 +112,12 @@ namespace streamexecutor::cuda_detail {
   X(cuGraphNodeGetType, 10000)                         \
   X(cuStreamBeginCapture, 10010)                       \
   X(cuStreamEndCapture, 10000)                         \
-  X(cuStreamQuery, 2000)
+  X(cuStreamQuery, 2000)                               \
+  X(cuIpcGetMemHandle, 4010)                           \
+  X(cuIpcOpenMemHandle, 11000)                         \
+  X(cuIpcCloseMemHandle, 4010)                         \
+  X(cuIpcGetEventHandle, 4010)                         \
+  X(cuIpcOpenEventHandle, 4010)
 
 // Newer than the oldest driver we accept: null where the driver lacks them.
 #define SE_CUDA_OPTIONAL_ENTRY_POINTS(X)   \
@@ -120,6 +125,8 @@ namespace streamexecutor::cuda_detail {
   X(cuLaunchKernelEx, 11060)               \
   X(cuStreamWaitValue32, 11070)            \
   X(cuStreamWriteValue32, 11070)           \
+  X(cuStreamWaitValue64, 11070)            \
+  X(cuStreamWriteValue64, 11070)           \
   X(cuMemPrefetchAsync, 12020)             \
   X(cuMemAdvise, 12020)                    \
   X(cuMemPoolCreate, 11020)                \

@@ -19,6 +19,8 @@
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/host/command_buffer_operations.hpp"
 #include "streamexecutor/host/describe.hpp"
+#include "streamexecutor/host/ipc.hpp"
+#include "streamexecutor/host/ipc_events.hpp"
 #include "streamexecutor/host/plugins.hpp"
 #include "streamexecutor/host/thread_pool.hpp"
 
@@ -100,10 +102,12 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   // ---- Memory ----------------------------------------------------------------
 
   static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
-    const std::uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* ptr = std::aligned_alloc(kAlignment, rounded);
+    // Whole pages, so that any allocation can be shared with another process alone (host/ipc.hpp).
+    const std::uint64_t page = streamexecutor::detail::PageSize();
+    const std::uint64_t rounded = host_detail::RoundToPages(bytes);
+    void* ptr = std::aligned_alloc(page, rounded);
     if (ptr == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on {}", kAlignment, rounded,
+      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on {}", page, rounded,
                        executor.label);
     }
     return DeviceMemoryBase(ptr, bytes);
@@ -116,7 +120,7 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
     bool busy = false;
     for (host_detail::HostStream* stream : executor.streams) busy |= stream->HasPendingWork();
     if (!busy) {
-      std::free(memory.opaque());
+      host_detail::FreeAllocation(memory.opaque());
       return Status();
     }
     const int shares = static_cast<int>(executor.streams.size());
@@ -130,6 +134,30 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
     }
     for (host_detail::HostStream* stream : executor.streams) stream->DeferUntilDone(deferred);
     return Status();
+  }
+  // Memory shared between processes (core/ipc.hpp, host/ipc.hpp). The
+  // pages are moved into a file only once the executor's queued work is
+  // done, so that no write to them is lost in the move.
+  static Status ExportMemory(ExecutorState& executor, const DeviceMemoryBase& allocation,
+                             host_detail::IpcPayload payload) {
+    {
+      std::lock_guard<std::mutex> lock(executor.streams_mutex);
+      for (host_detail::HostStream* stream : executor.streams) {
+        if (stream->IsDrainedByThisThread()) {
+          return Status(ErrorCode::kFailedPrecondition,
+                        "called from a host callback of a stream of this executor, whose queued work it must wait for");
+        }
+        stream->Synchronize().IgnoreError();  // its errors are the stream's
+      }
+    }
+    return host_detail::ExportAllocation(allocation, payload);
+  }
+  static StatusOr<DeviceMemoryBase> ImportMemory(ExecutorState&, host_detail::ConstIpcPayload payload,
+                                                 std::uint64_t bytes) {
+    return host_detail::ImportAllocation(payload, bytes);
+  }
+  static Status CloseImportedMemory(ExecutorState&, const DeviceMemoryBase& allocation) {
+    return host_detail::CloseImportedAllocation(allocation);
   }
   static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
     return Allocate(executor, bytes);
@@ -239,6 +267,17 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
 
     return EnqueueFill(stream, Address(dst), pattern, bytes, false);
   }
+  // A wait parks only its stream (host_detail::ValueWaits), as on an event.
+  static Status Submit(StreamHandle& stream, const op::WaitValue& operation) {
+    return EnqueueValue(
+        stream, Command::Kind::kWaitValue, "ThenWaitValue",
+        host_detail::ValueCommand{Address(operation.word), operation.value, operation.condition, operation.wide});
+  }
+  static Status Submit(StreamHandle& stream, const op::WriteValue& operation) {
+    return EnqueueValue(stream, Command::Kind::kWriteValue, "ThenWriteValue",
+                        host_detail::ValueCommand{Address(operation.word), operation.value,
+                                                  WaitCondition::kGreaterOrEqual, operation.wide});
+  }
 
   // Small callables live in the command slot; larger ones are boxed on the
   // heap. If constructing the callable (or its box) throws, the slot is given
@@ -288,6 +327,8 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   static void DestroyEvent(ExecutorState&, EventHandle& event) { delete std::exchange(event, nullptr); }
   static Status Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
     EventHandle& event = *operation.event;
+    if (event->shared() != nullptr) [[unlikely]]
+      return host_detail::RecordShared(stream, *event);
 
     auto* token = new (std::nothrow) host_detail::CompletionToken(stream->pool());
     if (token == nullptr) {
@@ -308,6 +349,8 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   }
   static Status Submit(StreamHandle& stream, const op::WaitEvent<EventHandle>& operation) {
     EventHandle& event = *operation.event;
+    if (event->shared() != nullptr) [[unlikely]]
+      return host_detail::WaitShared(stream, *event);
 
     host_detail::CompletionToken* token = event->AcquireLatest();
     if (token == nullptr) return Status();  // never recorded: no-op, as on CUDA
@@ -348,6 +391,8 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   // The release fires from the token of the latest recording, on the worker
   // that runs the record command (it runs on failed streams too).
   static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
+    if (event->shared() != nullptr) [[unlikely]]
+      return host_detail::NotShared("a wait of another backend on it");
     host_detail::CompletionToken* token = event->AcquireLatest();
     if (token == nullptr) {  // never recorded: complete
       release();
@@ -366,10 +411,25 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
     return Status();
   }
 
-  static StatusOr<bool> QueryEvent(EventHandle& event) { return event->IsComplete(); }
+  static StatusOr<bool> QueryEvent(EventHandle& event) {
+    return event->shared() != nullptr ? host_detail::SharedComplete(*event) : event->IsComplete();
+  }
   static Status SynchronizeEvent(EventHandle& event) {
-    event->Synchronize();
+    if (event->shared() != nullptr)
+      host_detail::SynchronizeShared(*event);
+    else
+      event->Synchronize();
     return Status();
+  }
+  // Interprocess events (host/ipc_events.hpp).
+  static Status CreateInterprocessEvent(ExecutorState&, EventHandle& event) {
+    return host_detail::CreateInterprocessEvent(event);
+  }
+  static Status ExportEvent(EventHandle& event, host_detail::IpcPayload payload) {
+    return host_detail::ExportEvent(event, payload);
+  }
+  static Status ImportEvent(ExecutorState&, host_detail::ConstIpcPayload payload, EventHandle& event) {
+    return host_detail::ImportEvent(payload, event);
   }
   static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
     start->Synchronize();
@@ -539,6 +599,15 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
     stream->Publish();
     return Status();
   }
+  static Status EnqueueValue(StreamHandle& stream, Command::Kind kind, std::string_view caller,
+                             const host_detail::ValueCommand& value) {
+    Command* command = stream->Reserve();
+    if (command == nullptr) return stream->Refused(caller);
+    command->kind = kind;
+    command->value = value;
+    stream->Publish();
+    return Status();
+  }
   static Status EnqueueFill(StreamHandle& stream, void* dst, std::uint32_t pattern, std::uint64_t bytes,
                             bool byte_fill) {
     Command* command = stream->Reserve();
@@ -570,6 +639,8 @@ static_assert(CommandBufferUpdateBackend<host>);
 static_assert(CommandBufferCloneBackend<host> && CommandBufferNestingBackend<host>);
 static_assert(CommandBufferConditionalBackend<host>);
 static_assert(UntypedLaunchBackend<host>);
+static_assert(StreamMemoryOperationBackend<host>);
+static_assert(IpcMemoryBackend<host> && IpcEventBackend<host>);
 
 }  // namespace streamexecutor
 

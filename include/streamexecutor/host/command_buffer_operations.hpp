@@ -14,6 +14,7 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/host/command_buffer.hpp"
 #include "streamexecutor/host/command_queue.hpp"
+#include "streamexecutor/host/ipc_events.hpp"
 
 namespace streamexecutor::host_detail {
 
@@ -54,9 +55,11 @@ struct CommandBufferOperations {
     return buffer->AddCallback(static_cast<Callback&&>(call.callable));
   }
   static Status Record(CommandBufferHandle& buffer, const op::RecordEvent<HostEvent*>& record) {
+    if ((*record.event)->shared() != nullptr) return host_detail::NotShared("recording it in a command buffer");
     return buffer->AddEvent(true, record.event);
   }
   static Status Record(CommandBufferHandle& buffer, const op::WaitEvent<HostEvent*>& wait) {
+    if ((*wait.event)->shared() != nullptr) return host_detail::NotShared("a command buffer's wait on it");
     return buffer->AddEvent(false, wait.event);
   }
   template <typename Kernel, typename... Params>

@@ -24,9 +24,11 @@
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/core/stream_memory.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
+#include "streamexecutor/host/ipc.hpp"
 #include "streamexecutor/host/kernel_abi.hpp"
 
 namespace streamexecutor::host_detail {
@@ -107,8 +109,19 @@ class CompletionToken {
   std::vector<streamexecutor::op::ForeignRelease> notifications_;  // other backends' waits
 };
 
+// An interprocess event's state, in a page of shared memory that every
+// process using the event maps (host/ipc.hpp). Recordings are numbered
+// across processes; `completed` is the highest number that has run, so a
+// wait for recording n holds until completed >= n. Accessed through
+// std::atomic_ref only.
+struct SharedEventState {
+  alignas(8) std::uint64_t recorded;
+  alignas(8) std::uint64_t completed;
+};
+
 // The Event's side: which recording is the latest. A never-recorded event is
-// complete, as on CUDA.
+// complete, as on CUDA. An interprocess event keeps its recordings in its
+// SharedEventState instead of completion tokens.
 class HostEvent {
  public:
   HostEvent() = default;
@@ -116,7 +129,22 @@ class HostEvent {
   HostEvent& operator=(const HostEvent&) = delete;
   ~HostEvent() {
     if (latest_) latest_->Release();
+    if (shared_ != nullptr) streamexecutor::detail::UnmapSharedPages(shared_, pages_.bytes);
+    if (owns_file_) close(pages_.fd);
   }
+
+  // Makes this an interprocess event on `state`, mapped from `pages`;
+  // `owner`: this process made the file (and keeps it open for exports).
+  void SetShared(SharedEventState* state, const streamexecutor::detail::SharedPages& pages, bool owner) {
+    shared_ = state;
+    pages_ = pages;
+    owns_file_ = owner;
+  }
+  SharedEventState* shared() const { return shared_; }
+  const streamexecutor::detail::SharedPages& pages() const { return pages_; }
+  std::uint64_t SharedRecorded() const { return std::atomic_ref<std::uint64_t>(shared_->recorded).load(); }
+  std::uint64_t SharedCompleted() const { return std::atomic_ref<std::uint64_t>(shared_->completed).load(); }
+  std::uint64_t NextSharedRecording() { return std::atomic_ref<std::uint64_t>(shared_->recorded).fetch_add(1) + 1; }
 
   // Installs `token` (which arrives with one reference, for the queued record
   // command) as the latest recording; the event takes a second reference.
@@ -161,6 +189,9 @@ class HostEvent {
  private:
   mutable streamexecutor::detail::SpinLock lock_;
   CompletionToken* latest_ = nullptr;
+  SharedEventState* shared_ = nullptr;
+  streamexecutor::detail::SharedPages pages_{};
+  bool owns_file_ = false;
 };
 
 // Memory whose Deallocate came while streams still had work queued: freed by
@@ -203,6 +234,14 @@ struct EventCommand {
   CompletionToken* token;  // one reference, dropped when the command has run
 };
 
+// A stream memory operation (core/stream_memory.hpp) on a 32- or 64-bit word.
+struct ValueCommand {
+  void* word;
+  std::uint64_t value;
+  streamexecutor::WaitCondition condition;  // waits only
+  bool wide;
+};
+
 struct CallbackCommand {
   void (*invoke)(void* payload);
   void (*destroy)(void* payload);
@@ -224,7 +263,18 @@ struct ConditionalCommand {
 // A line of its own per slot: the producer filling one slot never shares a
 // line with the slot a worker is reading.
 struct alignas(64) Command {
-  enum class Kind : std::uint8_t { kLaunch, kCopy, kFill, kRecordEvent, kWaitEvent, kCallback, kConditional };
+  enum class Kind : std::uint8_t {
+    kLaunch,
+    kCopy,
+    kFill,
+    kRecordEvent,
+    kWaitEvent,
+    kCallback,
+    kConditional,
+    kWaitValue,
+    kWriteValue,
+    kRaiseValue  // a 64-bit word raised to at least the value: an interprocess event's completion
+  };
   static constexpr std::size_t kPayloadBytes = 192;
 
   Kind kind;
@@ -235,6 +285,7 @@ struct alignas(64) Command {
     EventCommand event;
     CallbackCommand callback;
     ConditionalCommand conditional;
+    ValueCommand value;
   };
   // Kernel arguments (the stored tuple) or a host callback object.
   alignas(std::max_align_t) std::byte payload[kPayloadBytes];
@@ -386,6 +437,7 @@ class HostStream {
  private:
   friend class Pool;
   friend class CompletionToken;
+  friend class ValueWaits;
 
   // The producer (Reserve/Publish) and the draining thread each write their
   // own cache line, so that neither side's stores invalidate the line the
@@ -419,8 +471,9 @@ class HostStream {
   // Threads that hold the stream (popped it, or are draining it); their last
   // access to the stream is the decrement.
   std::atomic<int> draining_{0};
-  HostStream* next_ready_ = nullptr;   // Pool's ready list
-  HostStream* next_waiter_ = nullptr;  // CompletionToken's waiter list
+  HostStream* next_ready_ = nullptr;            // Pool's ready list
+  HostStream* next_waiter_ = nullptr;           // CompletionToken's or ValueWaits' waiter list
+  const ValueCommand* parked_value_ = nullptr;  // the wait it is parked on in ValueWaits
 
   struct PendingFree {
     std::uint64_t target;  // tail when the free was requested
@@ -432,7 +485,7 @@ class HostStream {
       if (entry.target > head) {
         deferred_[kept++] = entry;
       } else if (entry.deferred->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::free(entry.deferred->ptr);
+        FreeAllocation(entry.deferred->ptr);
         delete entry.deferred;
       }
     }
@@ -451,5 +504,90 @@ inline bool CompletionToken::AddWaiter(HostStream* stream) {
   waiters_ = stream;
   return true;
 }
+
+inline std::uint64_t LoadWord(const ValueCommand& command) {
+  if (command.wide) return std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(command.word)).load();
+  return std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(command.word)).load();
+}
+inline void StoreWord(const ValueCommand& command) {
+  if (command.wide) {
+    std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(command.word)).store(command.value);
+  } else {
+    std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(command.word))
+        .store(static_cast<std::uint32_t>(command.value));
+  }
+}
+inline void RaiseWord(const ValueCommand& command) {
+  std::atomic_ref<std::uint64_t> word(*static_cast<std::uint64_t*>(command.word));
+  std::uint64_t seen = word.load();
+  while (seen < command.value && !word.compare_exchange_weak(seen, command.value)) {
+  }
+}
+inline bool WaitHolds(const ValueCommand& command) {
+  return streamexecutor::detail::WaitConditionHolds(LoadWord(command), command.value, command.condition, command.wide);
+}
+
+// The streams parked on a ThenWaitValue, process-wide: a word may be written
+// by a stream of any pool, a kernel, or host code. A ThenWriteValue resumes
+// the streams its store satisfies at once; writes of any other kind are seen
+// by the pools' idle workers and by threads blocked on a stream, which poll
+// while any stream is parked here (Pool::kValuePollInterval). Parked streams
+// are linked through HostStream::next_waiter_ (a stream parks on one thing
+// at a time), with the wait command, still in the stream's ring, beside it.
+class STREAMEXECUTOR_EXPORT ValueWaits {
+ public:
+  static ValueWaits& Get() {
+    static ValueWaits waits;  // trivially destructible: usable during static destruction
+    return waits;
+  }
+  bool any() const { return parked_.load(std::memory_order_seq_cst) != 0; }
+
+  // Parks `stream` on `wait` unless its condition holds; false if it holds.
+  bool Park(HostStream* stream, const ValueCommand& wait) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Counted before the word is read: a writer stores, then reads the count
+    // (both seq_cst), so either it sees this stream parked or this read sees
+    // its store.
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    if (WaitHolds(wait)) {
+      parked_.fetch_sub(1, std::memory_order_seq_cst);
+      return false;
+    }
+    stream->state_.store(HostStream::State::kParked, std::memory_order_seq_cst);
+    stream->parked_value_ = &wait;
+    stream->next_waiter_ = head_;
+    head_ = stream;
+    // A thread already asleep in its Synchronize reads the words from now on.
+    stream->head_.notify_all();
+    return true;
+  }
+
+  // Takes the parked streams whose condition holds now off the list, linked
+  // through next_waiter_; the caller resumes them (Pool::ResumeValueWaiters).
+  HostStream* TakeSatisfied() {
+    if (!any()) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    HostStream* satisfied = nullptr;
+    HostStream** link = &head_;
+    while (HostStream* stream = *link) {
+      if (WaitHolds(*stream->parked_value_)) {
+        *link = stream->next_waiter_;
+        stream->parked_value_ = nullptr;
+        stream->next_waiter_ = satisfied;
+        satisfied = stream;
+        parked_.fetch_sub(1, std::memory_order_seq_cst);
+      } else {
+        link = &stream->next_waiter_;
+      }
+    }
+    return satisfied;
+  }
+
+ private:
+  std::mutex mutex_;
+  HostStream* head_ = nullptr;
+  std::atomic<int> parked_{0};
+};
+static_assert(std::is_trivially_destructible_v<ValueWaits>);
 
 }  // namespace streamexecutor::host_detail

@@ -51,8 +51,8 @@ class CommandInterpreter {
   };
   static constexpr std::size_t kMaxJobs = 32;
 
-  // False when the stream parked on an event; the command then runs again
-  // when the stream resumes.
+  // False when the stream parked on an event or a value; the command then
+  // runs again when the stream resumes.
   bool Execute(HostStream* stream, Command& command) {
     using Kind = Command::Kind;
     const bool skip = stream->failed();
@@ -93,6 +93,17 @@ class CommandInterpreter {
       case Kind::kConditional:
         if (!skip) RunConditional(stream, command.conditional);
         if (command.conditional.release != nullptr) command.conditional.release(command.conditional.owner);
+        return true;
+      // Both run on a failed stream too, as event records and waits do: a
+      // stream waiting on this one's value must not hang on its error.
+      case Kind::kWaitValue: return !ValueWaits::Get().Park(stream, command.value);
+      case Kind::kWriteValue:
+        StoreWord(command.value);
+        scheduler().ResumeValueWaiters();
+        return true;
+      case Kind::kRaiseValue:
+        RaiseWord(command.value);
+        scheduler().ResumeValueWaiters();
         return true;
     }
     return true;

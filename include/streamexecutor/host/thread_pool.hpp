@@ -24,6 +24,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "streamexecutor/detail/backoff.hpp"
@@ -103,6 +104,31 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   static void CompleteFromOutside(CompletionToken* token) {
     HostStream* waiters = token->Complete();
     if (waiters != nullptr) waiters->pool_->ResumeWaiters(waiters);
+  }
+
+  // While a stream is parked on a ThenWaitValue, threads that would sleep
+  // wake this often to read the words: a word written by a kernel or by host
+  // code (not by a ThenWriteValue, which resumes its waiters itself) is seen
+  // within about this long.
+  static constexpr std::chrono::microseconds kValuePollInterval{200};
+
+  // Resumes the streams whose ThenWaitValue holds now; whether there were any.
+  static bool ResumeValueWaiters() {
+    HostStream* stream = ValueWaits::Get().TakeSatisfied();
+    const bool resumed = stream != nullptr;
+    while (stream != nullptr) {
+      HostStream* next = std::exchange(stream->next_waiter_, nullptr);
+      stream->pool_->ResumeWaiters(stream);
+      stream = next;
+    }
+    return resumed;
+  }
+  // Sleeps a thread that waits while streams are parked on values, after
+  // reading their words; false when none is parked (sleep as usual).
+  static bool PollValueWaits() {
+    if (!ValueWaits::Get().any()) return false;
+    if (!ResumeValueWaiters()) std::this_thread::sleep_for(kValuePollInterval);
+    return true;
   }
 
   // Lets a thread that waits for a stream work on whatever launch is running.
@@ -198,12 +224,21 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
         backoff.Reset();
         continue;
       }
+      const bool values_parked = ValueWaits::Get().any();
+      if (values_parked && ResumeValueWaiters()) {
+        backoff.Reset();
+        continue;
+      }
       if (backoff.Poll()) continue;
       std::unique_lock<std::mutex> lock(sleep_mutex_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
-      sleep_cv_.wait(lock, [&] {
+      const auto woken = [&] {
         return stop_.load(std::memory_order_relaxed) || epoch_.load(std::memory_order_seq_cst) != seen_epoch;
-      });
+      };
+      if (values_parked)
+        sleep_cv_.wait_for(lock, kValuePollInterval, woken);
+      else
+        sleep_cv_.wait(lock, woken);
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
       seen_epoch = epoch_.load(std::memory_order_seq_cst);
       backoff.Reset();
@@ -391,7 +426,7 @@ inline void CompletionToken::Wait() const {
   while (!done()) {
     if (pool_ != nullptr && pool_->HelpOnce()) {
       backoff.Reset();
-    } else if (!backoff.Poll()) {
+    } else if (!backoff.Poll() && !Pool::PollValueWaits()) {
       done_.wait(false, std::memory_order_acquire);
     }
   }
@@ -416,7 +451,7 @@ inline Status HostStream::Synchronize() {
     while (head < target) {
       if (pool_->TryDrainFromCaller(this) || pool_->HelpOnce()) {
         backoff.Reset();
-      } else if (!backoff.Poll()) {
+      } else if (!backoff.Poll() && !Pool::PollValueWaits()) {
         head_.wait(head, std::memory_order_acquire);
       }
       head = head_.load(std::memory_order_acquire);

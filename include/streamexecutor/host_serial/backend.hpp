@@ -39,6 +39,8 @@ static_assert(CommandBufferUpdateBackend<host_serial>);
 static_assert(CommandBufferCloneBackend<host_serial> && CommandBufferNestingBackend<host_serial>);
 static_assert(CommandBufferConditionalBackend<host_serial>);
 static_assert(UntypedLaunchBackend<host_serial>);
+static_assert(StreamMemoryOperationBackend<host_serial>);
+static_assert(IpcMemoryBackend<host_serial> && IpcEventBackend<host_serial>);
 static_assert(Capabilities<host_serial>::kRunsOnEnqueue);
 
 }  // namespace streamexecutor

@@ -26,6 +26,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "counting_driver_double.hpp"
+#include "streamexecutor/detail/shared_pages.hpp"
 #define STREAMEXECUTOR_KEEP_CUDA_ENTRY_POINT_LISTS 1  // the double serves exactly the backend's lists
 #include "ptx_entries.hpp"
 #include "streamexecutor/cuda/driver.hpp"
@@ -147,12 +149,14 @@ struct DeviceAllocation {
   bool managed = false;  // cuMemAllocManaged: prefetches and advice apply (managed_double.inc)
   void* pool = nullptr;  // the memory pool it came from (memory_pool_double.inc)
   SeCountingDoubleManaged hints{-1, -1, false, -1, -1, -1, -1, 0};
+  bool imported = false;  // cuIpcOpenMemHandle mapped it (ipc_double.inc)
 };
 // Memory pools (memory_pool_double.inc): a pool allocation given to cuMemFree,
 // and the releases that synchronizations make.
 void PoolAllocationFreed(void* pool, std::size_t bytes);
 void ReleasePoolsAboveThreshold();
 std::map<CUdeviceptr, DeviceAllocation> g_device_allocations;
+void UnshareIfExported(CUdeviceptr ptr);  // ipc_double.inc; under g_mutex
 
 SeCountingDoubleLaunch g_last_launch;
 bool g_launched = false;
@@ -266,7 +270,9 @@ CUresult Double_cuCtxSynchronize() {
 CUresult AllocateDevice(CUdeviceptr* ptr, std::size_t bytes, bool managed = false) {
   if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > kTotalMemory) return CUDA_ERROR_OUT_OF_MEMORY;
-  void* memory = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  // Whole pages, so that any allocation can be exported alone (ipc_double.inc).
+  const std::size_t page = static_cast<std::size_t>(streamexecutor::detail::PageSize());
+  void* memory = std::aligned_alloc(page, (bytes + page - 1) / page * page);
   if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   *ptr = reinterpret_cast<CUdeviceptr>(memory);
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -288,17 +294,22 @@ CUresult Double_cuMemFree(CUdeviceptr ptr) {
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = g_device_allocations.find(ptr);
   if (it == g_device_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it->second.imported) return CUDA_ERROR_INVALID_VALUE;  // cuIpcCloseMemHandle's to let go
   if (it->second.pool != nullptr) PoolAllocationFreed(it->second.pool, it->second.bytes);
   g_device_allocations.erase(it);
+  UnshareIfExported(ptr);
   std::free(reinterpret_cast<void*>(ptr));
   return CUDA_SUCCESS;
 }
+
 // Pinned host memory, and the device addresses it is mapped at (which Host
 // turns back into host addresses).
 #include "host_memory_double.inc"
 
 // cuStream*, cuEvent*, cuLaunchHostFunc and the record of their order.
 #include "stream_event_double.inc"
+// Device memory and events shared between processes.
+#include "ipc_double.inc"
 CUresult Double_cuMemcpyHtoD(CUdeviceptr dst, const void* src, std::size_t bytes) {
   if (CUresult r = Take(k_cuMemcpyHtoD)) return r;
   if (CUresult r = NeedContext()) return r;
@@ -493,6 +504,12 @@ bool se_counting_double_last_launch(SeCountingDoubleLaunch* out) {
   if (!g_launched) return false;
   *out = g_last_launch;
   return true;
+}
+
+bool se_counting_double_last_memory_operation(SeCountingDoubleMemoryOperation* out) {
+  std::lock_guard<std::mutex> lock(g_memory_operation_mutex);
+  *out = g_last_memory_operation;
+  return out->entry_point[0] != '\0';
 }
 
 std::size_t se_counting_double_last_node_dependencies(std::size_t* out, std::size_t capacity) {

@@ -90,6 +90,17 @@ typedef bool (*SeCountingDoubleManagedStateFn)(unsigned long long ptr, SeCountin
 // The positions (0-based, in the order added) of the nodes the graph node
 // added last depends on: up to `capacity` into `out`; returns how many.
 typedef std::size_t (*SeCountingDoubleLastNodeDependenciesFn)(std::size_t* out, std::size_t capacity);
+// The latest stream memory operation (cuStreamWaitValue32/64, cuStreamWriteValue32/64)
+// as the double received it; false before the first.
+struct SeCountingDoubleMemoryOperation {
+  char entry_point[32];
+  void* stream;
+  unsigned long long address;
+  unsigned long long value;
+  unsigned flags;
+  bool condition_held;  // waits: whether the word met the condition when the wait was queued
+};
+typedef bool (*SeCountingDoubleLastMemoryOperationFn)(SeCountingDoubleMemoryOperation* out);
 }
 
 namespace se_test {
@@ -108,12 +119,13 @@ struct CountingDoubleApi {
   SeCountingDoublePeerEnabledFn peer_enabled = nullptr;
   SeCountingDoubleManagedStateFn managed_state = nullptr;
   SeCountingDoubleLastNodeDependenciesFn last_node_dependencies = nullptr;
+  SeCountingDoubleLastMemoryOperationFn last_memory_operation = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
            calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
            func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr &&
-           managed_state != nullptr && last_node_dependencies != nullptr;
+           managed_state != nullptr && last_node_dependencies != nullptr && last_memory_operation != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -140,6 +152,8 @@ struct CountingDoubleApi {
         reinterpret_cast<SeCountingDoubleManagedStateFn>(dlsym(library, "se_counting_double_managed_state"));
     api.last_node_dependencies = reinterpret_cast<SeCountingDoubleLastNodeDependenciesFn>(
         dlsym(library, "se_counting_double_last_node_dependencies"));
+    api.last_memory_operation = reinterpret_cast<SeCountingDoubleLastMemoryOperationFn>(
+        dlsym(library, "se_counting_double_last_memory_operation"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
