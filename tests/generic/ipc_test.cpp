@@ -46,15 +46,20 @@ Handle FromEnvironment(const char* name) {
   return handle;
 }
 
-// Starts this executable's [ipc-child] case as `role`; the handles go in
-// the environment (set before).
+// Starts this executable's [ipc-child] case as `role` (SE_IPC_ROLE, in the
+// child's environment only); the handles go in the environment (set before).
 pid_t StartChild(const std::string& role) {
-  setenv("SE_IPC_ROLE", role.c_str(), 1);
+  std::vector<std::string> variables;
+  for (char** entry = environ; *entry != nullptr; ++entry) variables.emplace_back(*entry);
+  variables.push_back("SE_IPC_ROLE=" + role);
+  std::vector<char*> envp;
+  for (std::string& variable : variables) envp.push_back(variable.data());
+  envp.push_back(nullptr);
   char self[] = "/proc/self/exe";
   char filter[] = "[ipc-child]";
   char* argv[] = {self, filter, nullptr};
   pid_t child = 0;
-  if (posix_spawn(&child, self, nullptr, nullptr, argv, environ) != 0) return -1;
+  if (posix_spawn(&child, self, nullptr, nullptr, argv, envp.data()) != 0) return -1;
   return child;
 }
 int WaitChild(pid_t child) {
@@ -147,8 +152,11 @@ TEST_CASE("an interprocess event orders one process's work before another's", "[
 }
 
 TEST_CASE("[ipc-child] the other process", "[.ipc-child]") {
+  // A filter of exclusions only (the suite's default on some backends) also
+  // selects hidden cases: in a process that no [ipc] case started, there is
+  // nothing to do.
   const char* role_env = std::getenv("SE_IPC_ROLE");
-  REQUIRE(role_env != nullptr);
+  if (role_env == nullptr) return;
   const std::string role = role_env;
   auto* executor = TestExecutor();
   se::StatusOr<se::DeviceMemory<int>> imported =

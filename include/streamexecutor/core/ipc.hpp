@@ -171,6 +171,13 @@ class IpcApi {
                        "docs/api.md",
                        caller, self.DeviceLabel(), B::kName);
     } else {
+      // A backend that moves the memory to share it (host) has it first left alone.
+      if constexpr (requires { requires B::kExportWaitsForQueuedWork; }) {
+        if (Status s = self.AwaitStreams(self.native_state()); !s.ok()) {
+          return MakeError(s.code(), "{} on {}: waiting for the queued work first: {}", caller, self.DeviceLabel(),
+                           s.message());
+        }
+      }
       const std::uint64_t allocation_bytes = record.bytes.load(std::memory_order_relaxed);
       IpcMemoryHandle handle;
       WriteIpcHeader(handle.bytes, B::kName, self.device_ordinal(), memory.offset(), memory.size(), allocation_bytes);

@@ -136,20 +136,10 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
     return Status();
   }
   // Memory shared between processes (core/ipc.hpp, host/ipc.hpp). The
-  // pages are moved into a file only once the executor's queued work is
-  // done, so that no write to them is lost in the move.
-  static Status ExportMemory(ExecutorState& executor, const DeviceMemoryBase& allocation,
-                             host_detail::IpcPayload payload) {
-    {
-      std::lock_guard<std::mutex> lock(executor.streams_mutex);
-      for (host_detail::HostStream* stream : executor.streams) {
-        if (stream->IsDrainedByThisThread()) {
-          return Status(ErrorCode::kFailedPrecondition,
-                        "called from a host callback of a stream of this executor, whose queued work it must wait for");
-        }
-        stream->Synchronize().IgnoreError();  // its errors are the stream's
-      }
-    }
+  // pages move into a file, so the core first waits for the executor's
+  // queued work: no write to them may be lost in the move.
+  static constexpr bool kExportWaitsForQueuedWork = true;
+  static Status ExportMemory(ExecutorState&, const DeviceMemoryBase& allocation, host_detail::IpcPayload payload) {
     return host_detail::ExportAllocation(allocation, payload);
   }
   static StatusOr<DeviceMemoryBase> ImportMemory(ExecutorState&, host_detail::ConstIpcPayload payload,
