@@ -177,9 +177,16 @@ TEST_CASE("a value written from another thread releases a waiting stream", "[str
     Store(&second, 0u);
     se::Stream waiter(executor);
     waiter.Init().ThenWaitValue(second, 9u, se::WaitCondition::kEqual);
-    std::thread writer([&] { Store(&second, 9u); });
+    // The thread makes no Catch2 assertion (they are not thread-safe): it
+    // hands its Status back.
+    se::Status written;
+    std::thread writer([&] {
+      se::Stream stream(executor);
+      written = stream.Init().ThenWriteValue(&second, 9u).BlockHostUntilDone();
+    });
     CHECK(waiter.BlockHostUntilDone().ok());
     writer.join();
+    CHECK(written.ok());
   }
 }
 
