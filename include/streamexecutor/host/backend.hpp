@@ -102,12 +102,10 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   // ---- Memory ----------------------------------------------------------------
 
   static StatusOr<DeviceMemoryBase> Allocate(ExecutorState& executor, std::uint64_t bytes) {
-    // Whole pages, so that any allocation can be shared with another process alone (host/ipc.hpp).
-    const std::uint64_t page = streamexecutor::detail::PageSize();
-    const std::uint64_t rounded = host_detail::RoundToPages(bytes);
-    void* ptr = std::aligned_alloc(page, rounded);
+    // Whole pages, so that any allocation can be shared with another process alone (host/memory.hpp).
+    void* ptr = host_detail::PageAllocations::Get().Allocate(bytes);
     if (ptr == nullptr) {
-      return MakeError(ErrorCode::kResourceExhausted, "aligned_alloc({}, {}) failed on {}", page, rounded,
+      return MakeError(ErrorCode::kResourceExhausted, "allocating {} bytes (whole pages) failed on {}", bytes,
                        executor.label);
     }
     return DeviceMemoryBase(ptr, bytes);

@@ -1,7 +1,7 @@
 // The host backend's memory shared between processes (core/ipc.hpp): an
 // exported allocation is moved, in place, into a memory file that an
 // importing process maps (detail/shared_pages.hpp). Allocations are whole
-// pages (HostBackend::Allocate), so that each can be moved alone.
+// pages (host/memory.hpp), so that each can be moved alone.
 //
 // The files of exported allocations are kept process-wide, so that a second
 // export of the same allocation gives the same file, and so that freeing an
@@ -21,13 +21,9 @@
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/shared_pages.hpp"
+#include "streamexecutor/host/memory.hpp"
 
 namespace streamexecutor::host_detail {
-
-inline std::uint64_t RoundToPages(std::uint64_t bytes) {
-  const std::uint64_t page = streamexecutor::detail::PageSize();
-  return (bytes + page - 1) / page * page;
-}
 
 class STREAMEXECUTOR_EXPORT SharedAllocations {
  public:
@@ -67,7 +63,7 @@ class STREAMEXECUTOR_EXPORT SharedAllocations {
         break;
       }
     }
-    std::free(base);
+    PageAllocations::Get().Free(base);
   }
 
  private:
