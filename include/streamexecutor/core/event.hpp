@@ -140,10 +140,7 @@ class Event {
     return true;
   }
   Status Unshared(std::string_view caller) const {
-    return MakeError(ErrorCode::kUnimplemented,
-                     "{} on {}: the {} backend cannot share events between processes; see IpcEventBackend in "
-                     "docs/api.md",
-                     caller, parent_->DeviceLabel(), B::kName);
+    return detail::IpcUnimplemented(caller, parent_->DeviceLabel(), B::kName, "events", "IpcEventBackend");
   }
 
   bool Create(bool timing, bool interprocess = false) {

@@ -106,6 +106,13 @@ inline StatusOr<IpcHeader> ReadIpcHeader(std::span<const std::byte, 128> bytes, 
   }
   return header;
 }
+// What a backend without inter-process sharing of `what` ("memory", "events") answers.
+[[gnu::cold]] inline Status IpcUnimplemented(std::string_view caller, std::string_view label, std::string_view backend,
+                                             std::string_view what, std::string_view capability) {
+  return MakeError(ErrorCode::kUnimplemented,
+                   "{} on {}: the {} backend cannot share {} between processes; see {} in docs/api.md", caller, label,
+                   backend, what, capability);
+}
 template <typename Handle>
 std::span<std::byte, kIpcPayloadBytes> IpcPayload(Handle& handle) {
   return std::span<std::byte, kIpcPayloadBytes>(handle.bytes.data() + sizeof(IpcHeader), kIpcPayloadBytes);
@@ -166,10 +173,7 @@ class IpcApi {
                        self.DeviceLabel(), RegisteredBy(kind));
     }
     if constexpr (!IpcMemoryBackend<B>) {
-      return MakeError(ErrorCode::kUnimplemented,
-                       "{} on {}: the {} backend cannot share memory between processes; see IpcMemoryBackend in "
-                       "docs/api.md",
-                       caller, self.DeviceLabel(), B::kName);
+      return IpcUnimplemented(caller, self.DeviceLabel(), B::kName, "memory", "IpcMemoryBackend");
     } else {
       // A backend that moves the memory to share it (host) has it first left alone.
       if constexpr (requires { requires B::kExportWaitsForQueuedWork; }) {
@@ -205,10 +209,7 @@ class IpcApi {
                        caller, self.DeviceLabel(), header.offset, header.size, header.allocation_bytes);
     }
     if constexpr (!IpcMemoryBackend<B>) {
-      return MakeError(ErrorCode::kUnimplemented,
-                       "{} on {}: the {} backend cannot share memory between processes; see IpcMemoryBackend in "
-                       "docs/api.md",
-                       caller, self.DeviceLabel(), B::kName);
+      return IpcUnimplemented(caller, self.DeviceLabel(), B::kName, "memory", "IpcMemoryBackend");
     } else {
       StatusOr<DeviceMemoryBase> mapped =
           B::ImportMemory(self.native_state(), ConstIpcPayload(handle), header.allocation_bytes);
