@@ -26,7 +26,8 @@
   X(F, host, STREAMEXECUTOR_WITH_HOST)               \
   X(F, host_serial, STREAMEXECUTOR_WITH_HOST_SERIAL) \
   X(F, opencl, STREAMEXECUTOR_WITH_OPENCL)           \
-  X(F, cuda, STREAMEXECUTOR_WITH_CUDA)
+  X(F, cuda, STREAMEXECUTOR_WITH_CUDA)               \
+  X(F, vulkan, STREAMEXECUTOR_WITH_VULKAN)
 
 #define STREAMEXECUTOR_DETAIL_OR_ENABLED(F, tag, flag) || STREAMEXECUTOR_DETAIL_IS_ON(flag)
 #if !(0 STREAMEXECUTOR_REGISTERED_BACKENDS(STREAMEXECUTOR_DETAIL_OR_ENABLED, ~))
@@ -44,6 +45,9 @@
 #endif
 #if defined(STREAMEXECUTOR_WITH_CUDA)
 #include "streamexecutor/cuda.hpp"
+#endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+#include "streamexecutor/vulkan.hpp"
 #endif
 
 // STREAMEXECUTOR_FOR_EACH_ENABLED_BACKEND(F) expands to F(tag) for each

@@ -1,7 +1,9 @@
 // The kernels the generic suite launches, in every kernel language: host C++,
-// OpenCL C and (where built) CUDA PTX, all with the same parameter lists.
-// The CUDA versions are in test_kernels.cu; the build compiles them to PTX and
-// passes the file's path as SE_CUDA_TEST_KERNELS_PTX.
+// OpenCL C and (where built) CUDA PTX and Vulkan SPIR-V, all with the same
+// parameter lists. The CUDA versions are in test_kernels.cu; the build compiles
+// them to PTX and passes the file's path as SE_CUDA_TEST_KERNELS_PTX. The
+// Vulkan ones are GLSL in vulkan/<kernel>.comp, compiled by glslc into the
+// folder SE_VULKAN_TEST_KERNELS_DIR.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,9 @@ inline se::MultiKernelLoaderSpec SaxpySpec() {
   spec.AddOpenCLTextInMemory(kSaxpyOpenCL, "saxpy");
 #ifdef SE_CUDA_TEST_KERNELS_PTX
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "saxpy");
+#endif
+#ifdef SE_VULKAN_TEST_KERNELS_DIR
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/saxpy.spv", "main");
 #endif
   return spec;
 }
@@ -74,6 +79,9 @@ inline se::MultiKernelLoaderSpec CoordinatesSpec() {
 #ifdef SE_CUDA_TEST_KERNELS_PTX
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "coordinates");
 #endif
+#ifdef SE_VULKAN_TEST_KERNELS_DIR
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/coordinates.spv", "main");
+#endif
   return spec;
 }
 
@@ -102,6 +110,9 @@ inline se::MultiKernelLoaderSpec ReverseSpec() {
 #ifdef SE_CUDA_TEST_KERNELS_PTX
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "reverse");
 #endif
+#ifdef SE_VULKAN_TEST_KERNELS_DIR
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/reverse.spv", "main");
+#endif
   return spec;
 }
 
@@ -122,6 +133,9 @@ inline se::MultiKernelLoaderSpec AddSpec() {
   spec.AddOpenCLTextInMemory(kAddOpenCL, "add");
 #ifdef SE_CUDA_TEST_KERNELS_PTX
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "add");
+#endif
+#ifdef SE_VULKAN_TEST_KERNELS_DIR
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/add.spv", "main");
 #endif
   return spec;
 }
@@ -168,6 +182,9 @@ inline se::MultiKernelLoaderSpec BlockSumSpec() {
   spec.AddOpenCLTextInMemory(kBlockSumOpenCL, "block_sum");
 #ifdef SE_CUDA_TEST_KERNELS_PTX
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "block_sum");
+#endif
+#ifdef SE_VULKAN_TEST_KERNELS_DIR
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/block_sum.spv", "main");
 #endif
   return spec;
 }

@@ -172,9 +172,11 @@ class AdoptionApi {
   // Deallocate refuses it, ForgetDeviceMemory unregisters it, and the
   // executor forgets what is left when it is destroyed. The caller frees the
   // memory after forgetting it and after the work that uses it is done.
-  template <typename T>
+  // (The native type goes through I so that a backend without Interop<B>
+  // still instantiates the executor.)
+  template <typename T, typename I = Interop<B>>
     requires MemoryAdoptionBackend<B>
-  StatusOr<DeviceMemory<T>> AdoptDeviceMemory(typename Interop<B>::NativeMemory native, std::uint64_t count) {
+  StatusOr<DeviceMemory<T>> AdoptDeviceMemory(typename I::NativeMemory native, std::uint64_t count) {
     StreamExecutor<B>& self = Self();
     if (count == 0) {
       return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: zero elements of {}", self.DeviceLabel(),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <span>
 #include <string>
@@ -81,6 +82,7 @@ inline constexpr KernelFormat kCudaFatbin{"CUDA fatbin"};
 inline constexpr KernelFormat kCudaSource{"CUDA C++ source"};
 inline constexpr KernelFormat kOpenCLText{"OpenCL text"};
 inline constexpr KernelFormat kOpenCLBinary{"OpenCL binary"};
+inline constexpr KernelFormat kSpirv{"SPIR-V"};
 // A C++ function of this program (AddHostKernel): not code to load, so its
 // entry is kept apart (host_kernel()), but it is a format a backend declares.
 inline constexpr KernelFormat kHostFunction{"a host kernel"};
@@ -168,6 +170,15 @@ class MultiKernelLoaderSpec {
   MultiKernelLoaderSpec& AddOpenCLBinaryOnDisk(std::string_view filename, std::string_view kernel_name) {
     return AddCode(kernel_formats::kOpenCLBinary, {}, kernel_name, {}, filename);
   }
+  // A SPIR-V module (a Vulkan compute shader); the kernel name is its entry
+  // point ("main" for GLSL compiled by glslc). The words are copied.
+  MultiKernelLoaderSpec& AddSpirvInMemory(std::span<const std::uint32_t> words, std::string_view kernel_name) {
+    return AddCode(kernel_formats::kSpirv, {}, kernel_name,
+                   std::string_view(reinterpret_cast<const char*>(words.data()), words.size_bytes()), {});
+  }
+  MultiKernelLoaderSpec& AddSpirvOnDisk(std::string_view filename, std::string_view kernel_name) {
+    return AddCode(kernel_formats::kSpirv, {}, kernel_name, {}, filename);
+  }
   // What every setter above does: one entry of code in `format` (a backend
   // with a format of its own calls it from its seed-named setter). A second
   // entry of the same format (for PTX, of the same compute capability) is
@@ -227,6 +238,7 @@ class MultiKernelLoaderSpec {
   const KernelLoaderSpec* cuda_source() const { return Code(kernel_formats::kCudaSource); }
   const KernelLoaderSpec* opencl_text() const { return Code(kernel_formats::kOpenCLText); }
   const KernelLoaderSpec* opencl_binary() const { return Code(kernel_formats::kOpenCLBinary); }
+  const KernelLoaderSpec* spirv() const { return Code(kernel_formats::kSpirv); }
   const HostKernelLoaderSpec* host_kernel() const { return has_host_ ? &host_ : nullptr; }
 
   // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's

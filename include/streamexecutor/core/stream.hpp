@@ -27,6 +27,49 @@
 
 namespace streamexecutor {
 
+namespace detail {
+// What a stream captures into on a backend without command buffers: the
+// same calls as CommandBuffer<B>'s, never made, since such a stream has no
+// BeginCapture and its capture pointer stays null.
+struct NoCapture {
+  struct Capturer {
+    void* stream = nullptr;
+    void (*abandon)(void* stream) = nullptr;
+  };
+  bool ok() const { return true; }
+  const Status& status() const { return status_; }
+  Status NotCapturable(std::string_view) const { return Status(); }
+  void FailCapture(Status) {}
+  void SetCapturer(Capturer) {}
+  template <typename... Args>
+  void ThenLaunch(Args&&...) {}
+  template <typename Event>
+  void ThenRecordEvent(Event*) {}
+  template <typename Waited>
+  void ThenWaitFor(Waited*) {}
+  template <typename Callback>
+  void ThenDoHostCallback(Callback&&) {}
+  template <typename Buffer>
+  void ThenSubmit(Buffer*) {}
+  template <typename Operation>
+  void CaptureCanned(std::string_view, std::span<const DeviceMemoryBase>, const Operation&,
+                     std::shared_ptr<const void>) {}
+  template <typename Operation>
+  void Capture(std::string_view, const Operation&) {}
+
+ private:
+  Status status_;
+};
+template <typename B>
+struct CaptureTarget {
+  using type = NoCapture;
+};
+template <CommandBufferBackend B>
+struct CaptureTarget<B> {
+  using type = CommandBuffer<B>;
+};
+}  // namespace detail
+
 template <Backend B>
 class Stream : public detail::CannedMembers<Stream<B>> {
  public:
@@ -471,7 +514,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   // and EndCapture returns the capture's first error. Meanwhile the
   // executor refuses synchronous operations, as CUDA's global capture mode
   // does.
-  Status BeginCapture(CommandBuffer<B>* buffer) {
+  Status BeginCapture(CommandBuffer<B>* buffer)
+    requires CommandBufferBackend<B>
+  {
     constexpr std::string_view caller = "Stream::BeginCapture";
     if (capture_ != nullptr) {
       return MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the stream is already capturing; EndCapture first",
@@ -488,7 +533,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   }
   // Ends the capture into `buffer` (on the stream that began it) and returns
   // its first error, if any; the buffer is then ready to submit.
-  Status EndCapture(CommandBuffer<B>* buffer) {
+  Status EndCapture(CommandBuffer<B>* buffer)
+    requires CommandBufferBackend<B>
+  {
     constexpr std::string_view caller = "Stream::EndCapture";
     if (buffer == nullptr) return Null(caller, "command buffer");
     if (capture_ != buffer) {
@@ -743,7 +790,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
   bool plain_ = false;                   // initialized and not capturing: what the launch path asks
-  CommandBuffer<B>* capture_ = nullptr;  // BeginCapture's buffer
+  typename detail::CaptureTarget<B>::type* capture_ = nullptr;  // BeginCapture's buffer
   Status status_;
   // In the executor's list while initialized; on the heap so that a move
   // leaves it where synchronous operations found it.

@@ -1,0 +1,261 @@
+// Kernels of the Vulkan backend: a checked SPIR-V module (reflection.hpp), its
+// pipeline layout (storage buffers as push descriptors, scalars as push
+// constants), and one compute pipeline per work-group size and shared-memory
+// size a launch asks for, made on first use and kept.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/vulkan/reflection.hpp"
+#include "streamexecutor/vulkan/runtime.hpp"
+
+namespace streamexecutor::vulkan_detail {
+
+// Bindings a kernel may have; push descriptors guarantee 32.
+inline constexpr std::size_t kMaxBindings = 32;
+inline constexpr std::size_t kMaxShared = 8;
+
+struct PipelineKey {
+  std::array<std::uint32_t, 3> local{};
+  std::array<std::uint32_t, kMaxShared> shared{};  // element counts, per shared parameter
+  bool operator==(const PipelineKey&) const = default;
+};
+
+struct LoadedKernel {
+  Executor* executor = nullptr;
+  std::string name;
+  ShaderLayout layout;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+  std::mutex mutex;
+  std::vector<std::pair<PipelineKey, VkPipeline>> pipelines;
+  // The last pipeline a launch used: most launches repeat it.
+  std::atomic<std::size_t> last{SIZE_MAX};
+
+  ~LoadedKernel() {
+    if (executor == nullptr) return;
+    const DeviceApi& api = executor->api;
+    for (auto& entry : pipelines) api.vkDestroyPipeline(executor->device, entry.second, nullptr);
+    if (pipeline_layout != VK_NULL_HANDLE) api.vkDestroyPipelineLayout(executor->device, pipeline_layout, nullptr);
+    if (set_layout != VK_NULL_HANDLE) api.vkDestroyDescriptorSetLayout(executor->device, set_layout, nullptr);
+    if (module != VK_NULL_HANDLE) api.vkDestroyShaderModule(executor->device, module, nullptr);
+  }
+};
+
+// The module's words, checked for a whole number of words.
+inline StatusOr<std::vector<std::uint32_t>> SpirvWords(const KernelLoaderSpec& spec, std::string_view label) {
+  StatusOr<std::string> bytes = spec.Contents();
+  if (!bytes.ok()) return bytes.status();
+  const std::string& data = bytes.value();
+  if (data.empty() || data.size() % 4 != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "SPIR-V for kernel '{}' on {}{}{}: {} bytes, not a whole number of 32-bit words", spec.kernel_name,
+                     label, spec.on_disk() ? " from " : "", spec.filename, data.size());
+  }
+  std::vector<std::uint32_t> words(data.size() / 4);
+  std::memcpy(words.data(), data.data(), data.size());
+  return words;
+}
+
+// Module, set layout and pipeline layout for a checked shader.
+inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> words, LoadedKernel& kernel) {
+  const DeviceApi& api = e.api;
+  if (kernel.layout.push_constant_bytes > e.properties.limits.maxPushConstantsSize) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "kernel '{}' on {}: its push constants (the scalar parameters) take {} bytes, over the device's "
+                     "maxPushConstantsSize of {}",
+                     kernel.name, e.label, kernel.layout.push_constant_bytes, e.properties.limits.maxPushConstantsSize);
+  }
+  if (kernel.layout.buffer_count > kMaxBindings) {
+    return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: {} buffer parameters, at most {} are supported",
+                     kernel.name, e.label, kernel.layout.buffer_count, kMaxBindings);
+  }
+  VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, words.size_bytes(),
+                                  words.data()};
+  if (VkResult r = api.vkCreateShaderModule(e.device, &module, nullptr, &kernel.module); r != VK_SUCCESS)
+    return VkError("vkCreateShaderModule", r, "for kernel '{}' on {}", kernel.name, e.label);
+  std::array<VkDescriptorSetLayoutBinding, kMaxBindings> bindings{};
+  for (std::uint32_t i = 0; i < kernel.layout.buffer_count; ++i) {
+    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
+  VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, nullptr,
+                                      VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+                                      kernel.layout.buffer_count, bindings.data()};
+  if (VkResult r = api.vkCreateDescriptorSetLayout(e.device, &set, nullptr, &kernel.set_layout); r != VK_SUCCESS)
+    return VkError("vkCreateDescriptorSetLayout", r, "for kernel '{}' on {}", kernel.name, e.label);
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel.layout.push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout{};
+  layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  layout.setLayoutCount = 1;
+  layout.pSetLayouts = &kernel.set_layout;
+  layout.pushConstantRangeCount = kernel.layout.push_constant_bytes > 0 ? 1u : 0u;
+  layout.pPushConstantRanges = &range;
+  if (VkResult r = api.vkCreatePipelineLayout(e.device, &layout, nullptr, &kernel.pipeline_layout); r != VK_SUCCESS)
+    return VkError("vkCreatePipelineLayout", r, "for kernel '{}' on {}", kernel.name, e.label);
+  return Status();
+}
+
+// The launch's work-group size must be the shader's own where the shader
+// fixes it (LocalSize without specialization constants).
+inline Status CheckLocalSize(const LoadedKernel& kernel, const ThreadDim& threads) {
+  const std::array<std::uint64_t, 3> asked{threads.x, threads.y, threads.z};
+  for (int d = 0; d < 3; ++d) {
+    if (!kernel.layout.local_size_specialized[d] && asked[d] != kernel.layout.local_size[d]) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ThenLaunch of kernel '{}' on {}: {}x{}x{} threads per block, but the shader fixes its "
+                       "work-group size to {}x{}x{} (declare local_size_x_id/_y_id/_z_id to choose it at launch)",
+                       kernel.name, kernel.executor->label, threads.x, threads.y, threads.z, kernel.layout.local_size[0],
+                       kernel.layout.local_size[1], kernel.layout.local_size[2]);
+    }
+  }
+  return Status();
+}
+
+// The pipeline for `key`, made on first use.
+inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey& key) {
+  std::lock_guard<std::mutex> lock(kernel.mutex);
+  const std::size_t last = kernel.last.load(std::memory_order_relaxed);
+  if (last < kernel.pipelines.size() && kernel.pipelines[last].first == key) return kernel.pipelines[last].second;
+  for (std::size_t i = 0; i < kernel.pipelines.size(); ++i) {
+    if (kernel.pipelines[i].first == key) {
+      kernel.last.store(i, std::memory_order_relaxed);
+      return kernel.pipelines[i].second;
+    }
+  }
+  Executor& e = *kernel.executor;
+  std::array<VkSpecializationMapEntry, 3 + kMaxShared> entries{};
+  std::array<std::uint32_t, 3 + kMaxShared> data{};
+  std::uint32_t count = 0;
+  for (int d = 0; d < 3; ++d) {
+    if (!kernel.layout.local_size_specialized[d]) continue;
+    entries[count] = {kernel.layout.local_size_constant_id[d], count * 4u, 4};
+    data[count++] = key.local[d];
+  }
+  std::size_t shared_index = 0;
+  for (const ParamSlot& slot : kernel.layout.params) {
+    if (slot.kind != KernelParamKind::kSharedMemory) continue;
+    entries[count] = {slot.constant_id, count * 4u, 4};
+    // A zero-length array is not valid: an unused scratch gets one element.
+    data[count++] = key.shared[shared_index] == 0 ? 1 : key.shared[shared_index];
+    ++shared_index;
+  }
+  VkSpecializationInfo specialization{count, entries.data(), count * sizeof(std::uint32_t), data.data()};
+  VkComputePipelineCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                nullptr,
+                0,
+                VK_SHADER_STAGE_COMPUTE_BIT,
+                kernel.module,
+                kernel.layout.entry_point.c_str(),
+                count > 0 ? &specialization : nullptr};
+  info.layout = kernel.pipeline_layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  if (VkResult r = e.api.vkCreateComputePipelines(e.device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline);
+      r != VK_SUCCESS) {
+    return VkError("vkCreateComputePipelines", r, "for kernel '{}' with {}x{}x{} threads per block on {}", kernel.name,
+                   key.local[0], key.local[1], key.local[2], e.label);
+  }
+  kernel.pipelines.emplace_back(key, pipeline);
+  kernel.last.store(kernel.pipelines.size() - 1, std::memory_order_relaxed);
+  return pipeline;
+}
+
+// What a launch's arguments become: buffer descriptors, push-constant bytes,
+// shared element counts.
+struct LaunchData {
+  std::array<VkDescriptorBufferInfo, kMaxBindings> buffers{};
+  std::array<std::byte, 256> push{};
+  PipelineKey key;
+};
+
+template <typename P, typename A>
+Status PackArgument(const LoadedKernel& kernel, const ParamSlot& slot, std::size_t position, const A& arg,
+                    LaunchData& data, std::size_t& shared_index) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V>) {
+    const DeviceMemoryBase& memory = arg;
+    const Executor& e = *kernel.executor;
+    const std::uint64_t align = e.properties.limits.minStorageBufferOffsetAlignment;
+    if (align > 1 && memory.offset() % align != 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ThenLaunch of kernel '{}' on {}: parameter {} is a slice at byte offset {}, which is not a "
+                       "multiple of the device's minStorageBufferOffsetAlignment ({}): a storage buffer cannot start "
+                       "there; pass the whole buffer and an element offset instead",
+                       kernel.name, e.label, position + 1, memory.offset(), align);
+    }
+    const std::uint64_t range = memory.size();
+    if (range > e.properties.limits.maxStorageBufferRange) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ThenLaunch of kernel '{}' on {}: parameter {} is {} bytes, over the device's "
+                       "maxStorageBufferRange of {} bytes",
+                       kernel.name, e.label, position + 1, range, e.properties.limits.maxStorageBufferRange);
+    }
+    const auto* buffer = static_cast<const Buffer*>(memory.opaque());
+    data.buffers[slot.binding] = {buffer->buffer, memory.offset(), range == 0 ? VK_WHOLE_SIZE : range};
+  } else if constexpr (is_shared_device_memory_v<V>) {
+    data.key.shared[shared_index++] = static_cast<std::uint32_t>(arg.ElementCount());
+  } else {
+    static_assert(sizeof(V) <= 128, "a push constant is at most 128 bytes");
+    std::memcpy(data.push.data() + slot.offset, &arg, sizeof(V));
+  }
+  return Status();
+}
+
+template <typename... Params, std::size_t... I>
+Status PackArguments(const LoadedKernel& kernel, const PackedArgs<Params...>& args, LaunchData& data,
+                     std::index_sequence<I...>) {
+  Status status;
+  std::size_t shared_index = 0;
+  ((status.ok() ? (void)(status = PackArgument<Params>(kernel, kernel.layout.params[I], I, std::get<I>(args), data,
+                                                        shared_index))
+                : (void)0),
+   ...);
+  return status;
+}
+
+// Records bind, push descriptors, push constants and the dispatch.
+inline void RecordDispatch(const Executor& e, VkCommandBuffer commands, const LoadedKernel& kernel, VkPipeline pipeline,
+                           const LaunchData& data, const BlockDim& blocks) {
+  const DeviceApi& api = e.api;
+  api.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  const std::uint32_t count = kernel.layout.buffer_count;
+  if (count > 0) {
+    std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
+    for (std::uint32_t i = 0; i < count; ++i) {
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                   nullptr,
+                   VK_NULL_HANDLE,
+                   i,
+                   0,
+                   1,
+                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                   nullptr,
+                   &data.buffers[i],
+                   nullptr};
+    }
+    api.vkCmdPushDescriptorSetKHR(commands, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline_layout, 0, count,
+                                  writes.data());
+  }
+  if (kernel.layout.push_constant_bytes > 0) {
+    api.vkCmdPushConstants(commands, kernel.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                           kernel.layout.push_constant_bytes, data.push.data());
+  }
+  api.vkCmdDispatch(commands, static_cast<std::uint32_t>(blocks.x), static_cast<std::uint32_t>(blocks.y),
+                    static_cast<std::uint32_t>(blocks.z));
+}
+
+}  // namespace streamexecutor::vulkan_detail
