@@ -2,8 +2,8 @@
 // OpenCL C and (where built) CUDA PTX and Vulkan SPIR-V, all with the same
 // parameter lists. The CUDA versions are in test_kernels.cu; the build compiles
 // them to PTX and passes the file's path as SE_CUDA_TEST_KERNELS_PTX. The
-// Vulkan ones are GLSL in vulkan/<kernel>.comp, compiled by glslc into the
-// folder SE_VULKAN_TEST_KERNELS_DIR.
+// Vulkan ones are GLSL in vulkan/<kernel>.comp, compiled by glslangValidator
+// (entry point named after the kernel) into the folder SE_VULKAN_TEST_KERNELS_DIR.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ inline se::MultiKernelLoaderSpec SaxpySpec() {
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "saxpy");
 #endif
 #ifdef SE_VULKAN_TEST_KERNELS_DIR
-  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/saxpy.spv", "main");
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/saxpy.spv", "saxpy");
 #endif
   return spec;
 }
@@ -80,7 +80,7 @@ inline se::MultiKernelLoaderSpec CoordinatesSpec() {
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "coordinates");
 #endif
 #ifdef SE_VULKAN_TEST_KERNELS_DIR
-  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/coordinates.spv", "main");
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/coordinates.spv", "coordinates");
 #endif
   return spec;
 }
@@ -111,7 +111,7 @@ inline se::MultiKernelLoaderSpec ReverseSpec() {
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "reverse");
 #endif
 #ifdef SE_VULKAN_TEST_KERNELS_DIR
-  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/reverse.spv", "main");
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/reverse.spv", "reverse");
 #endif
   return spec;
 }
@@ -135,7 +135,7 @@ inline se::MultiKernelLoaderSpec AddSpec() {
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "add");
 #endif
 #ifdef SE_VULKAN_TEST_KERNELS_DIR
-  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/add.spv", "main");
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/add.spv", "add");
 #endif
   return spec;
 }
@@ -184,7 +184,7 @@ inline se::MultiKernelLoaderSpec BlockSumSpec() {
   spec.AddCudaPtxOnDisk(SE_CUDA_TEST_KERNELS_PTX, "block_sum");
 #endif
 #ifdef SE_VULKAN_TEST_KERNELS_DIR
-  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/block_sum.spv", "main");
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/block_sum.spv", "block_sum");
 #endif
   return spec;
 }

@@ -88,6 +88,9 @@ inline constexpr const char* kLoaderLibrary = "libvulkan.so.1";
   X(vkGetQueryPoolResults)            \
   X(vkCmdPushDescriptorSetKHR)
 
+// Present only where the device has the extension (null otherwise).
+#define SE_VK_OPTIONAL_DEVICE_ENTRY_POINTS(X) X(vkGetMemoryHostPointerPropertiesEXT)
+
 #define SE_VK_DECLARE(name) PFN_##name name = nullptr;
 
 struct InstanceApi {
@@ -100,6 +103,7 @@ struct InstanceApi {
 
 struct DeviceApi {
   SE_VK_DEVICE_ENTRY_POINTS(SE_VK_DECLARE)
+  SE_VK_OPTIONAL_DEVICE_ENTRY_POINTS(SE_VK_DECLARE)
 };
 
 #undef SE_VK_DECLARE
@@ -231,6 +235,9 @@ inline bool ResolveDevice(const InstanceApi& instance, VkDevice device, DeviceAp
   if (api.name == nullptr && missing.empty()) missing = #name;
   SE_VK_DEVICE_ENTRY_POINTS(SE_VK_RESOLVE_DEVICE)
 #undef SE_VK_RESOLVE_DEVICE
+#define SE_VK_RESOLVE_OPTIONAL(name) api.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));
+  SE_VK_OPTIONAL_DEVICE_ENTRY_POINTS(SE_VK_RESOLVE_OPTIONAL)
+#undef SE_VK_RESOLVE_OPTIONAL
   return missing.empty();
 }
 

@@ -20,7 +20,10 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
+#include "streamexecutor/vulkan/command_buffer.hpp"
+#include "streamexecutor/vulkan/foreign_wait.hpp"
 #include "streamexecutor/vulkan/launch.hpp"
 #include "streamexecutor/vulkan/platform.hpp"
 #include "streamexecutor/vulkan/runtime.hpp"
@@ -60,7 +63,7 @@ struct EventState {
 }  // namespace vulkan_detail
 
 // Exported so that Platform<vulkan> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT vulkan {
+struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vulkan> {
   static constexpr std::string_view kName = "vulkan";
   static constexpr std::array<KernelFormat, 1> kKernelFormats{kernel_formats::kSpirv};
   // Work after a failed callback is held behind it (runtime.hpp), so it is
@@ -72,6 +75,7 @@ struct STREAMEXECUTOR_EXPORT vulkan {
   };
   struct ExecutorState {
     vulkan_detail::Executor* impl = nullptr;
+    vulkan_detail::Notifier* notifier = nullptr;  // made by the first NotifyWhenComplete
   };
   using StreamHandle = vulkan_detail::StreamState*;
   struct EventHandle {
@@ -113,60 +117,53 @@ struct STREAMEXECUTOR_EXPORT vulkan {
     StatusOr<vulkan_detail::Buffer> buffer =
         vulkan_detail::CreateBuffer(e, bytes, e.memory_types.device, false, "Allocate");
     if (!buffer.ok()) return buffer.status();
-    auto* held = new (std::nothrow) vulkan_detail::Buffer(buffer.value());
-    if (held == nullptr) {
-      vulkan_detail::DestroyBuffer(e, buffer.value());
-      return MakeError(ErrorCode::kResourceExhausted, "Allocate on {}: out of host memory", e.label);
-    }
-    return DeviceMemoryBase(held, bytes);
+    return Hold(e, buffer.value(), "Allocate");
   }
-  // Work already queued may still use the memory: the buffer goes once every
-  // stream has passed the value it had reached now.
+  // Memory that host and device code both dereference: host-visible, coherent
+  // memory, mapped for its lifetime (device-local too where the device has
+  // such a type: integrated GPUs, resizable BAR, lavapipe).
+  static StatusOr<DeviceMemoryBase> AllocateUnified(ExecutorState& executor, std::uint64_t bytes) {
+    vulkan_detail::Executor& e = *executor.impl;
+    ReclaimDeferred(executor);
+    StatusOr<vulkan_detail::Buffer> buffer =
+        vulkan_detail::CreateBuffer(e, bytes, e.memory_types.unified, true, "AllocateUnified");
+    if (!buffer.ok()) return buffer.status();
+    return Hold(e, buffer.value(), "AllocateUnified");
+  }
+  // The host address of a unified allocation (plus the view's offset); null
+  // for device memory that is not mapped.
+  static void* HostAddress(const DeviceMemoryBase& memory) {
+    const auto* buffer = static_cast<const vulkan_detail::Buffer*>(memory.opaque());
+    return buffer != nullptr && buffer->mapped != nullptr ? static_cast<std::byte*>(buffer->mapped) + memory.offset()
+                                                          : nullptr;
+  }
+  // Work already queued may still use the memory: it goes once that is done.
+  static StatusOr<DeviceMemoryBase> Hold(vulkan_detail::Executor& e, vulkan_detail::Buffer buffer,
+                                         std::string_view caller) {
+    auto* held = new (std::nothrow) vulkan_detail::Buffer(buffer);
+    if (held != nullptr) {
+      try {
+        std::lock_guard<std::mutex> lock(e.mutex);
+        e.by_handle.emplace(held->buffer, held);
+        return DeviceMemoryBase(held, buffer.size);
+      } catch (...) {
+        delete held;
+      }
+    }
+    vulkan_detail::DestroyBuffer(e, buffer);
+    return MakeError(ErrorCode::kResourceExhausted, "{} on {}: out of host memory", caller, e.label);
+  }
   static Status Deallocate(ExecutorState& executor, DeviceMemoryBase memory) {
     auto* buffer = static_cast<vulkan_detail::Buffer*>(memory.opaque());
-    vulkan_detail::Executor::Deferred deferred{buffer, {}};
     {
-      std::lock_guard<std::mutex> lock(executor.impl->lists_mutex);
-      for (vulkan_detail::StreamState* s : executor.impl->streams) {
-        std::lock_guard<std::mutex> stream_lock(s->mutex);
-        if (s->last == 0 || s->timeline->Reached(s->last)) continue;
-        s->timeline->Reference();
-        deferred.until.emplace_back(s->timeline, s->last);
-      }
-      if (!deferred.until.empty()) {
-        executor.impl->deferred.push_back(std::move(deferred));
-        return Status();
-      }
+      std::lock_guard<std::mutex> lock(executor.impl->mutex);
+      executor.impl->by_handle.erase(buffer->buffer);
     }
-    vulkan_detail::DestroyBuffer(*executor.impl, *buffer);
-    delete buffer;
+    vulkan_detail::DestroyWhenIdle(*executor.impl, *buffer, buffer);
     return Status();
   }
   static void ReclaimDeferred(ExecutorState& executor, bool wait = false) {
-    std::vector<vulkan_detail::Executor::Deferred> done;
-    {
-      std::lock_guard<std::mutex> lock(executor.impl->lists_mutex);
-      auto& list = executor.impl->deferred;
-      if (list.empty()) return;
-      for (std::size_t i = 0; i < list.size();) {
-        bool reached = true;
-        for (auto& [timeline, value] : list[i].until) {
-          if (wait) timeline->Wait(value, "freeing memory").IgnoreError();
-          reached = reached && timeline->Reached(value);
-        }
-        if (reached || wait) {
-          done.push_back(std::move(list[i]));
-          list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-        } else {
-          ++i;
-        }
-      }
-    }
-    for (vulkan_detail::Executor::Deferred& d : done) {
-      for (auto& entry : d.until) entry.first->Release();
-      vulkan_detail::DestroyBuffer(*executor.impl, *d.buffer);
-      delete d.buffer;
-    }
+    vulkan_detail::ReclaimDeferred(*executor.impl, wait);
   }
 
   // Pinned memory: host-visible, coherent memory, mapped for its lifetime.
@@ -193,7 +190,7 @@ struct STREAMEXECUTOR_EXPORT vulkan {
       buffer = it->second;
       e.pinned.erase(it);
     }
-    vulkan_detail::DestroyBuffer(e, buffer);
+    vulkan_detail::DestroyWhenIdle(e, buffer, nullptr);
     return Status();
   }
 
@@ -282,6 +279,31 @@ struct STREAMEXECUTOR_EXPORT vulkan {
   }
   static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop);
 
+  // Waits between backends (ForeignWaitBackend, EventNotifyBackend; foreign_wait.hpp).
+  static Status Submit(StreamHandle& stream, const op::WaitForeign& operation) {
+    return vulkan_detail::WaitForGate(*stream, *operation.release);
+  }
+  static Status NotifyWhenComplete(ExecutorState& executor, EventHandle& event, op::ForeignRelease release) {
+    auto [timeline, value] = event.state->Latest();
+    if (timeline == nullptr || timeline->Reached(value)) {
+      if (timeline != nullptr) timeline->Release();
+      release();
+      return Status();
+    }
+    vulkan_detail::Notifier* notifier = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(executor.impl->mutex);
+      if (executor.notifier == nullptr) executor.notifier = new (std::nothrow) vulkan_detail::Notifier(*executor.impl);
+      notifier = executor.notifier;
+    }
+    Status status = notifier != nullptr ? notifier->Add(timeline, value, release)
+                                        : MakeError(ErrorCode::kResourceExhausted,
+                                                    "notifying another backend on {}: out of host memory",
+                                                    executor.impl->label);
+    timeline->Release();
+    return status;
+  }
+
   // ---- Kernels -----------------------------------------------------------------
 
   static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
@@ -295,35 +317,63 @@ struct STREAMEXECUTOR_EXPORT vulkan {
   static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                   std::span<const KernelParamInfo> signature, KernelHandle& kernel);
   static void ReleaseKernel(ExecutorState&, KernelHandle& kernel) { delete std::exchange(kernel.impl, nullptr); }
-
-  template <typename... Params>
-  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+  // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
+  // from the module, in the positional form (reflection.hpp, ReadParams).
+  static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,
+                                  std::vector<DeviceParam>& params, bool& shared_is_parameter);
+  static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& operation) {
     vulkan_detail::LoadedKernel& kernel = *operation.kernel.impl;
-    vulkan_detail::StreamState& s = *stream;
-    if (s.Failed()) [[unlikely]]
-      return Status();  // skipped after a failure, as on every backend
-    STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::CheckLocalSize(kernel, operation.threads));
     vulkan_detail::LaunchData data;
     data.key.local = {static_cast<std::uint32_t>(operation.threads.x), static_cast<std::uint32_t>(operation.threads.y),
                       static_cast<std::uint32_t>(operation.threads.z)};
     STREAMEXECUTOR_RETURN_IF_ERROR(
-        vulkan_detail::PackArguments<Params...>(kernel, operation.args, data, std::index_sequence_for<Params...>{}));
+        vulkan_detail::PackUntyped(kernel, operation.args.args(), operation.args.data(), data));
+    return Dispatch(stream, kernel, operation.threads, operation.blocks, data);
+  }
+  static Status Dispatch(StreamHandle& stream, vulkan_detail::LoadedKernel& kernel, const ThreadDim& threads,
+                         const BlockDim& blocks, const vulkan_detail::LaunchData& data) {
+    vulkan_detail::StreamState& s = *stream;
+    if (s.Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
+    STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::CheckLocalSize(kernel, threads));
     StatusOr<VkPipeline> pipeline = vulkan_detail::GetPipeline(kernel, data.key);
     if (!pipeline.ok()) return pipeline.status();
     std::lock_guard<std::mutex> lock(s.mutex);
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();
-    vulkan_detail::RecordDispatch(*s.executor, s.slots[slot.value()].commands, kernel, pipeline.value(), data,
-                                  operation.blocks);
+    vulkan_detail::RecordDispatch(*s.executor, s.slots[slot.value()].commands, kernel, pipeline.value(), data, blocks);
     return vulkan_detail::FinishSlot(s, slot.value());
+  }
+
+  template <typename... Params>
+  static Status Submit(StreamHandle& stream, const op::Launch<KernelHandle, Params...>& operation) {
+    vulkan_detail::LoadedKernel& kernel = *operation.kernel.impl;
+    if (stream->Failed()) [[unlikely]]
+      return Status();  // skipped after a failure, as on every backend
+    vulkan_detail::LaunchData data;
+    data.key.local = {static_cast<std::uint32_t>(operation.threads.x), static_cast<std::uint32_t>(operation.threads.y),
+                      static_cast<std::uint32_t>(operation.threads.z)};
+    STREAMEXECUTOR_RETURN_IF_ERROR(
+        vulkan_detail::PackArguments<Params...>(kernel, operation.args, data, std::index_sequence_for<Params...>{}));
+    return Dispatch(stream, kernel, operation.threads, operation.blocks, data);
   }
 };
 
 static_assert(Backend<vulkan>);
 static_assert(PinnedMemoryBackend<vulkan>);
+static_assert(UnifiedMemoryBackend<vulkan>);
+static_assert(ForeignWaitBackend<vulkan> && EventNotifyBackend<vulkan>);
+static_assert(UntypedLaunchBackend<vulkan>);
 static_assert(TimingEventBackend<vulkan>);
 static_assert(CrossExecutorWaitBackend<vulkan>);
+static_assert(CommandBufferBackend<vulkan> && CommandBufferUpdateBackend<vulkan>);
+static_assert(CommandBufferCloneBackend<vulkan> && CommandBufferNestingBackend<vulkan>);
+static_assert(CommandBufferConditionalBackend<vulkan>);
 
 }  // namespace streamexecutor
 
 #include "streamexecutor/vulkan/backend_impl.hpp"
+
+// Native objects (Interop<vulkan>), kernel attributes (Occupancy<vulkan>), wherever the backend is.
+#include "streamexecutor/vulkan/interop.hpp"
+#include "streamexecutor/vulkan/occupancy.hpp"

@@ -50,6 +50,11 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   properties2.pNext = &maintenance3;
   instance.vkGetPhysicalDeviceProperties2(chosen.device, &properties2);
   e->max_allocation = maintenance3.maxMemoryAllocationSize;
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  properties2.pNext = &subgroup;
+  instance.vkGetPhysicalDeviceProperties2(chosen.device, &properties2);
+  e->subgroup_size = subgroup.subgroupSize;
 
   std::uint32_t families = 0;
   instance.vkGetPhysicalDeviceQueueFamilyProperties(chosen.device, &families, nullptr);
@@ -64,6 +69,7 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   if (e->memory_types.device == UINT32_MAX) e->memory_types.device = vulkan_detail::FindMemoryType(memory, 0, 0);
   e->memory_types.upload = vulkan_detail::FindMemoryType(memory, visible, 0);
   e->memory_types.readback = vulkan_detail::FindMemoryType(memory, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  e->memory_types.unified = vulkan_detail::FindMemoryType(memory, visible, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (e->memory_types.upload == UINT32_MAX || e->memory_types.readback == UINT32_MAX) {
     return MakeError(ErrorCode::kUnavailable, "{} has no host-visible, coherent memory type for staging", e->label);
   }
@@ -108,13 +114,24 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, nullptr, 0, chosen.queue_family, 1,
                                 &priority};
-  const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+  const bool import_host = vulkan_detail::HasDeviceExtension(instance, chosen.device,
+                                                             VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  if (import_host) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
+    host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+    VkPhysicalDeviceProperties2 with_host{};
+    with_host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    with_host.pNext = &host;
+    instance.vkGetPhysicalDeviceProperties2(chosen.device, &with_host);
+    e->host_pointer_alignment = host.minImportedHostPointerAlignment;
+  }
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &use;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
-  info.enabledExtensionCount = 1;
+  info.enabledExtensionCount = import_host ? 2u : 1u;
   info.ppEnabledExtensionNames = extensions;
   if (VkResult r = instance.vkCreateDevice(chosen.device, &info, nullptr, &e->device); r != VK_SUCCESS)
     return vulkan_detail::VkError("vkCreateDevice", r, "for {}", e->label);
@@ -128,14 +145,15 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
 }
 
 inline void vulkan::CloseExecutor(ExecutorState& executor) {
+  delete std::exchange(executor.notifier, nullptr);
   vulkan_detail::Executor* e = std::exchange(executor.impl, nullptr);
   if (e == nullptr) return;
   if (e->device != VK_NULL_HANDLE) {
     e->api.vkDeviceWaitIdle(e->device);
-    ExecutorState state{e};
-    ReclaimDeferred(state, true);
+    vulkan_detail::ReclaimDeferred(*e, true);
     e->staging.Clear(*e);
     for (auto& [ptr, buffer] : e->pinned) vulkan_detail::DestroyBuffer(*e, buffer);
+    for (auto& [ptr, buffer] : e->registered) vulkan_detail::DestroyBuffer(*e, buffer);
     e->api.vkDestroyDevice(e->device, nullptr);
   }
   delete e;
@@ -160,6 +178,7 @@ inline DeviceDescription vulkan::Describe(const ExecutorState& executor) {
   d.max_allocation_size = e.max_allocation;
   d.shared_memory_per_block = limits.maxComputeSharedMemorySize;
   d.compute_units = 1;
+  d.warp_size = static_cast<int>(std::max<std::uint32_t>(e.subgroup_size, 1));
   d.max_threads_per_block = limits.maxComputeWorkGroupInvocations;
   d.max_block_dims = Dim3(limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1],
                           limits.maxComputeWorkGroupSize[2]);
@@ -234,12 +253,19 @@ inline Status vulkan::SynchronizeStream(StreamHandle& stream) {
                      "for itself",
                      s.executor->label);
   }
-  std::uint64_t last = 0;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    last = s.last;
+  // Again while the stream grew meanwhile: a callback may enqueue into its
+  // own stream, and the wait includes that work.
+  std::uint64_t waited = 0;
+  for (;;) {
+    std::uint64_t last = 0;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      last = s.last;
+    }
+    if (last == waited) break;
+    STREAMEXECUTOR_RETURN_IF_ERROR(s.timeline->Wait(last, "synchronizing a stream"));
+    waited = last;
   }
-  STREAMEXECUTOR_RETURN_IF_ERROR(s.timeline->Wait(last, "synchronizing a stream"));
   return s.CurrentError();
 }
 
@@ -266,7 +292,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyH2D& operatio
   entry.staging = staging.value();
   entry.staging_readback = false;
   const auto* dst = static_cast<const vulkan_detail::Buffer*>(operation.dst.opaque());
-  const VkBufferCopy region{0, operation.dst.offset(), operation.bytes};
+  const VkBufferCopy region{0, vulkan_detail::BufferOffset(operation.dst), operation.bytes};
   e.api.vkCmdCopyBuffer(entry.commands, staging.value().buffer, dst->buffer, 1, &region);
   return vulkan_detail::FinishSlot(s, slot.value());
 }
@@ -299,7 +325,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
     return slot.status();
   }
   const auto* src = static_cast<const vulkan_detail::Buffer*>(operation.src.opaque());
-  const VkBufferCopy region{operation.src.offset(), 0, operation.bytes};
+  const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), 0, operation.bytes};
   e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, staging.value().buffer, 1, &region);
   STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::FinishSlot(s, slot.value()));
   return vulkan_detail::EnqueueHost(s, std::move(job));
@@ -322,7 +348,8 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2D& operatio
   std::lock_guard<std::mutex> lock(s.mutex);
   StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
   if (!slot.ok()) return slot.status();
-  const VkBufferCopy region{operation.src.offset(), operation.dst.offset(), operation.bytes};
+  const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), vulkan_detail::BufferOffset(operation.dst),
+                            operation.bytes};
   s.executor->api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, dst->buffer, 1, &region);
   return vulkan_detail::FinishSlot(s, slot.value());
 }
@@ -337,7 +364,7 @@ inline Status vulkan::Fill(StreamHandle& stream, const DeviceMemoryBase& dst, st
   if (bytes == 0) return Status();
   vulkan_detail::Executor& e = *s.executor;
   const auto* buffer = static_cast<const vulkan_detail::Buffer*>(dst.opaque());
-  const std::uint64_t begin = dst.offset();
+  const std::uint64_t begin = vulkan_detail::BufferOffset(dst);
   const std::uint64_t end = begin + bytes;
   const std::uint64_t aligned_begin = std::min(end, (begin + 3) / 4 * 4);
   const std::uint64_t aligned_end = std::max(aligned_begin, end / 4 * 4);
@@ -475,6 +502,28 @@ inline StatusOr<std::uint64_t> vulkan::ElapsedNanoseconds(EventHandle& start, Ev
 }
 
 // ---- Kernels ----------------------------------------------------------------------
+
+inline Status vulkan::LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
+                                        KernelHandle& kernel, std::vector<DeviceParam>& params,
+                                        bool& shared_is_parameter) {
+  vulkan_detail::Executor& e = *executor.impl;
+  shared_is_parameter = true;  // shared arrays sized at launch are parameters
+  const KernelLoaderSpec* code = spec.spirv();
+  if (code == nullptr) {
+    return MakeError(ErrorCode::kNotFound, "GetUntypedKernel on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk){}",
+                     e.label, spec.DescribeEntries());
+  }
+  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::SpirvWords(*code, e.label);
+  if (!words.ok()) return words.status();
+  auto loaded = std::make_unique<vulkan_detail::LoadedKernel>();
+  loaded->executor = &e;
+  loaded->name = code->kernel_name;
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      vulkan_detail::ReadParams(words.value(), code->kernel_name, e.label, loaded->layout, params));
+  STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::CreateKernelObjects(e, words.value(), *loaded));
+  kernel.impl = loaded.release();
+  return Status();
+}
 
 inline Status vulkan::LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                         std::span<const KernelParamInfo> signature, KernelHandle& kernel) {

@@ -4,6 +4,7 @@
 // size a launch asks for, made on first use and kept.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
 #include "streamexecutor/vulkan/reflection.hpp"
@@ -79,21 +81,37 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
                      "maxPushConstantsSize of {}",
                      kernel.name, e.label, kernel.layout.push_constant_bytes, e.properties.limits.maxPushConstantsSize);
   }
-  if (kernel.layout.buffer_count > kMaxBindings) {
-    return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: {} buffer parameters, at most {} are supported",
-                     kernel.name, e.label, kernel.layout.buffer_count, kMaxBindings);
+  if (std::count_if(kernel.layout.params.begin(), kernel.layout.params.end(), [](const ParamSlot& slot) {
+        return slot.kind == KernelParamKind::kSharedMemory;
+      }) > static_cast<std::ptrdiff_t>(kMaxShared)) {
+    return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: more than {} SharedDeviceMemory parameters",
+                     kernel.name, e.label, kMaxShared);
+  }
+  if (std::count_if(kernel.layout.params.begin(), kernel.layout.params.end(), [](const ParamSlot& slot) {
+        return slot.kind == KernelParamKind::kDevicePointer;
+      }) > static_cast<std::ptrdiff_t>(kMaxBindings)) {
+    return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: more than {} buffer parameters", kernel.name,
+                     e.label, kMaxBindings);
   }
   VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, words.size_bytes(),
                                   words.data()};
   if (VkResult r = api.vkCreateShaderModule(e.device, &module, nullptr, &kernel.module); r != VK_SUCCESS)
     return VkError("vkCreateShaderModule", r, "for kernel '{}' on {}", kernel.name, e.label);
+  // The bindings the parameters use (positional bindings leave gaps).
   std::array<VkDescriptorSetLayoutBinding, kMaxBindings> bindings{};
-  for (std::uint32_t i = 0; i < kernel.layout.buffer_count; ++i) {
-    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  std::uint32_t binding_count = 0;
+  for (const ParamSlot& slot : kernel.layout.params) {
+    if (slot.kind != KernelParamKind::kDevicePointer) continue;
+    if (slot.binding >= 64) {
+      return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: binding {} is over the 63 supported",
+                       kernel.name, e.label, slot.binding);
+    }
+    bindings[binding_count++] = {slot.binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                                 nullptr};
   }
   VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, nullptr,
                                       VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-                                      kernel.layout.buffer_count, bindings.data()};
+                                      binding_count, bindings.data()};
   if (VkResult r = api.vkCreateDescriptorSetLayout(e.device, &set, nullptr, &kernel.set_layout); r != VK_SUCCESS)
     return VkError("vkCreateDescriptorSetLayout", r, "for kernel '{}' on {}", kernel.name, e.label);
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel.layout.push_constant_bytes};
@@ -177,35 +195,65 @@ inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey&
 // What a launch's arguments become: buffer descriptors, push-constant bytes,
 // shared element counts.
 struct LaunchData {
-  std::array<VkDescriptorBufferInfo, kMaxBindings> buffers{};
+  std::array<VkDescriptorBufferInfo, 64> buffers{};  // by binding
   std::array<std::byte, 256> push{};
   PipelineKey key;
 };
+
+inline Status PackMemory(const LoadedKernel& kernel, const ParamSlot& slot, std::size_t position,
+                         const DeviceMemoryBase& memory, LaunchData& data) {
+  const Executor& e = *kernel.executor;
+  const std::uint64_t align = e.properties.limits.minStorageBufferOffsetAlignment;
+  const std::uint64_t offset = BufferOffset(memory);
+  if (align > 1 && offset % align != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: parameter {} starts at byte offset {} of its buffer, which is "
+                     "not a multiple of the device's minStorageBufferOffsetAlignment ({}): a storage buffer cannot "
+                     "start there; pass the whole buffer and an element offset instead",
+                     kernel.name, e.label, position + 1, offset, align);
+  }
+  const std::uint64_t range = memory.size();
+  if (range > e.properties.limits.maxStorageBufferRange) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "ThenLaunch of kernel '{}' on {}: parameter {} is {} bytes, over the device's "
+                     "maxStorageBufferRange of {} bytes",
+                     kernel.name, e.label, position + 1, range, e.properties.limits.maxStorageBufferRange);
+  }
+  const auto* buffer = static_cast<const Buffer*>(memory.opaque());
+  data.buffers[slot.binding] = {buffer->buffer, offset, range == 0 ? VK_WHOLE_SIZE : range};
+  return Status();
+}
+
+// A launch typed at run time: the core checked the arguments against the
+// parameter list ReadParams gave.
+inline Status PackUntyped(const LoadedKernel& kernel, std::span<const KernelArg> args, const std::byte* bytes,
+                          LaunchData& data) {
+  std::size_t shared_index = 0;
+  for (std::size_t i = 0; i < args.size() && i < kernel.layout.params.size(); ++i) {
+    const ParamSlot& slot = kernel.layout.params[i];
+    const KernelArg& arg = args[i];
+    switch (slot.kind) {
+      case KernelParamKind::kDevicePointer:
+        STREAMEXECUTOR_RETURN_IF_ERROR(PackMemory(kernel, slot, i, arg.memory, data));
+        break;
+      case KernelParamKind::kSharedMemory:
+        data.key.shared[shared_index++] =
+            static_cast<std::uint32_t>(slot.size > 0 ? arg.shared_bytes / slot.size : arg.shared_bytes);
+        break;
+      case KernelParamKind::kScalar:
+        std::memcpy(data.push.data() + slot.offset, bytes + arg.offset, std::min<std::size_t>(arg.size, slot.size));
+        break;
+    }
+  }
+  return Status();
+}
 
 template <typename P, typename A>
 Status PackArgument(const LoadedKernel& kernel, const ParamSlot& slot, std::size_t position, const A& arg,
                     LaunchData& data, std::size_t& shared_index) {
   using V = std::remove_cv_t<P>;
   if constexpr (is_device_memory_pointer_v<V>) {
-    const DeviceMemoryBase& memory = arg;
-    const Executor& e = *kernel.executor;
-    const std::uint64_t align = e.properties.limits.minStorageBufferOffsetAlignment;
-    if (align > 1 && memory.offset() % align != 0) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "ThenLaunch of kernel '{}' on {}: parameter {} is a slice at byte offset {}, which is not a "
-                       "multiple of the device's minStorageBufferOffsetAlignment ({}): a storage buffer cannot start "
-                       "there; pass the whole buffer and an element offset instead",
-                       kernel.name, e.label, position + 1, memory.offset(), align);
-    }
-    const std::uint64_t range = memory.size();
-    if (range > e.properties.limits.maxStorageBufferRange) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "ThenLaunch of kernel '{}' on {}: parameter {} is {} bytes, over the device's "
-                       "maxStorageBufferRange of {} bytes",
-                       kernel.name, e.label, position + 1, range, e.properties.limits.maxStorageBufferRange);
-    }
-    const auto* buffer = static_cast<const Buffer*>(memory.opaque());
-    data.buffers[slot.binding] = {buffer->buffer, memory.offset(), range == 0 ? VK_WHOLE_SIZE : range};
+    return PackMemory(kernel, slot, position, arg, data);
   } else if constexpr (is_shared_device_memory_v<V>) {
     data.key.shared[shared_index++] = static_cast<std::uint32_t>(arg.ElementCount());
   } else {
@@ -232,21 +280,22 @@ inline void RecordDispatch(const Executor& e, VkCommandBuffer commands, const Lo
                            const LaunchData& data, const BlockDim& blocks) {
   const DeviceApi& api = e.api;
   api.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  const std::uint32_t count = kernel.layout.buffer_count;
+  std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
+  std::uint32_t count = 0;
+  for (const ParamSlot& slot : kernel.layout.params) {
+    if (slot.kind != KernelParamKind::kDevicePointer) continue;
+    writes[count++] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                       nullptr,
+                       VK_NULL_HANDLE,
+                       slot.binding,
+                       0,
+                       1,
+                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                       nullptr,
+                       &data.buffers[slot.binding],
+                       nullptr};
+  }
   if (count > 0) {
-    std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
-    for (std::uint32_t i = 0; i < count; ++i) {
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                   nullptr,
-                   VK_NULL_HANDLE,
-                   i,
-                   0,
-                   1,
-                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                   nullptr,
-                   &data.buffers[i],
-                   nullptr};
-    }
     api.vkCmdPushDescriptorSetKHR(commands, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline_layout, 0, count,
                                   writes.data());
   }

@@ -48,12 +48,23 @@ struct Buffer {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   std::uint64_t size = 0;
   void* mapped = nullptr;  // where the memory is host-visible (staging, pinned host memory)
+  bool owned = true;       // false: adopted (AdoptDeviceMemory), the caller's to destroy
+  int adoptions = 0;       // AdoptDeviceMemory calls that returned it and were not forgotten
+  // Where a view's offset 0 is in the VkBuffer: 0, except for registered host
+  // memory, whose buffer starts at the alignment below the caller's pointer.
+  std::uint64_t base_offset = 0;
 };
+
+// A view's byte offset in its VkBuffer.
+inline std::uint64_t BufferOffset(const DeviceMemoryBase& view) {
+  return static_cast<const Buffer*>(view.opaque())->base_offset + view.offset();
+}
 
 struct MemoryTypes {
   std::uint32_t device = 0;   // device-local: allocations
   std::uint32_t upload = 0;   // host-visible, coherent: staging toward the device
   std::uint32_t readback = 0;  // host-visible, coherent, cached where the device has it: staging back
+  std::uint32_t unified = 0;   // host-visible, coherent, device-local where the device has it (ReBAR, UMA)
   bool device_is_host_visible = false;
 };
 
@@ -112,16 +123,23 @@ struct Executor {
   VkPhysicalDeviceProperties properties{};
   MemoryTypes memory_types;
   std::uint32_t timestamp_valid_bits = 0;
+  std::uint32_t subgroup_size = 0;
   std::uint64_t max_allocation = 0;
   std::string label;  // "vulkan:0 (llvmpipe ...)"
   int ordinal = 0;
   StagingPool staging;
   std::mutex mutex;  // the maps below
-  std::map<void*, Buffer> pinned;  // HostAllocate'd memory, by host address
+  std::map<void*, Buffer> pinned;      // HostAllocate'd memory, by host address
+  std::map<void*, Buffer> registered;  // HostMemoryRegister'ed memory, imported (VK_EXT_external_memory_host)
+  // Every allocation and adopted buffer by its VkBuffer: adopting one again
+  // gives the same handle, which the core then refuses as already registered.
+  std::map<VkBuffer, Buffer*> by_handle;
+  std::uint64_t host_pointer_alignment = 0;  // 0: the device cannot import host memory
   // Live streams, and allocations freed while work that may use them was
   // queued: each goes once every stream passed the value it had then.
   struct Deferred {
-    Buffer* buffer = nullptr;
+    Buffer buffer;              // destroyed once `until` is reached
+    Buffer* wrapper = nullptr;  // deleted then (a DeviceMemoryBase's handle)
     std::vector<std::pair<Timeline*, std::uint64_t>> until;
   };
   std::mutex lists_mutex;
@@ -207,6 +225,10 @@ inline StatusOr<Buffer> CreateBuffer(Executor& e, std::uint64_t bytes, std::uint
   return b;
 }
 inline void DestroyBuffer(Executor& e, Buffer& b) {
+  if (!b.owned) {
+    b = Buffer{};
+    return;
+  }
   if (b.buffer != VK_NULL_HANDLE) e.api.vkDestroyBuffer(e.device, b.buffer, nullptr);
   // Freeing mapped memory unmaps it.
   if (b.memory != VK_NULL_HANDLE) e.api.vkFreeMemory(e.device, b.memory, nullptr);
@@ -267,7 +289,7 @@ struct Slot {
 
 // Device work recorded but held behind host work (see the top of this file).
 struct HeldSubmit {
-  std::size_t slot = 0;  // into StreamState::slots; SIZE_MAX for a wait without commands
+  VkCommandBuffer commands = VK_NULL_HANDLE;  // a slot's, or a command buffer's run
   Timeline* wait_timeline = nullptr;
   std::uint64_t wait_value = 0;
   std::uint64_t signal = 0;
@@ -381,8 +403,8 @@ inline Status QueueSubmit(StreamState& s, const HeldSubmit& h) {
   info.waitSemaphoreCount = wait_count;
   info.pWaitSemaphores = waits;
   info.pWaitDstStageMask = stages;
-  info.commandBufferCount = h.slot == SIZE_MAX ? 0u : 1u;
-  info.pCommandBuffers = h.slot == SIZE_MAX ? nullptr : &s.slots[h.slot].commands;
+  info.commandBufferCount = h.commands != VK_NULL_HANDLE ? 1u : 0u;
+  info.pCommandBuffers = &h.commands;
   info.signalSemaphoreCount = 1;
   info.pSignalSemaphores = &s.timeline->semaphore;
   VkResult result;
@@ -405,6 +427,55 @@ inline Status HostSignal(StreamState& s, std::uint64_t value) {
   return Status();
 }
 
+// Destroys `buffer` (and deletes `wrapper`) once every stream of the executor
+// has passed the value it has reached now: work already queued may use it,
+// and freeing memory never blocks (docs/api.md, Deallocate).
+inline void DestroyWhenIdle(Executor& e, Buffer buffer, Buffer* wrapper) {
+  Executor::Deferred deferred{buffer, wrapper, {}};
+  {
+    std::lock_guard<std::mutex> lock(e.lists_mutex);
+    for (StreamState* s : e.streams) {
+      std::lock_guard<std::mutex> stream_lock(s->mutex);
+      if (s->last == 0 || s->timeline->Reached(s->last)) continue;
+      s->timeline->Reference();
+      deferred.until.emplace_back(s->timeline, s->last);
+    }
+    if (!deferred.until.empty()) {
+      e.deferred.push_back(std::move(deferred));
+      return;
+    }
+  }
+  DestroyBuffer(e, buffer);
+  delete wrapper;
+}
+// Destroys what DestroyWhenIdle deferred and is no longer used (all of it,
+// waiting, when `wait`).
+inline void ReclaimDeferred(Executor& e, bool wait = false) {
+  std::vector<Executor::Deferred> done;
+  {
+    std::lock_guard<std::mutex> lock(e.lists_mutex);
+    if (e.deferred.empty()) return;
+    for (std::size_t i = 0; i < e.deferred.size();) {
+      bool reached = true;
+      for (auto& [timeline, value] : e.deferred[i].until) {
+        if (wait) timeline->Wait(value, "freeing memory").IgnoreError();
+        reached = reached && timeline->Reached(value);
+      }
+      if (reached || wait) {
+        done.push_back(std::move(e.deferred[i]));
+        e.deferred.erase(e.deferred.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (Executor::Deferred& d : done) {
+    for (auto& entry : d.until) entry.first->Release();
+    DestroyBuffer(e, d.buffer);
+    delete d.wrapper;
+  }
+}
+
 void RunWorker(StreamState* s);
 
 // Ends the slot's command buffer and submits it, or holds it behind pending
@@ -415,7 +486,7 @@ inline Status FinishSlot(StreamState& s, std::size_t index, Timeline* wait = nul
   Slot& slot = s.slots[index];
   if (const VkResult result = e.api.vkEndCommandBuffer(slot.commands); result != VK_SUCCESS)
     return e.Fail("vkEndCommandBuffer", result, "for a stream");
-  HeldSubmit h{index, wait, wait_value, s.last + 1};
+  HeldSubmit h{slot.commands, wait, wait_value, s.last + 1};
   if (wait != nullptr) {
     wait->Reference();
     slot.waited = wait;
@@ -429,6 +500,25 @@ inline Status FinishSlot(StreamState& s, std::size_t index, Timeline* wait = nul
   }
   slot.value = h.signal;
   s.last = h.signal;
+  return Status();
+}
+
+// Submits a command buffer's recorded run as the stream's next operation;
+// `value` is its value on the stream's timeline (0: skipped, the stream failed).
+inline Status SubmitCommands(StreamState& s, VkCommandBuffer commands, std::uint64_t& value) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  value = 0;
+  if (s.Failed()) return Status();  // skipped after a failure, as on every backend
+  HeldSubmit h{commands, nullptr, 0, s.last + 1};
+  if (!s.pending.empty()) {
+    StreamEntry entry;
+    entry.submit = h;
+    s.pending.push_back(std::move(entry));
+  } else {
+    STREAMEXECUTOR_RETURN_IF_ERROR(QueueSubmit(s, h));
+  }
+  s.last = h.signal;
+  value = h.signal;
   return Status();
 }
 

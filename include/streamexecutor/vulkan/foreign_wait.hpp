@@ -1,0 +1,198 @@
+// Waits between backends (core/foreign_wait.hpp) on Vulkan.
+//
+// A Vulkan stream waiting for another backend's event: the stream's host
+// thread waits for a gate, opened by the other backend's release; the device
+// work behind it is held until then (runtime.hpp), so the queue never waits
+// for a host signal.
+//
+// Another backend waiting for a Vulkan event: Vulkan has no completion
+// callback, so one notifier thread per executor waits for every pending
+// (timeline, value) at once (vkWaitSemaphores with VK_SEMAPHORE_WAIT_ANY_BIT,
+// plus a semaphore of its own that wakes it for new entries) and fires each
+// release when its value is reached. One thread per executor, not per wait.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <new>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/vulkan/runtime.hpp"
+
+namespace streamexecutor::vulkan_detail {
+
+// Opened once by the other backend's release; the stream's host thread waits.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable opened_cv;
+  bool opened = false;
+
+  static void Open(void* context) noexcept {
+    auto* gate = static_cast<Gate*>(context);
+    {
+      std::lock_guard<std::mutex> lock(gate->mutex);
+      gate->opened = true;
+    }
+    gate->opened_cv.notify_all();
+  }
+  void WaitOpen() {
+    std::unique_lock<std::mutex> lock(mutex);
+    opened_cv.wait(lock, [&] { return opened; });
+  }
+};
+
+inline Status WaitForGate(StreamState& s, op::ForeignRelease& release) {
+  auto gate = std::make_shared<Gate>();
+  HostJob job;
+  try {
+    job.callback = streamexecutor::detail::StoredCallback::Make([gate] { gate->WaitOpen(); });
+  } catch (...) {
+    return MakeError(ErrorCode::kResourceExhausted, "waiting on another backend on {}: out of host memory",
+                     s.executor->label);
+  }
+  // The release may come after the stream (and its job) are gone: it holds
+  // its own reference, dropped when it fires.
+  auto* held = new (std::nothrow) std::shared_ptr<Gate>(gate);
+  if (held == nullptr) {
+    return MakeError(ErrorCode::kResourceExhausted, "waiting on another backend on {}: out of host memory",
+                     s.executor->label);
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (Status status = EnqueueHost(s, std::move(job)); !status.ok()) {
+    delete held;
+    return status;
+  }
+  release = op::ForeignRelease{[](void* context) noexcept {
+                                 auto* reference = static_cast<std::shared_ptr<Gate>*>(context);
+                                 Gate::Open(reference->get());
+                                 delete reference;
+                               },
+                               held};
+  return Status();
+}
+
+class Notifier {
+ public:
+  explicit Notifier(Executor& executor) : executor_(executor) {}
+  Notifier(const Notifier&) = delete;
+  Notifier& operator=(const Notifier&) = delete;
+  ~Notifier() { Stop(); }
+
+  // Fires `release` once `timeline` reaches `value` (referenced until then).
+  Status Add(Timeline* timeline, std::uint64_t value, op::ForeignRelease release) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (wake_ == nullptr) {
+      StatusOr<Timeline*> wake = CreateTimeline(executor_);
+      if (!wake.ok()) return wake.status();
+      wake_ = wake.value();
+      try {
+        thread_ = std::thread(&Notifier::Run, this);
+      } catch (const std::exception& e) {
+        wake_->Release();
+        wake_ = nullptr;
+        return MakeError(ErrorCode::kResourceExhausted, "starting the event notifier of {}: {}", executor_.label,
+                         e.what());
+      }
+    }
+    try {
+      entries_.push_back({timeline, value, release});
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "notifying another backend on {}: out of host memory",
+                       executor_.label);
+    }
+    timeline->Reference();
+    WakeLocked();
+    return Status();
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (wake_ == nullptr) return;
+      stopping_ = true;
+      WakeLocked();
+    }
+    thread_.join();
+    for (Entry& entry : entries_) {
+      entry.release();  // the executor is closing: never leave a waiter hanging
+      entry.timeline->Release();
+    }
+    entries_.clear();
+    wake_->Release();
+    wake_ = nullptr;
+  }
+
+ private:
+  struct Entry {
+    Timeline* timeline;
+    std::uint64_t value;
+    op::ForeignRelease release;
+  };
+
+  void WakeLocked() {
+    ++wake_value_;
+    VkSemaphoreSignalInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+    info.semaphore = wake_->semaphore;
+    info.value = wake_value_;
+    executor_.api.vkSignalSemaphore(executor_.device, &info);
+  }
+
+  void Run() {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<std::uint64_t> values;
+    std::vector<Entry> fired;
+    for (;;) {
+      std::uint64_t seen = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stopping_) return;
+        seen = wake_value_;
+        // Fire what is reached; wait for the rest and for the next wake.
+        for (std::size_t i = 0; i < entries_.size();) {
+          if (entries_[i].timeline->Reached(entries_[i].value)) {
+            fired.push_back(entries_[i]);
+            entries_[i] = entries_.back();
+            entries_.pop_back();
+          } else {
+            ++i;
+          }
+        }
+        semaphores.assign(1, wake_->semaphore);
+        values.assign(1, seen + 1);
+        for (const Entry& entry : entries_) {
+          semaphores.push_back(entry.timeline->semaphore);
+          values.push_back(entry.value);
+        }
+      }
+      for (Entry& entry : fired) {
+        entry.release();
+        entry.timeline->Release();
+      }
+      fired.clear();
+      VkSemaphoreWaitInfo info{};
+      info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+      info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+      info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
+      info.pSemaphores = semaphores.data();
+      info.pValues = values.data();
+      // Bounded, so that a lost device cannot keep the thread forever.
+      executor_.api.vkWaitSemaphores(executor_.device, &info, 100'000'000);
+    }
+  }
+
+  Executor& executor_;
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  Timeline* wake_ = nullptr;
+  std::uint64_t wake_value_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace streamexecutor::vulkan_detail
