@@ -316,7 +316,14 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
   }
   static Status LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                   std::span<const KernelParamInfo> signature, KernelHandle& kernel);
-  static void ReleaseKernel(ExecutorState&, KernelHandle& kernel) { delete std::exchange(kernel.impl, nullptr); }
+  // Queued launches may still run its pipelines: they go once that is done.
+  static void ReleaseKernel(ExecutorState& executor, KernelHandle& kernel) {
+    vulkan_detail::LoadedKernel* loaded = std::exchange(kernel.impl, nullptr);
+    if (loaded == nullptr) return;
+    vulkan_detail::DestroyWhenIdle(
+        *executor.impl, vulkan_detail::Executor::Deferred{
+                            {}, nullptr, loaded, [](void* k) { delete static_cast<vulkan_detail::LoadedKernel*>(k); }, {}});
+  }
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
   // from the module, in the positional form (reflection.hpp, ReadParams).
   static Status LoadUntypedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel,

@@ -266,32 +266,61 @@ inline Status vulkan::SynchronizeStream(StreamHandle& stream) {
     STREAMEXECUTOR_RETURN_IF_ERROR(s.timeline->Wait(last, "synchronizing a stream"));
     waited = last;
   }
+  vulkan_detail::ReclaimDeferred(*s.executor);  // what waited for this stream's work may go now
   return s.CurrentError();
 }
 
 // ---- Copies and fills ------------------------------------------------------------
 
-// H2D: the source is copied into staging now (the caller may reuse it at
-// once, as after a pageable cuMemcpyHtoDAsync), then onto the device in order.
+// Host memory is read and written in stream order, when the copy runs, as
+// CUDA and OpenCL do. Pinned memory (HostAllocate, HostMemoryRegister) is a
+// buffer of its own: the device copies to and from it directly. Other memory
+// is staged: the host half of the copy runs on the stream's host thread in
+// order, or at once when the stream is idle (then that is the same order).
+
+// H2D: into staging (now or in order), then onto the device.
 inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyH2D& operation) {
   vulkan_detail::StreamState& s = *stream;
   if (s.Failed()) [[unlikely]]
     return Status();  // skipped after a failure, as on every backend
   if (operation.bytes == 0) return Status();
   vulkan_detail::Executor& e = *s.executor;
+  const auto* dst = static_cast<const vulkan_detail::Buffer*>(operation.dst.opaque());
+  if (auto pinned = vulkan_detail::FindPinned(e, operation.src, operation.bytes)) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
+    if (!slot.ok()) return slot.status();
+    const VkBufferCopy region{pinned->second, vulkan_detail::BufferOffset(operation.dst), operation.bytes};
+    e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, pinned->first, dst->buffer, 1, &region);
+    return vulkan_detail::FinishSlot(s, slot.value());
+  }
   StatusOr<vulkan_detail::Buffer> staging = e.staging.Acquire(e, operation.bytes, false);
   if (!staging.ok()) return staging.status();
-  std::memcpy(staging.value().mapped, operation.src, operation.bytes);
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.pending.empty() && s.timeline->Reached(s.last)) {
+    std::memcpy(staging.value().mapped, operation.src, operation.bytes);
+  } else {
+    vulkan_detail::HostJob job;
+    try {
+      job.callback = streamexecutor::detail::StoredCallback::Make(
+          [to = staging.value().mapped, from = operation.src, bytes = operation.bytes] { std::memcpy(to, from, bytes); });
+    } catch (...) {
+      e.staging.Release(e, staging.value(), false);
+      return MakeError(ErrorCode::kResourceExhausted, "ThenMemcpy (H2D) on {}: out of host memory", e.label);
+    }
+    if (Status queued = vulkan_detail::EnqueueHost(s, std::move(job)); !queued.ok()) {
+      e.staging.Release(e, staging.value(), false);
+      return queued;
+    }
+  }
   StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
   if (!slot.ok()) {
-    e.staging.Release(e, staging.value(), false);
+    e.staging.Release(e, staging.value(), false);  // a queued host half writes it, harmlessly, before it is reused
     return slot.status();
   }
   vulkan_detail::Slot& entry = s.slots[slot.value()];
   entry.staging = staging.value();
   entry.staging_readback = false;
-  const auto* dst = static_cast<const vulkan_detail::Buffer*>(operation.dst.opaque());
   const VkBufferCopy region{0, vulkan_detail::BufferOffset(operation.dst), operation.bytes};
   e.api.vkCmdCopyBuffer(entry.commands, staging.value().buffer, dst->buffer, 1, &region);
   return vulkan_detail::FinishSlot(s, slot.value());
@@ -305,6 +334,15 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
     return Status();  // skipped after a failure, as on every backend
   if (operation.bytes == 0) return Status();
   vulkan_detail::Executor& e = *s.executor;
+  const auto* src = static_cast<const vulkan_detail::Buffer*>(operation.src.opaque());
+  if (auto pinned = vulkan_detail::FindPinned(e, operation.dst, operation.bytes)) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
+    if (!slot.ok()) return slot.status();
+    const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), pinned->second, operation.bytes};
+    e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, pinned->first, 1, &region);
+    return vulkan_detail::FinishSlot(s, slot.value());
+  }
   StatusOr<vulkan_detail::Buffer> staging = e.staging.Acquire(e, operation.bytes, true);
   if (!staging.ok()) return staging.status();
   vulkan_detail::HostJob job;
@@ -324,7 +362,6 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
     e.staging.Release(e, staging.value(), true);  // the job never runs
     return slot.status();
   }
-  const auto* src = static_cast<const vulkan_detail::Buffer*>(operation.src.opaque());
   const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), 0, operation.bytes};
   e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, staging.value().buffer, 1, &region);
   STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::FinishSlot(s, slot.value()));

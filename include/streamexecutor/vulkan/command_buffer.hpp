@@ -69,11 +69,13 @@ struct RecordedCopy final : RecordedOp {
 
 template <typename Vulkan, typename Fill>
 struct RecordedFill final : RecordedOp {
-  explicit RecordedFill(const Fill& o) : operation(o) {}
+  // vkCmdFillBuffer writes whole aligned words; other fills stage their ends.
+  // Decided here: the memory may be freed before an update replaces this.
+  explicit RecordedFill(const Fill& o)
+      : operation(o), whole_words(BufferOffset(o.dst) % 4 == 0 && o.bytes % 4 == 0) {}
   Status Replay(StreamState*& stream) override { return Vulkan::Submit(stream, operation); }
   std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<RecordedFill>(operation); }
-  // vkCmdFillBuffer writes whole aligned words; other fills stage their ends.
-  bool native() const override { return BufferOffset(operation.dst) % 4 == 0 && operation.bytes % 4 == 0; }
+  bool native() const override { return whole_words; }
   Status Native(Executor& e, VkCommandBuffer commands) override {
     if (operation.bytes == 0) return Status();
     std::uint32_t pattern = 0;
@@ -86,6 +88,7 @@ struct RecordedFill final : RecordedOp {
     return Status();
   }
   Fill operation;
+  bool whole_words;
 };
 
 // The launch's values, owned. The kernel must outlive the buffer (as the

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -140,6 +141,9 @@ struct Executor {
   struct Deferred {
     Buffer buffer;              // destroyed once `until` is reached
     Buffer* wrapper = nullptr;  // deleted then (a DeviceMemoryBase's handle)
+    // Or any other object queued work may use (a kernel's pipelines).
+    void* object = nullptr;
+    void (*destroy)(void* object) = nullptr;
     std::vector<std::pair<Timeline*, std::uint64_t>> until;
   };
   std::mutex lists_mutex;
@@ -273,6 +277,25 @@ inline void StagingPool::Clear(Executor& executor) {
       list.clear();
     }
   }
+}
+
+// The pinned buffer holding [ptr, ptr + bytes) and the range's offset in it,
+// if the range lies in HostAllocate'd or registered memory of this executor.
+inline std::optional<std::pair<VkBuffer, std::uint64_t>> FindPinned(Executor& e, const void* ptr,
+                                                                     std::uint64_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(e.mutex);
+  for (const std::map<void*, Buffer>* ranges : {&e.pinned, &e.registered}) {
+    if (ranges->empty()) continue;
+    auto it = ranges->upper_bound(const_cast<void*>(ptr));
+    if (it == ranges->begin()) continue;
+    --it;
+    const auto start = reinterpret_cast<std::uintptr_t>(it->first);
+    if (address - start <= it->second.size && bytes <= it->second.size - (address - start)) {
+      return std::make_pair(it->second.buffer, it->second.base_offset + (address - start));
+    }
+  }
+  return std::nullopt;
 }
 
 // ---- Streams -------------------------------------------------------------------
@@ -430,8 +453,12 @@ inline Status HostSignal(StreamState& s, std::uint64_t value) {
 // Destroys `buffer` (and deletes `wrapper`) once every stream of the executor
 // has passed the value it has reached now: work already queued may use it,
 // and freeing memory never blocks (docs/api.md, Deallocate).
-inline void DestroyWhenIdle(Executor& e, Buffer buffer, Buffer* wrapper) {
-  Executor::Deferred deferred{buffer, wrapper, {}};
+inline void DestroyDeferred(Executor& e, Executor::Deferred& d) {
+  DestroyBuffer(e, d.buffer);
+  delete d.wrapper;
+  if (d.destroy != nullptr) d.destroy(d.object);
+}
+inline void DestroyWhenIdle(Executor& e, Executor::Deferred deferred) {
   {
     std::lock_guard<std::mutex> lock(e.lists_mutex);
     for (StreamState* s : e.streams) {
@@ -441,12 +468,22 @@ inline void DestroyWhenIdle(Executor& e, Buffer buffer, Buffer* wrapper) {
       deferred.until.emplace_back(s->timeline, s->last);
     }
     if (!deferred.until.empty()) {
-      e.deferred.push_back(std::move(deferred));
-      return;
+      try {
+        e.deferred.push_back(std::move(deferred));
+        return;
+      } catch (...) {
+        // Out of memory to defer: wait instead, below.
+      }
     }
   }
-  DestroyBuffer(e, buffer);
-  delete wrapper;
+  for (auto& [timeline, value] : deferred.until) {
+    timeline->Wait(value, "freeing an object queued work may use").IgnoreError();
+    timeline->Release();
+  }
+  DestroyDeferred(e, deferred);
+}
+inline void DestroyWhenIdle(Executor& e, Buffer buffer, Buffer* wrapper) {
+  DestroyWhenIdle(e, Executor::Deferred{buffer, wrapper, nullptr, nullptr, {}});
 }
 // Destroys what DestroyWhenIdle deferred and is no longer used (all of it,
 // waiting, when `wait`).
@@ -471,8 +508,7 @@ inline void ReclaimDeferred(Executor& e, bool wait = false) {
   }
   for (Executor::Deferred& d : done) {
     for (auto& entry : d.until) entry.first->Release();
-    DestroyBuffer(e, d.buffer);
-    delete d.wrapper;
+    DestroyDeferred(e, d);
   }
 }
 
