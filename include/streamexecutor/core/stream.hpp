@@ -789,7 +789,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   typename B::StreamHandle handle_{};
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
-  bool plain_ = false;                   // initialized and not capturing: what the launch path asks
+  bool plain_ = false;  // initialized and not capturing: what the launch path asks
   typename detail::CaptureTarget<B>::type* capture_ = nullptr;  // BeginCapture's buffer
   Status status_;
   // In the executor's list while initialized; on the heap so that a move

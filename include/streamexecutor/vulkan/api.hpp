@@ -19,22 +19,22 @@ namespace streamexecutor::vulkan_detail {
 // The library name the platform opens; LD_LIBRARY_PATH may point it elsewhere.
 inline constexpr const char* kLoaderLibrary = "libvulkan.so.1";
 
-#define SE_VK_GLOBAL_ENTRY_POINTS(X)       \
-  X(vkCreateInstance)                      \
+#define SE_VK_GLOBAL_ENTRY_POINTS(X)        \
+  X(vkCreateInstance)                       \
   X(vkEnumerateInstanceExtensionProperties) \
-  X(vkEnumerateInstanceLayerProperties)    \
+  X(vkEnumerateInstanceLayerProperties)     \
   X(vkEnumerateInstanceVersion)
 
-#define SE_VK_INSTANCE_ENTRY_POINTS(X)          \
-  X(vkDestroyInstance)                          \
-  X(vkEnumeratePhysicalDevices)                 \
-  X(vkGetPhysicalDeviceProperties)              \
-  X(vkGetPhysicalDeviceProperties2)             \
-  X(vkGetPhysicalDeviceFeatures2)               \
-  X(vkGetPhysicalDeviceQueueFamilyProperties)   \
-  X(vkGetPhysicalDeviceMemoryProperties)        \
-  X(vkEnumerateDeviceExtensionProperties)       \
-  X(vkCreateDevice)                             \
+#define SE_VK_INSTANCE_ENTRY_POINTS(X)        \
+  X(vkDestroyInstance)                        \
+  X(vkEnumeratePhysicalDevices)               \
+  X(vkGetPhysicalDeviceProperties)            \
+  X(vkGetPhysicalDeviceProperties2)           \
+  X(vkGetPhysicalDeviceFeatures2)             \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) \
+  X(vkGetPhysicalDeviceMemoryProperties)      \
+  X(vkEnumerateDeviceExtensionProperties)     \
+  X(vkCreateDevice)                           \
   X(vkGetDeviceProcAddr)
 
 // Present only where VK_EXT_debug_utils is enabled (validation runs).
@@ -42,50 +42,50 @@ inline constexpr const char* kLoaderLibrary = "libvulkan.so.1";
   X(vkCreateDebugUtilsMessengerEXT) \
   X(vkDestroyDebugUtilsMessengerEXT)
 
-#define SE_VK_DEVICE_ENTRY_POINTS(X)  \
-  X(vkDestroyDevice)                  \
-  X(vkGetDeviceQueue)                 \
-  X(vkDeviceWaitIdle)                 \
-  X(vkQueueSubmit)                    \
-  X(vkAllocateMemory)                 \
-  X(vkFreeMemory)                     \
-  X(vkMapMemory)                      \
-  X(vkUnmapMemory)                    \
-  X(vkCreateBuffer)                   \
-  X(vkDestroyBuffer)                  \
-  X(vkGetBufferMemoryRequirements)    \
-  X(vkBindBufferMemory)               \
-  X(vkCreateCommandPool)              \
-  X(vkDestroyCommandPool)             \
-  X(vkAllocateCommandBuffers)         \
-  X(vkFreeCommandBuffers)             \
-  X(vkBeginCommandBuffer)             \
-  X(vkEndCommandBuffer)               \
-  X(vkResetCommandBuffer)             \
-  X(vkCmdCopyBuffer)                  \
-  X(vkCmdFillBuffer)                  \
-  X(vkCmdPipelineBarrier)             \
-  X(vkCmdBindPipeline)                \
-  X(vkCmdPushConstants)               \
-  X(vkCmdDispatch)                    \
-  X(vkCmdWriteTimestamp)              \
-  X(vkCmdResetQueryPool)              \
-  X(vkCreateSemaphore)                \
-  X(vkDestroySemaphore)               \
-  X(vkGetSemaphoreCounterValue)       \
-  X(vkWaitSemaphores)                 \
-  X(vkSignalSemaphore)                \
-  X(vkCreateShaderModule)             \
-  X(vkDestroyShaderModule)            \
-  X(vkCreateDescriptorSetLayout)      \
-  X(vkDestroyDescriptorSetLayout)     \
-  X(vkCreatePipelineLayout)           \
-  X(vkDestroyPipelineLayout)          \
-  X(vkCreateComputePipelines)         \
-  X(vkDestroyPipeline)                \
-  X(vkCreateQueryPool)                \
-  X(vkDestroyQueryPool)               \
-  X(vkGetQueryPoolResults)            \
+#define SE_VK_DEVICE_ENTRY_POINTS(X) \
+  X(vkDestroyDevice)                 \
+  X(vkGetDeviceQueue)                \
+  X(vkDeviceWaitIdle)                \
+  X(vkQueueSubmit)                   \
+  X(vkAllocateMemory)                \
+  X(vkFreeMemory)                    \
+  X(vkMapMemory)                     \
+  X(vkUnmapMemory)                   \
+  X(vkCreateBuffer)                  \
+  X(vkDestroyBuffer)                 \
+  X(vkGetBufferMemoryRequirements)   \
+  X(vkBindBufferMemory)              \
+  X(vkCreateCommandPool)             \
+  X(vkDestroyCommandPool)            \
+  X(vkAllocateCommandBuffers)        \
+  X(vkFreeCommandBuffers)            \
+  X(vkBeginCommandBuffer)            \
+  X(vkEndCommandBuffer)              \
+  X(vkResetCommandBuffer)            \
+  X(vkCmdCopyBuffer)                 \
+  X(vkCmdFillBuffer)                 \
+  X(vkCmdPipelineBarrier)            \
+  X(vkCmdBindPipeline)               \
+  X(vkCmdPushConstants)              \
+  X(vkCmdDispatch)                   \
+  X(vkCmdWriteTimestamp)             \
+  X(vkCmdResetQueryPool)             \
+  X(vkCreateSemaphore)               \
+  X(vkDestroySemaphore)              \
+  X(vkGetSemaphoreCounterValue)      \
+  X(vkWaitSemaphores)                \
+  X(vkSignalSemaphore)               \
+  X(vkCreateShaderModule)            \
+  X(vkDestroyShaderModule)           \
+  X(vkCreateDescriptorSetLayout)     \
+  X(vkDestroyDescriptorSetLayout)    \
+  X(vkCreatePipelineLayout)          \
+  X(vkDestroyPipelineLayout)         \
+  X(vkCreateComputePipelines)        \
+  X(vkDestroyPipeline)               \
+  X(vkCreateQueryPool)               \
+  X(vkDestroyQueryPool)              \
+  X(vkGetQueryPoolResults)           \
   X(vkCmdPushDescriptorSetKHR)
 
 // Present only where the device has the extension (null otherwise).
@@ -163,9 +163,9 @@ constexpr ErrorCode ResultCode(VkResult result) {
 // "vkQueueSubmit failed with VK_ERROR_DEVICE_LOST (-4) <context>".
 template <typename... Args>
 Status VkError(std::string_view call, VkResult result, fmt::format_string<Args...> context, Args&&... args) {
-  return Status(ResultCode(result), fmt::format("{} failed with {} ({}) {}", call, ResultName(result),
-                                                static_cast<int>(result),
-                                                fmt::format(context, std::forward<Args>(args)...)));
+  return Status(ResultCode(result),
+                fmt::format("{} failed with {} ({}) {}", call, ResultName(result), static_cast<int>(result),
+                            fmt::format(context, std::forward<Args>(args)...)));
 }
 
 struct LoaderLoad {
@@ -188,8 +188,8 @@ inline LoaderLoad OpenLoader() {
   }
   api.vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(api.library, "vkGetInstanceProcAddr"));
   if (api.vkGetInstanceProcAddr == nullptr) {
-    load.status = MakeError(ErrorCode::kUnavailable, "{} was loaded but does not export vkGetInstanceProcAddr",
-                            kLoaderLibrary);
+    load.status =
+        MakeError(ErrorCode::kUnavailable, "{} was loaded but does not export vkGetInstanceProcAddr", kLoaderLibrary);
     return load;
   }
 #define SE_VK_RESOLVE_GLOBAL(name) \
@@ -216,13 +216,12 @@ STREAMEXECUTOR_EXPORT inline const LoaderLoad& Loader() {
 // Instance-level entry points of `instance`; false if one is missing.
 inline bool ResolveInstance(InstanceApi& api, VkInstance instance) {
   bool complete = true;
-#define SE_VK_RESOLVE_INSTANCE(name)                                                              \
-  api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(instance, #name));          \
+#define SE_VK_RESOLVE_INSTANCE(name)                                                   \
+  api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(instance, #name)); \
   complete = complete && api.name != nullptr;
   SE_VK_INSTANCE_ENTRY_POINTS(SE_VK_RESOLVE_INSTANCE)
 #undef SE_VK_RESOLVE_INSTANCE
-#define SE_VK_RESOLVE_DEBUG(name) \
-  api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(instance, #name));
+#define SE_VK_RESOLVE_DEBUG(name) api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(instance, #name));
   SE_VK_DEBUG_ENTRY_POINTS(SE_VK_RESOLVE_DEBUG)
 #undef SE_VK_RESOLVE_DEBUG
   return complete;
@@ -230,12 +229,13 @@ inline bool ResolveInstance(InstanceApi& api, VkInstance instance) {
 
 // Device-level entry points; `missing` names the first one the device lacks.
 inline bool ResolveDevice(const InstanceApi& instance, VkDevice device, DeviceApi& api, std::string_view& missing) {
-#define SE_VK_RESOLVE_DEVICE(name)                                                          \
-  api.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));     \
+#define SE_VK_RESOLVE_DEVICE(name)                                                      \
+  api.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name)); \
   if (api.name == nullptr && missing.empty()) missing = #name;
   SE_VK_DEVICE_ENTRY_POINTS(SE_VK_RESOLVE_DEVICE)
 #undef SE_VK_RESOLVE_DEVICE
-#define SE_VK_RESOLVE_OPTIONAL(name) api.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));
+#define SE_VK_RESOLVE_OPTIONAL(name) \
+  api.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));
   SE_VK_OPTIONAL_DEVICE_ENTRY_POINTS(SE_VK_RESOLVE_OPTIONAL)
 #undef SE_VK_RESOLVE_OPTIONAL
   return missing.empty();

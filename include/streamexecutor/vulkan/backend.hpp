@@ -96,9 +96,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
     }
     return Status();
   }
-  static int DeviceCount(const PlatformState& platform) {
-    return static_cast<int>(platform.instance.devices.size());
-  }
+  static int DeviceCount(const PlatformState& platform) { return static_cast<int>(platform.instance.devices.size()); }
   static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor);
   static void CloseExecutor(ExecutorState& executor);
   static DeviceDescription Describe(const ExecutorState& executor);
@@ -240,8 +238,8 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
       return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw: {}",
                        s->executor->label, e.what());
     } catch (...) {
-      return MakeError(ErrorCode::kInternal, "ThenDoHostCallback on {}: copying the callback threw a non-std::exception",
-                       s->executor->label);
+      return MakeError(ErrorCode::kInternal,
+                       "ThenDoHostCallback on {}: copying the callback threw a non-std::exception", s->executor->label);
     }
     std::lock_guard<std::mutex> lock(s->mutex);
     if (s->Failed()) return Status();  // skipped after a failure, as on every backend
@@ -296,10 +294,10 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
       if (executor.notifier == nullptr) executor.notifier = new (std::nothrow) vulkan_detail::Notifier(*executor.impl);
       notifier = executor.notifier;
     }
-    Status status = notifier != nullptr ? notifier->Add(timeline, value, release)
-                                        : MakeError(ErrorCode::kResourceExhausted,
-                                                    "notifying another backend on {}: out of host memory",
-                                                    executor.impl->label);
+    Status status = notifier != nullptr
+                        ? notifier->Add(timeline, value, release)
+                        : MakeError(ErrorCode::kResourceExhausted,
+                                    "notifying another backend on {}: out of host memory", executor.impl->label);
     timeline->Release();
     return status;
   }
@@ -321,8 +319,9 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
     vulkan_detail::LoadedKernel* loaded = std::exchange(kernel.impl, nullptr);
     if (loaded == nullptr) return;
     vulkan_detail::DestroyWhenIdle(
-        *executor.impl, vulkan_detail::Executor::Deferred{
-                            {}, nullptr, loaded, [](void* k) { delete static_cast<vulkan_detail::LoadedKernel*>(k); }, {}});
+        *executor.impl,
+        vulkan_detail::Executor::Deferred{
+            {}, nullptr, loaded, [](void* k) { delete static_cast<vulkan_detail::LoadedKernel*>(k); }, {}});
   }
   // Run-time typed kernels (core/kernel_args.hpp): the parameter list comes
   // from the module, in the positional form (reflection.hpp, ReadParams).

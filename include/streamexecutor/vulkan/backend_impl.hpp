@@ -112,11 +112,11 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   use.features.shaderFloat64 = has.features.shaderFloat64;
 
   const float priority = 1.0f;
-  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, nullptr, 0, chosen.queue_family, 1,
-                                &priority};
+  VkDeviceQueueCreateInfo queue{
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, nullptr, 0, chosen.queue_family, 1, &priority};
   const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
-  const bool import_host = vulkan_detail::HasDeviceExtension(instance, chosen.device,
-                                                             VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  const bool import_host =
+      vulkan_detail::HasDeviceExtension(instance, chosen.device, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   if (import_host) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
     host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
@@ -152,6 +152,10 @@ inline void vulkan::CloseExecutor(ExecutorState& executor) {
     e->api.vkDeviceWaitIdle(e->device);
     vulkan_detail::ReclaimDeferred(*e, true);
     e->staging.Clear(*e);
+    for (vulkan_detail::Timeline* timeline : e->idle_timelines) {
+      e->api.vkDestroySemaphore(e->device, timeline->semaphore, nullptr);
+      delete timeline;
+    }
     for (auto& [ptr, buffer] : e->pinned) vulkan_detail::DestroyBuffer(*e, buffer);
     for (auto& [ptr, buffer] : e->registered) vulkan_detail::DestroyBuffer(*e, buffer);
     e->api.vkDestroyDevice(e->device, nullptr);
@@ -168,9 +172,9 @@ inline DeviceDescription vulkan::Describe(const ExecutorState& executor) {
   d.name = e.properties.deviceName;
   d.vendor = fmt::format("{:#06x}", e.properties.vendorID);
   d.driver_version = fmt::format("{:#x}", e.properties.driverVersion);
-  d.api_version = fmt::format("Vulkan {}.{}.{}", VK_API_VERSION_MAJOR(e.properties.apiVersion),
-                              VK_API_VERSION_MINOR(e.properties.apiVersion),
-                              VK_API_VERSION_PATCH(e.properties.apiVersion));
+  d.api_version =
+      fmt::format("Vulkan {}.{}.{}", VK_API_VERSION_MAJOR(e.properties.apiVersion),
+                  VK_API_VERSION_MINOR(e.properties.apiVersion), VK_API_VERSION_PATCH(e.properties.apiVersion));
   VkPhysicalDeviceMemoryProperties memory{};
   e.instance->vkGetPhysicalDeviceMemoryProperties(e.physical, &memory);
   const std::uint32_t heap = memory.memoryTypes[e.memory_types.device].heapIndex;
@@ -180,10 +184,10 @@ inline DeviceDescription vulkan::Describe(const ExecutorState& executor) {
   d.compute_units = 1;
   d.warp_size = static_cast<int>(std::max<std::uint32_t>(e.subgroup_size, 1));
   d.max_threads_per_block = limits.maxComputeWorkGroupInvocations;
-  d.max_block_dims = Dim3(limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1],
-                          limits.maxComputeWorkGroupSize[2]);
+  d.max_block_dims =
+      Dim3{limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1], limits.maxComputeWorkGroupSize[2]};
   d.max_grid_dims =
-      Dim3(limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1], limits.maxComputeWorkGroupCount[2]);
+      Dim3{limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1], limits.maxComputeWorkGroupCount[2]};
   d.integrated = e.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                  e.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   d.concurrent_kernels = false;
@@ -210,6 +214,15 @@ inline Status vulkan::CreateStream(ExecutorState& executor, StreamHandle& stream
     return timeline.status();
   }
   s->timeline = timeline.value();
+  // A reused timeline goes on from the value it reached.
+  StatusOr<std::uint64_t> start = s->timeline->Read();
+  if (!start.ok()) {
+    s->timeline->Release();
+    e.api.vkDestroyCommandPool(e.device, s->pool, nullptr);
+    return start.status();
+  }
+  s->last = start.value();
+  s->timeline->submitted.store(s->last, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(e.lists_mutex);
     e.streams.push_back(s.get());
@@ -302,8 +315,9 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyH2D& operatio
   } else {
     vulkan_detail::HostJob job;
     try {
-      job.callback = streamexecutor::detail::StoredCallback::Make(
-          [to = staging.value().mapped, from = operation.src, bytes = operation.bytes] { std::memcpy(to, from, bytes); });
+      job.callback =
+          streamexecutor::detail::StoredCallback::Make([to = staging.value().mapped, from = operation.src,
+                                                        bytes = operation.bytes] { std::memcpy(to, from, bytes); });
     } catch (...) {
       e.staging.Release(e, staging.value(), false);
       return MakeError(ErrorCode::kResourceExhausted, "ThenMemcpy (H2D) on {}: out of host memory", e.label);
@@ -442,8 +456,8 @@ inline Status vulkan::Fill(StreamHandle& stream, const DeviceMemoryBase& dst, st
 inline Status vulkan::CreateTimingEvent(ExecutorState& executor, EventHandle& event) {
   vulkan_detail::Executor& e = *executor.impl;
   if (e.timestamp_valid_bits == 0) {
-    return MakeError(ErrorCode::kUnimplemented, "a Timer on {}: its compute queue has no timestamps (timestampValidBits 0)",
-                     e.label);
+    return MakeError(ErrorCode::kUnimplemented,
+                     "a Timer on {}: its compute queue has no timestamps (timestampValidBits 0)", e.label);
   }
   STREAMEXECUTOR_RETURN_IF_ERROR(CreateEvent(executor, event));
   VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 1, 0};
@@ -550,7 +564,7 @@ inline Status vulkan::LoadUntypedKernel(ExecutorState& executor, const MultiKern
     return MakeError(ErrorCode::kNotFound, "GetUntypedKernel on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk){}",
                      e.label, spec.DescribeEntries());
   }
-  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::SpirvWords(*code, e.label);
+  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ReadSpirv(*code, e.label);
   if (!words.ok()) return words.status();
   auto loaded = std::make_unique<vulkan_detail::LoadedKernel>();
   loaded->executor = &e;
@@ -570,7 +584,7 @@ inline Status vulkan::LoadCheckedKernel(ExecutorState& executor, const MultiKern
     return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk){}",
                      e.label, spec.DescribeEntries());
   }
-  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::SpirvWords(*code, e.label);
+  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ReadSpirv(*code, e.label);
   if (!words.ok()) return words.status();
   auto loaded = std::make_unique<vulkan_detail::LoadedKernel>();
   loaded->executor = &e;

@@ -71,8 +71,7 @@ template <typename Vulkan, typename Fill>
 struct RecordedFill final : RecordedOp {
   // vkCmdFillBuffer writes whole aligned words; other fills stage their ends.
   // Decided here: the memory may be freed before an update replaces this.
-  explicit RecordedFill(const Fill& o)
-      : operation(o), whole_words(BufferOffset(o.dst) % 4 == 0 && o.bytes % 4 == 0) {}
+  explicit RecordedFill(const Fill& o) : operation(o), whole_words(BufferOffset(o.dst) % 4 == 0 && o.bytes % 4 == 0) {}
   Status Replay(StreamState*& stream) override { return Vulkan::Submit(stream, operation); }
   std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<RecordedFill>(operation); }
   bool native() const override { return whole_words; }
@@ -83,8 +82,8 @@ struct RecordedFill final : RecordedOp {
       pattern = operation.value * 0x01010101u;
     else
       pattern = operation.pattern;
-    e.api.vkCmdFillBuffer(commands, static_cast<const Buffer*>(operation.dst.opaque())->buffer, BufferOffset(operation.dst),
-                          operation.bytes, pattern);
+    e.api.vkCmdFillBuffer(commands, static_cast<const Buffer*>(operation.dst.opaque())->buffer,
+                          BufferOffset(operation.dst), operation.bytes, pattern);
     return Status();
   }
   Fill operation;
@@ -208,8 +207,8 @@ struct RecordedConditional final : RecordedOp {
 struct Run {
   std::size_t begin = 0, end = 0;  // ops[begin, end)
   VkCommandBuffer commands = VK_NULL_HANDLE;
-  bool stale = false;              // an operation was updated: record again
-  Timeline* last = nullptr;        // the latest submission's timeline and value
+  bool stale = false;        // an operation was updated: record again
+  Timeline* last = nullptr;  // the latest submission's timeline and value
   std::uint64_t last_value = 0;
 };
 
@@ -303,7 +302,8 @@ class RecordedBuffer {
   void FreeRuns() {
     WaitForRuns();
     for (Run& run : runs_) {
-      if (run.commands != VK_NULL_HANDLE) executor_->api.vkFreeCommandBuffers(executor_->device, pool_, 1, &run.commands);
+      if (run.commands != VK_NULL_HANDLE)
+        executor_->api.vkFreeCommandBuffers(executor_->device, pool_, 1, &run.commands);
     }
     runs_.clear();
   }
@@ -377,8 +377,8 @@ class RecordedBuffer {
     VkMemoryBarrier barrier{};
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask =
-        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                            VK_ACCESS_TRANSFER_WRITE_BIT;
     const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     e.api.vkCmdPipelineBarrier(commands, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
   }

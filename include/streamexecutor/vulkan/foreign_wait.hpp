@@ -13,10 +13,10 @@
 #pragma once
 
 #include <condition_variable>
-#include <memory>
-#include <new>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -90,6 +90,14 @@ class Notifier {
       StatusOr<Timeline*> wake = CreateTimeline(executor_);
       if (!wake.ok()) return wake.status();
       wake_ = wake.value();
+      // A reused timeline goes on from the value it reached.
+      StatusOr<std::uint64_t> start = wake_->Read();
+      if (!start.ok()) {
+        wake_->Release();
+        wake_ = nullptr;
+        return start.status();
+      }
+      wake_value_ = start.value();
       try {
         thread_ = std::thread(&Notifier::Run, this);
       } catch (const std::exception& e) {

@@ -43,8 +43,7 @@ struct Interop<vulkan> {
 
   // A buffer of this device, usable for storage and transfers both ways; the
   // caller keeps it and its memory alive until ForgetDeviceMemory.
-  static StatusOr<DeviceMemoryBase> AdoptMemory(vulkan::ExecutorState& executor, VkBuffer native,
-                                                std::uint64_t bytes) {
+  static StatusOr<DeviceMemoryBase> AdoptMemory(vulkan::ExecutorState& executor, VkBuffer native, std::uint64_t bytes) {
     if (native == VK_NULL_HANDLE) {
       return MakeError(ErrorCode::kInvalidArgument, "AdoptDeviceMemory on {}: the VkBuffer is null",
                        executor.impl->label);
@@ -98,8 +97,8 @@ struct Interop<vulkan> {
     if (VkResult r = e.api.vkGetMemoryHostPointerPropertiesEXT(
             e.device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, base, &properties);
         r != VK_SUCCESS) {
-      return vulkan_detail::VkError("vkGetMemoryHostPointerPropertiesEXT", r, "registering {} bytes at {} on {}",
-                                    bytes, ptr, e.label);
+      return vulkan_detail::VkError("vkGetMemoryHostPointerPropertiesEXT", r, "registering {} bytes at {} on {}", bytes,
+                                    ptr, e.label);
     }
     vulkan_detail::Buffer buffer;
     buffer.size = bytes;
@@ -114,7 +113,8 @@ struct Interop<vulkan> {
     info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     info.pNext = &external;
     info.size = buffer.base_offset + bytes;
-    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    info.usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if (VkResult r = e.api.vkCreateBuffer(e.device, &info, nullptr, &buffer.buffer); r != VK_SUCCESS)
       return vulkan_detail::VkError("vkCreateBuffer", r, "registering {} bytes at {} on {}", bytes, ptr, e.label);
     VkMemoryRequirements requirements{};
@@ -122,8 +122,8 @@ struct Interop<vulkan> {
     const std::uint32_t types = properties.memoryTypeBits & requirements.memoryTypeBits;
     if (types == 0 || bind % requirements.alignment != 0) {
       e.api.vkDestroyBuffer(e.device, buffer.buffer, nullptr);
-      return MakeError(ErrorCode::kUnimplemented,
-                       "HostMemoryRegister on {}: {} bytes at {} cannot be imported ({})", e.label, bytes, ptr,
+      return MakeError(ErrorCode::kUnimplemented, "HostMemoryRegister on {}: {} bytes at {} cannot be imported ({})",
+                       e.label, bytes, ptr,
                        types == 0 ? "no memory type both holds a buffer and imports host memory"
                                   : fmt::format("the device aligns buffers to {} bytes", requirements.alignment));
     }

@@ -58,7 +58,7 @@ struct LoadedKernel {
 };
 
 // The module's words, checked for a whole number of words.
-inline StatusOr<std::vector<std::uint32_t>> SpirvWords(const KernelLoaderSpec& spec, std::string_view label) {
+inline StatusOr<std::vector<std::uint32_t>> ReadSpirv(const KernelLoaderSpec& spec, std::string_view label) {
   StatusOr<std::string> bytes = spec.Contents();
   if (!bytes.ok()) return bytes.status();
   const std::string& data = bytes.value();
@@ -110,8 +110,8 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
                                  nullptr};
   }
   VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, nullptr,
-                                      VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-                                      binding_count, bindings.data()};
+                                      VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR, binding_count,
+                                      bindings.data()};
   if (VkResult r = api.vkCreateDescriptorSetLayout(e.device, &set, nullptr, &kernel.set_layout); r != VK_SUCCESS)
     return VkError("vkCreateDescriptorSetLayout", r, "for kernel '{}' on {}", kernel.name, e.label);
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel.layout.push_constant_bytes};
@@ -130,13 +130,13 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
 // fixes it (LocalSize without specialization constants).
 inline Status CheckLocalSize(const LoadedKernel& kernel, const ThreadDim& threads) {
   const std::array<std::uint64_t, 3> asked{threads.x, threads.y, threads.z};
-  for (int d = 0; d < 3; ++d) {
+  for (std::size_t d = 0; d < 3; ++d) {
     if (!kernel.layout.local_size_specialized[d] && asked[d] != kernel.layout.local_size[d]) {
       return MakeError(ErrorCode::kInvalidArgument,
                        "ThenLaunch of kernel '{}' on {}: {}x{}x{} threads per block, but the shader fixes its "
                        "work-group size to {}x{}x{} (declare local_size_x_id/_y_id/_z_id to choose it at launch)",
-                       kernel.name, kernel.executor->label, threads.x, threads.y, threads.z, kernel.layout.local_size[0],
-                       kernel.layout.local_size[1], kernel.layout.local_size[2]);
+                       kernel.name, kernel.executor->label, threads.x, threads.y, threads.z,
+                       kernel.layout.local_size[0], kernel.layout.local_size[1], kernel.layout.local_size[2]);
     }
   }
   return Status();
@@ -157,7 +157,7 @@ inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey&
   std::array<VkSpecializationMapEntry, 3 + kMaxShared> entries{};
   std::array<std::uint32_t, 3 + kMaxShared> data{};
   std::uint32_t count = 0;
-  for (int d = 0; d < 3; ++d) {
+  for (std::size_t d = 0; d < 3; ++d) {
     if (!kernel.layout.local_size_specialized[d]) continue;
     entries[count] = {kernel.layout.local_size_constant_id[d], count * 4u, 4};
     data[count++] = key.local[d];
@@ -269,7 +269,7 @@ Status PackArguments(const LoadedKernel& kernel, const PackedArgs<Params...>& ar
   Status status;
   std::size_t shared_index = 0;
   ((status.ok() ? (void)(status = PackArgument<Params>(kernel, kernel.layout.params[I], I, std::get<I>(args), data,
-                                                        shared_index))
+                                                       shared_index))
                 : (void)0),
    ...);
   return status;

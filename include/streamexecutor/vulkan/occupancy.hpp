@@ -29,7 +29,8 @@ struct Occupancy<vulkan> {
     attributes.max_dynamic_shared_memory_bytes = device.shared_memory_per_block > layout.static_shared_bytes
                                                      ? device.shared_memory_per_block - layout.static_shared_bytes
                                                      : 0;
-    attributes.preferred_block_size_multiple = std::max<std::uint64_t>(device.warp_size, 1);
+    attributes.preferred_block_size_multiple =
+        std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max(device.warp_size, 1)), 1);
     return attributes;
   }
 };

@@ -94,8 +94,8 @@ inline Status CreateInstance(Instance& out) {
     layers.push_back("VK_LAYER_KHRONOS_validation");
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
-  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "streamexecutor", 1, "streamexecutor", 1,
-                        VK_API_VERSION_1_2};
+  VkApplicationInfo app{
+      VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "streamexecutor", 1, "streamexecutor", 1, VK_API_VERSION_1_2};
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   info.pApplicationInfo = &app;

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/detail/stored_callback.hpp"
@@ -62,8 +63,8 @@ inline std::uint64_t BufferOffset(const DeviceMemoryBase& view) {
 }
 
 struct MemoryTypes {
-  std::uint32_t device = 0;   // device-local: allocations
-  std::uint32_t upload = 0;   // host-visible, coherent: staging toward the device
+  std::uint32_t device = 0;    // device-local: allocations
+  std::uint32_t upload = 0;    // host-visible, coherent: staging toward the device
   std::uint32_t readback = 0;  // host-visible, coherent, cached where the device has it: staging back
   std::uint32_t unified = 0;   // host-visible, coherent, device-local where the device has it (ReBAR, UMA)
   bool device_is_host_visible = false;
@@ -129,7 +130,7 @@ struct Executor {
   std::string label;  // "vulkan:0 (llvmpipe ...)"
   int ordinal = 0;
   StagingPool staging;
-  std::mutex mutex;  // the maps below
+  std::mutex mutex;                    // the maps below
   std::map<void*, Buffer> pinned;      // HostAllocate'd memory, by host address
   std::map<void*, Buffer> registered;  // HostMemoryRegister'ed memory, imported (VK_EXT_external_memory_host)
   // Every allocation and adopted buffer by its VkBuffer: adopting one again
@@ -146,6 +147,7 @@ struct Executor {
     void (*destroy)(void* object) = nullptr;
     std::vector<std::pair<Timeline*, std::uint64_t>> until;
   };
+  std::vector<Timeline*> idle_timelines;  // released, kept for reuse (Timeline::Release)
   std::mutex lists_mutex;
   std::vector<StreamState*> streams;
   std::vector<Deferred> deferred;
@@ -155,10 +157,19 @@ struct Executor {
   }
 };
 
+// A timeline nobody uses goes back to its executor, not to the driver:
+// lavapipe's queue thread still holds a semaphore's lock for a moment after
+// the signal that a host wait has seen (found by TSan: a use after free in
+// the driver), and a timeline can be reused as it is, its values only grow.
+// The executor destroys them after vkDeviceWaitIdle when it closes.
 inline void Timeline::Release() {
   if (references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  executor->api.vkDestroySemaphore(executor->device, semaphore, nullptr);
-  delete this;
+  std::lock_guard<std::mutex> lock(executor->mutex);
+  try {
+    executor->idle_timelines.push_back(this);
+  } catch (...) {
+    // Out of memory to keep it: leak the semaphore rather than risk the driver's race.
+  }
 }
 inline StatusOr<std::uint64_t> Timeline::Read() {
   std::uint64_t value = 0;
@@ -181,6 +192,15 @@ inline Status Timeline::Wait(std::uint64_t value, std::string_view what) {
 }
 
 inline StatusOr<Timeline*> CreateTimeline(Executor& executor) {
+  {
+    std::lock_guard<std::mutex> lock(executor.mutex);
+    if (!executor.idle_timelines.empty()) {
+      Timeline* reused = executor.idle_timelines.back();
+      executor.idle_timelines.pop_back();
+      reused->references.store(1, std::memory_order_relaxed);
+      return reused;
+    }
+  }
   VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr, VK_SEMAPHORE_TYPE_TIMELINE, 0};
   VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
   VkSemaphore semaphore = VK_NULL_HANDLE;
@@ -223,8 +243,8 @@ inline StatusOr<Buffer> CreateBuffer(Executor& e, std::uint64_t bytes, std::uint
   if (result != VK_SUCCESS) {
     e.api.vkDestroyBuffer(e.device, b.buffer, nullptr);
     e.api.vkFreeMemory(e.device, b.memory, nullptr);
-    return VkError(map ? "vkBindBufferMemory/vkMapMemory" : "vkBindBufferMemory", result, "{} of {} bytes on {}",
-                   what, bytes, e.label);
+    return VkError(map ? "vkBindBufferMemory/vkMapMemory" : "vkBindBufferMemory", result, "{} of {} bytes on {}", what,
+                   bytes, e.label);
   }
   return b;
 }
@@ -251,9 +271,8 @@ inline StatusOr<Buffer> StagingPool::Acquire(Executor& executor, std::uint64_t b
       return b;
     }
   }
-  return CreateBuffer(executor, capacity,
-                      readback ? executor.memory_types.readback : executor.memory_types.upload, true,
-                      "a staging buffer");
+  return CreateBuffer(executor, capacity, readback ? executor.memory_types.readback : executor.memory_types.upload,
+                      true, "a staging buffer");
 }
 inline void StagingPool::Release(Executor& executor, Buffer buffer, bool readback) {
   std::uint64_t capacity = 0;
@@ -281,8 +300,7 @@ inline void StagingPool::Clear(Executor& executor) {
 
 // The pinned buffer holding [ptr, ptr + bytes) and the range's offset in it,
 // if the range lies in HostAllocate'd or registered memory of this executor.
-inline std::optional<std::pair<VkBuffer, std::uint64_t>> FindPinned(Executor& e, const void* ptr,
-                                                                     std::uint64_t bytes) {
+inline std::optional<std::pair<VkBuffer, std::uint64_t>> FindPinned(Executor& e, const void* ptr, std::uint64_t bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(e.mutex);
   for (const std::map<void*, Buffer>* ranges : {&e.pinned, &e.registered}) {
@@ -323,7 +341,7 @@ struct HostJob {
   std::uint64_t wait = 0;
   std::uint64_t signal = 0;
   streamexecutor::detail::StoredCallbackPtr callback{nullptr, nullptr};
-  bool user = false;  // a user callback (skipped once the stream failed); else a copy's host half
+  bool user = false;            // a user callback (skipped once the stream failed); else a copy's host half
   Timeline* foreign = nullptr;  // a wait for another stream's value, on the host
   std::uint64_t foreign_value = 0;
 };
@@ -341,7 +359,7 @@ struct StreamState {
   VkCommandPool pool = VK_NULL_HANDLE;
   std::vector<Slot> slots;
   std::size_t next = 0;  // the oldest slot: reused first
-  std::mutex mutex;       // enqueue and the worker's flush
+  std::mutex mutex;      // enqueue and the worker's flush
 
   // Host work and what is held behind it, in stream order; the worker
   // drains it. Non-empty means later device work is held too.
