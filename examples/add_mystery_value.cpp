@@ -1,6 +1,6 @@
 // The seed's detailed example, ported: same structure, same names. The
 // platform comes from the command line: `add_mystery_value host` (or opencl,
-// cuda where they are built in). Prints the result and exits non-zero when
+// cuda, vulkan where they are built in). Prints the result and exits non-zero when
 // it is wrong or the platform cannot run it.
 #include <streamexecutor/streamexecutor.hpp>
 
@@ -37,6 +37,13 @@ static constexpr const char* KERNEL_OPENCL = R"(
     }
     )";
 
+// The same kernel as a Vulkan compute shader (add_mystery_value.comp), compiled
+// at build time into an array of SPIR-V words, kAddMysteryValueSpirv.
+#ifdef ADD_MYSTERY_VALUE_SPIRV_HEADER
+#include <cstdint>
+#include ADD_MYSTERY_VALUE_SPIRV_HEADER
+#endif
+
 // The same kernel for the host backend: a CUDA-style body that receives its
 // thread coordinates first, then the kernel's parameters.
 static void add_mystery_value_host(const se::host::KernelContext&, float float_literal, float* result_loc) {
@@ -70,6 +77,9 @@ int Run(se::Platform<B>* platform) {
   kernel_loader_spec.AddCudaPtxInMemory(KERNEL_PTX, KERNEL_NAME);
   kernel_loader_spec.AddOpenCLTextInMemory(KERNEL_OPENCL, KERNEL_NAME);
   kernel_loader_spec.AddHostKernel<&add_mystery_value_host>(KERNEL_NAME);
+#ifdef ADD_MYSTERY_VALUE_SPIRV_HEADER
+  kernel_loader_spec.AddSpirvInMemory(kAddMysteryValueSpirv, KERNEL_NAME);
+#endif
 
   // A kernel that takes a float and a pointer to a float in device memory.
   using KernelType = se::TypedKernel<float, se::DeviceMemory<float>*>;

@@ -62,6 +62,9 @@ int Run(se::Platform<B>* platform) {
 #ifdef BLOCK_REDUCTION_PTX_FILE
   spec.AddCudaPtxOnDisk(BLOCK_REDUCTION_PTX_FILE, "block_sum");
 #endif
+#ifdef BLOCK_REDUCTION_SPIRV_FILE
+  spec.AddSpirvOnDisk(BLOCK_REDUCTION_SPIRV_FILE, "block_sum");  // block_reduction.comp, compiled at build time
+#endif
   BlockSumKernel kernel(executor);
   if (se::Status loaded = executor->GetKernel(spec, &kernel); !loaded.ok()) {
     std::fprintf(stderr, "block_reduction: %s\n", loaded.ToString().c_str());

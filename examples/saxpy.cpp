@@ -45,6 +45,9 @@ int Run(se::Platform<B>* platform) {
 #ifdef SAXPY_PTX_FILE
   spec.AddCudaPtxOnDisk(SAXPY_PTX_FILE, "saxpy");
 #endif
+#ifdef SAXPY_SPIRV_FILE
+  spec.AddSpirvOnDisk(SAXPY_SPIRV_FILE, "saxpy");  // saxpy.comp, compiled at build time
+#endif
   SaxpyKernel kernel(executor);
   if (se::Status loaded = executor->GetKernel(spec, &kernel); !loaded.ok()) {
     std::fprintf(stderr, "saxpy: %s\n", loaded.ToString().c_str());
