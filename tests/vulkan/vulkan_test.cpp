@@ -1,0 +1,171 @@
+// What only the Vulkan backend has: its refusals of bad kernels and launches
+// before anything reaches the driver, and a machine without a Vulkan driver.
+// The generic suite covers everything the backends share.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "generic/test_backend.hpp"
+#include "generic/test_kernels.hpp"
+
+namespace {
+
+namespace tk = test_kernels;
+
+std::vector<std::uint32_t> ReadWords(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> words(bytes.size() / 4);
+  std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(words.size() * 4),
+            reinterpret_cast<char*>(words.data()));
+  return words;
+}
+
+const std::string kAddSpirv = SE_VULKAN_TEST_KERNELS_DIR "/add.spv";
+
+}  // namespace
+
+TEST_CASE("a TypedKernel that does not match the shader is refused, naming the parameter", "[vulkan][errors]") {
+  auto* executor = TestExecutor();
+  // add.comp takes (int* data, int value); declared here as (float*, int).
+  se::TypedKernel<se::DeviceMemory<float>*, int> wrong(executor);
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddSpirvOnDisk(kAddSpirv, "add");
+  const se::Status status = executor->GetKernel(spec, &wrong);
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "kernel 'add' parameter 1"));
+  CHECK(Mentions(status, "DeviceMemory<float>"));
+  CHECK(Mentions(status, "binding 0"));
+
+  se::TypedKernel<se::DeviceMemory<int>*, int, int> extra(executor);
+  se::MultiKernelLoaderSpec spec3(3);
+  spec3.AddSpirvOnDisk(kAddSpirv, "add");
+  const se::Status too_many = executor->GetKernel(spec3, &extra);
+  CHECK(too_many.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(too_many, "parameter 3"));
+}
+
+TEST_CASE("a SPIR-V module that fails validation never reaches the driver", "[vulkan][errors]") {
+  auto* executor = TestExecutor();
+  std::vector<std::uint32_t> words = ReadWords(kAddSpirv);
+  REQUIRE(words.size() > 20);
+  tk::AddKernel kernel(executor);
+
+  std::vector<std::uint32_t> broken = words;
+  broken[words.size() / 2] = 0xdeadbeef;  // an instruction word in the middle
+  se::MultiKernelLoaderSpec bad(2);
+  bad.AddSpirvInMemory(broken, "add");
+  const se::Status invalid = executor->GetKernel(bad, &kernel);
+  CHECK(invalid.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(invalid, "add"));
+
+  std::vector<std::uint32_t> truncated(words.begin(), words.begin() + 12);
+  se::MultiKernelLoaderSpec short_spec(2);
+  short_spec.AddSpirvInMemory(truncated, "add");
+  CHECK(executor->GetKernel(short_spec, &kernel).code() == se::ErrorCode::kInvalidArgument);
+
+  se::MultiKernelLoaderSpec no_entry(2);
+  no_entry.AddSpirvInMemory(words, "no_such_kernel");
+  const se::Status missing = executor->GetKernel(no_entry, &kernel);
+  CHECK(missing.code() == se::ErrorCode::kNotFound);
+  CHECK(Mentions(missing, "'add'"));  // lists the entry points the module has
+
+  const char odd[] = {1, 2, 3, 4, 5};
+  se::MultiKernelLoaderSpec bytes(2);
+  bytes.AddCode(se::kernel_formats::kSpirv, {}, "add", std::string_view(odd, sizeof odd), {});
+  const se::Status not_words = executor->GetKernel(bytes, &kernel);
+  CHECK(not_words.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(not_words, "not a whole number of 32-bit words"));
+
+  // The executor still works after all of it.
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
+}
+
+TEST_CASE("launches outside the shader's or the device's limits are refused", "[vulkan][errors]") {
+  auto* executor = TestExecutor();
+  se::MultiKernelLoaderSpec spec(2);
+  spec.AddSpirvOnDisk(SE_VULKAN_TEST_SHADERS "/fixed_local_size.spv", "fixed");
+  tk::AddKernel fixed(executor);
+  REQUIRE(executor->GetKernel(spec, &fixed).ok());
+  auto data = executor->AllocateOwnedArray<int>(64);
+  REQUIRE(executor->SynchronousMemZero(data.ptr(), 64 * sizeof(int)).ok());
+
+  se::Stream stream(executor);
+  const se::Status other_size =
+      stream.Init().ThenLaunch(se::ThreadDim(16), se::BlockDim(4), fixed, data.ptr(), 1).BlockHostUntilDone();
+  CHECK(other_size.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(other_size, "fixes its work-group size to 8x1x1"));
+  CHECK(Mentions(other_size, "local_size_x_id"));
+
+  se::Stream right(executor);
+  REQUIRE(right.Init().ThenLaunch(se::ThreadDim(8), se::BlockDim(8), fixed, data.ptr(), 2).BlockHostUntilDone().ok());
+  std::vector<int> back(64);
+  REQUIRE(executor->SynchronousMemcpyD2H<int>(data.cref(), back).ok());
+  CHECK(back == std::vector<int>(64, 2));
+
+  // More threads per block than the device has.
+  tk::AddKernel add(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &add).ok());
+  const std::uint64_t too_many = executor->GetDeviceDescription().max_threads_per_block * 2;
+  se::Stream big(executor);
+  const se::Status over =
+      big.Init().ThenLaunch(se::ThreadDim(too_many), se::BlockDim(1), add, data.ptr(), 1).BlockHostUntilDone();
+  CHECK(over.code() == se::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("a slice that no storage buffer can start at is refused at launch", "[vulkan][errors]") {
+  auto* executor = TestExecutor();
+  tk::AddKernel add(executor);
+  REQUIRE(executor->GetKernel(tk::AddSpec(), &add).ok());
+  auto data = executor->AllocateOwnedArray<int>(64);
+  se::DeviceMemory<int> odd = data.cref().GetSlice(1, 32);  // 4 bytes in
+  se::Stream stream(executor);
+  const se::Status status =
+      stream.Init().ThenLaunch(se::ThreadDim(32), se::BlockDim(1), add, &odd, 1).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "minStorageBufferOffsetAlignment"));
+
+  se::DeviceMemory<int> aligned = data.cref().GetSlice(16, 32);  // 64 bytes in: every device allows it
+  se::Stream ok(executor);
+  CHECK(ok.Init().ThenLaunch(se::ThreadDim(32), se::BlockDim(1), add, &aligned, 1).BlockHostUntilDone().ok());
+}
+
+TEST_CASE("a copy between overlapping ranges of one allocation is refused", "[vulkan][errors]") {
+  auto* executor = TestExecutor();
+  auto data = executor->AllocateOwnedArray<int>(64);
+  se::DeviceMemory<int> low = data.cref().GetSlice(0, 32);
+  se::DeviceMemory<int> high = data.cref().GetSlice(16, 32);
+  se::Stream stream(executor);
+  const se::Status status = stream.Init().ThenMemcpy(&high, low, 32 * sizeof(int)).BlockHostUntilDone();
+  CHECK(status.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(status, "overlap"));
+}
+
+// Run alone, with the loader pointed at no driver (tests/vulkan/meson.build).
+TEST_CASE("without a Vulkan driver the platform is UNAVAILABLE with zero devices", "[.no-driver]") {
+  auto& platform = se::Platform<TestBackend>::Get();
+  CHECK(platform.VisibleDeviceCount() == 0);
+  se::StatusOr<se::StreamExecutor<TestBackend>*> executor = platform.ExecutorForDevice(0);
+  REQUIRE_FALSE(executor.ok());
+  CHECK(executor.status().code() == se::ErrorCode::kUnavailable);
+  CHECK(Mentions(executor.status(), "vkCreateInstance"));
+}
+
+// The run without a driver expects none; elsewhere no device is a SKIP.
+int SeTestPreflight() {
+  if (std::getenv("SE_VULKAN_EXPECT_NO_DRIVER") != nullptr) return -1;
+  auto& platform = se::Platform<TestBackend>::Get();
+  if (platform.VisibleDeviceCount() == 0) {
+    fmt::print("SKIPPED: no Vulkan device: {}\n", platform.InitStatus().ToString());
+    return 77;
+  }
+  return -1;
+}
