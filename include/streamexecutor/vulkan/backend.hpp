@@ -201,7 +201,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
   static bool StreamIsIdle(StreamHandle& stream) {
     std::uint64_t last = 0;
     {
-      std::lock_guard<std::mutex> lock(stream->mutex);
+      std::lock_guard<vulkan_detail::StreamLock> lock(stream->mutex);
       last = stream->last;
       if (!stream->pending.empty()) return false;
     }
@@ -241,7 +241,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
       return MakeError(ErrorCode::kInternal,
                        "ThenDoHostCallback on {}: copying the callback threw a non-std::exception", s->executor->label);
     }
-    std::lock_guard<std::mutex> lock(s->mutex);
+    std::lock_guard<vulkan_detail::StreamLock> lock(s->mutex);
     if (s->Failed()) return Status();  // skipped after a failure, as on every backend
     return vulkan_detail::EnqueueHost(*s, std::move(job));
   }
@@ -330,6 +330,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
   static Status Submit(StreamHandle& stream, const op::UntypedLaunch<KernelHandle>& operation) {
     vulkan_detail::LoadedKernel& kernel = *operation.kernel.impl;
     vulkan_detail::LaunchData data;
+    std::memset(data.push.data(), 0, kernel.layout.push_constant_bytes);
     data.key.local = {static_cast<std::uint32_t>(operation.threads.x), static_cast<std::uint32_t>(operation.threads.y),
                       static_cast<std::uint32_t>(operation.threads.z)};
     STREAMEXECUTOR_RETURN_IF_ERROR(
@@ -344,7 +345,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
     STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::CheckLocalSize(kernel, threads));
     StatusOr<VkPipeline> pipeline = vulkan_detail::GetPipeline(kernel, data.key);
     if (!pipeline.ok()) return pipeline.status();
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();
     vulkan_detail::RecordDispatch(*s.executor, s.slots[slot.value()].commands, kernel, pipeline.value(), data, blocks);
@@ -357,6 +358,7 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
     if (stream->Failed()) [[unlikely]]
       return Status();  // skipped after a failure, as on every backend
     vulkan_detail::LaunchData data;
+    std::memset(data.push.data(), 0, kernel.layout.push_constant_bytes);
     data.key.local = {static_cast<std::uint32_t>(operation.threads.x), static_cast<std::uint32_t>(operation.threads.y),
                       static_cast<std::uint32_t>(operation.threads.z)};
     STREAMEXECUTOR_RETURN_IF_ERROR(

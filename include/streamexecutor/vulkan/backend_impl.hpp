@@ -236,7 +236,7 @@ inline void vulkan::DestroyStream(ExecutorState& executor, StreamHandle& stream)
   if (s == nullptr) return;
   vulkan_detail::Executor& e = *executor.impl;
   {
-    std::unique_lock<std::mutex> lock(s->mutex);
+    std::unique_lock<vulkan_detail::StreamLock> lock(s->mutex);
     s->wake.wait(lock, [&] { return s->pending.empty(); });
   }
   s->timeline->Wait(s->last, "destroying a stream").IgnoreError();
@@ -246,7 +246,7 @@ inline void vulkan::DestroyStream(ExecutorState& executor, StreamHandle& stream)
   }
   if (s->worker.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(s->mutex);
+      std::lock_guard<vulkan_detail::StreamLock> lock(s->mutex);
       s->stopping.store(true);
     }
     s->wake.notify_all();
@@ -272,7 +272,7 @@ inline Status vulkan::SynchronizeStream(StreamHandle& stream) {
   for (;;) {
     std::uint64_t last = 0;
     {
-      std::lock_guard<std::mutex> lock(s.mutex);
+      std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
       last = s.last;
     }
     if (last == waited) break;
@@ -300,7 +300,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyH2D& operatio
   vulkan_detail::Executor& e = *s.executor;
   const auto* dst = static_cast<const vulkan_detail::Buffer*>(operation.dst.opaque());
   if (auto pinned = vulkan_detail::FindPinned(e, operation.src, operation.bytes)) {
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();
     const VkBufferCopy region{pinned->second, vulkan_detail::BufferOffset(operation.dst), operation.bytes};
@@ -309,7 +309,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyH2D& operatio
   }
   StatusOr<vulkan_detail::Buffer> staging = e.staging.Acquire(e, operation.bytes, false);
   if (!staging.ok()) return staging.status();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   if (s.pending.empty() && s.timeline->Reached(s.last)) {
     std::memcpy(staging.value().mapped, operation.src, operation.bytes);
   } else {
@@ -350,7 +350,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
   vulkan_detail::Executor& e = *s.executor;
   const auto* src = static_cast<const vulkan_detail::Buffer*>(operation.src.opaque());
   if (auto pinned = vulkan_detail::FindPinned(e, operation.dst, operation.bytes)) {
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();
     const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), pinned->second, operation.bytes};
@@ -370,7 +370,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
     e.staging.Release(e, staging.value(), true);
     return MakeError(ErrorCode::kResourceExhausted, "ThenMemcpy (D2H) on {}: out of host memory", e.label);
   }
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
   if (!slot.ok()) {
     e.staging.Release(e, staging.value(), true);  // the job never runs
@@ -396,7 +396,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2D& operatio
                      "allocation); vkCmdCopyBuffer cannot copy overlapping regions",
                      s.executor->label, operation.bytes, operation.src.offset(), operation.dst.offset());
   }
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
   if (!slot.ok()) return slot.status();
   const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), vulkan_detail::BufferOffset(operation.dst),
@@ -428,7 +428,7 @@ inline Status vulkan::Fill(StreamHandle& stream, const DeviceMemoryBase& dst, st
     std::memcpy(staging.mapped, &pattern, 4);
     std::memcpy(static_cast<std::byte*>(staging.mapped) + 4, &pattern, 4);
   }
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
   if (!slot.ok()) {
     if (staging.buffer != VK_NULL_HANDLE) e.staging.Release(e, staging, false);
@@ -484,7 +484,7 @@ inline void vulkan::DestroyEvent(ExecutorState& executor, EventHandle& event) {
 inline Status vulkan::Submit(StreamHandle& stream, const op::RecordEvent<EventHandle>& operation) {
   vulkan_detail::StreamState& s = *stream;
   vulkan_detail::EventState& event = *operation.event->state;
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   if (event.queries == VK_NULL_HANDLE || s.Failed()) {
     // The event is the stream's current value: nothing to submit.
     event.Replace(s.timeline, s.last, false);
@@ -514,7 +514,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::WaitEvent<EventHand
     }
   } unref{timeline};
   if (timeline == s.timeline || value == 0 || timeline->Reached(value)) return Status();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
   if (timeline->executor == s.executor && timeline->submitted.load(std::memory_order_acquire) >= value) {
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();

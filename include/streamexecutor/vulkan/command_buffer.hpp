@@ -108,6 +108,7 @@ struct RecordedLaunch final : RecordedOp {
     LoadedKernel& loaded = *kernel.impl;
     STREAMEXECUTOR_RETURN_IF_ERROR(CheckLocalSize(loaded, threads));
     LaunchData data;
+    std::memset(data.push.data(), 0, loaded.layout.push_constant_bytes);
     data.key.local = {static_cast<std::uint32_t>(threads.x), static_cast<std::uint32_t>(threads.y),
                       static_cast<std::uint32_t>(threads.z)};
     STREAMEXECUTOR_RETURN_IF_ERROR(PackArguments<Params...>(loaded, args, data, std::index_sequence_for<Params...>{}));

@@ -62,7 +62,7 @@ inline Status WaitForGate(StreamState& s, op::ForeignRelease& release) {
     return MakeError(ErrorCode::kResourceExhausted, "waiting on another backend on {}: out of host memory",
                      s.executor->label);
   }
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<StreamLock> lock(s.mutex);
   if (Status status = EnqueueHost(s, std::move(job)); !status.ok()) {
     delete held;
     return status;

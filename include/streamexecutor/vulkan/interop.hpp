@@ -39,7 +39,10 @@ struct Interop<vulkan> {
   static VkShaderModule Kernel(const vulkan::KernelHandle& kernel) {
     return kernel.impl != nullptr ? kernel.impl->module : VK_NULL_HANDLE;
   }
-  static std::mutex& QueueMutex(const vulkan::ExecutorState& executor) { return executor.impl->queue_mutex; }
+  // A Lockable (lock(), unlock()): hold it around your vkQueueSubmit on Queue().
+  static streamexecutor::detail::SpinLock& QueueMutex(const vulkan::ExecutorState& executor) {
+    return executor.impl->queue_mutex;
+  }
 
   // A buffer of this device, usable for storage and transfers both ways; the
   // caller keeps it and its memory alive until ForgetDeviceMemory.

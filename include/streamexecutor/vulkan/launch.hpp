@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -42,15 +43,19 @@ struct LoadedKernel {
   VkShaderModule module = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-  std::mutex mutex;
-  std::vector<std::pair<PipelineKey, VkPipeline>> pipelines;
-  // The last pipeline a launch used: most launches repeat it.
-  std::atomic<std::size_t> last{SIZE_MAX};
+  struct Pipeline {
+    PipelineKey key;
+    VkPipeline pipeline;
+  };
+  std::mutex mutex;  // making a pipeline
+  std::vector<std::unique_ptr<Pipeline>> pipelines;
+  // The pipeline the last launch used, read without the lock: most launches repeat it.
+  std::atomic<const Pipeline*> last{nullptr};
 
   ~LoadedKernel() {
     if (executor == nullptr) return;
     const DeviceApi& api = executor->api;
-    for (auto& entry : pipelines) api.vkDestroyPipeline(executor->device, entry.second, nullptr);
+    for (auto& entry : pipelines) api.vkDestroyPipeline(executor->device, entry->pipeline, nullptr);
     if (pipeline_layout != VK_NULL_HANDLE) api.vkDestroyPipelineLayout(executor->device, pipeline_layout, nullptr);
     if (set_layout != VK_NULL_HANDLE) api.vkDestroyDescriptorSetLayout(executor->device, set_layout, nullptr);
     if (module != VK_NULL_HANDLE) api.vkDestroyShaderModule(executor->device, module, nullptr);
@@ -144,13 +149,15 @@ inline Status CheckLocalSize(const LoadedKernel& kernel, const ThreadDim& thread
 
 // The pipeline for `key`, made on first use.
 inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey& key) {
+  if (const LoadedKernel::Pipeline* last = kernel.last.load(std::memory_order_acquire);
+      last != nullptr && last->key == key) [[likely]] {
+    return last->pipeline;
+  }
   std::lock_guard<std::mutex> lock(kernel.mutex);
-  const std::size_t last = kernel.last.load(std::memory_order_relaxed);
-  if (last < kernel.pipelines.size() && kernel.pipelines[last].first == key) return kernel.pipelines[last].second;
-  for (std::size_t i = 0; i < kernel.pipelines.size(); ++i) {
-    if (kernel.pipelines[i].first == key) {
-      kernel.last.store(i, std::memory_order_relaxed);
-      return kernel.pipelines[i].second;
+  for (const std::unique_ptr<LoadedKernel::Pipeline>& entry : kernel.pipelines) {
+    if (entry->key == key) {
+      kernel.last.store(entry.get(), std::memory_order_release);
+      return entry->pipeline;
     }
   }
   Executor& e = *kernel.executor;
@@ -187,16 +194,24 @@ inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey&
     return VkError("vkCreateComputePipelines", r, "for kernel '{}' with {}x{}x{} threads per block on {}", kernel.name,
                    key.local[0], key.local[1], key.local[2], e.label);
   }
-  kernel.pipelines.emplace_back(key, pipeline);
-  kernel.last.store(kernel.pipelines.size() - 1, std::memory_order_relaxed);
+  try {
+    kernel.pipelines.push_back(std::make_unique<LoadedKernel::Pipeline>(LoadedKernel::Pipeline{key, pipeline}));
+  } catch (...) {
+    e.api.vkDestroyPipeline(e.device, pipeline, nullptr);
+    return MakeError(ErrorCode::kResourceExhausted, "kernel '{}' on {}: out of host memory for a pipeline",
+                     kernel.name, e.label);
+  }
+  kernel.last.store(kernel.pipelines.back().get(), std::memory_order_release);
   return pipeline;
 }
 
 // What a launch's arguments become: buffer descriptors, push-constant bytes,
 // shared element counts.
+// Left uninitialized but for what the kernel's parameters fill: zeroing
+// 2 KiB per launch was a fifth of the launch path's instructions.
 struct LaunchData {
-  std::array<VkDescriptorBufferInfo, 64> buffers{};  // by binding
-  std::array<std::byte, 256> push{};
+  std::array<VkDescriptorBufferInfo, 64> buffers;  // by binding
+  std::array<std::byte, 128> push;                 // maxPushConstantsSize is at least 128, and we use no more
   PipelineKey key;
 };
 
@@ -280,11 +295,11 @@ inline void RecordDispatch(const Executor& e, VkCommandBuffer commands, const Lo
                            const LaunchData& data, const BlockDim& blocks) {
   const DeviceApi& api = e.api;
   api.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
+  std::array<VkWriteDescriptorSet, kMaxBindings> writes;
   std::uint32_t count = 0;
   for (const ParamSlot& slot : kernel.layout.params) {
     if (slot.kind != KernelParamKind::kDevicePointer) continue;
-    writes[count++] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+    writes[count++] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                        nullptr,
                        VK_NULL_HANDLE,
                        slot.binding,

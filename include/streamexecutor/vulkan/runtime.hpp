@@ -34,6 +34,7 @@
 
 #include "streamexecutor/core/device_memory.hpp"
 #include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/detail/stored_callback.hpp"
 #include "streamexecutor/vulkan/api.hpp"
@@ -121,7 +122,9 @@ struct Executor {
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   std::uint32_t queue_family = 0;
-  std::mutex queue_mutex;  // vkQueueSubmit: the queue is externally synchronized
+  // vkQueueSubmit: the queue is externally synchronized. A spin lock, held
+  // for one driver call: a std::mutex pair cost the launch path 40 instructions.
+  streamexecutor::detail::SpinLock queue_mutex;
   VkPhysicalDeviceProperties properties{};
   MemoryTypes memory_types;
   std::uint32_t timestamp_valid_bits = 0;
@@ -352,6 +355,10 @@ struct StreamEntry {
   HostJob job;
 };
 
+// Held for one enqueue (record and submit) or one step of the host thread;
+// the host thread sleeps on a condition_variable_any over it.
+using StreamLock = streamexecutor::detail::SpinLock;
+
 struct StreamState {
   Executor* executor = nullptr;
   Timeline* timeline = nullptr;
@@ -359,12 +366,12 @@ struct StreamState {
   VkCommandPool pool = VK_NULL_HANDLE;
   std::vector<Slot> slots;
   std::size_t next = 0;  // the oldest slot: reused first
-  std::mutex mutex;      // enqueue and the worker's flush
+  StreamLock mutex;      // enqueue and the worker's flush
 
   // Host work and what is held behind it, in stream order; the worker
   // drains it. Non-empty means later device work is held too.
   std::deque<StreamEntry> pending;
-  std::condition_variable wake;
+  std::condition_variable_any wake;
   std::thread worker;
   std::atomic<bool> stopping{false};
   std::atomic<std::thread::id> worker_id{};
@@ -450,7 +457,7 @@ inline Status QueueSubmit(StreamState& s, const HeldSubmit& h) {
   info.pSignalSemaphores = &s.timeline->semaphore;
   VkResult result;
   {
-    std::lock_guard<std::mutex> lock(e.queue_mutex);
+    std::lock_guard<streamexecutor::detail::SpinLock> lock(e.queue_mutex);
     result = e.api.vkQueueSubmit(e.queue, 1, &info, VK_NULL_HANDLE);
   }
   if (result != VK_SUCCESS) return e.Fail("vkQueueSubmit", result, "submitting a stream's work");
@@ -480,7 +487,7 @@ inline void DestroyWhenIdle(Executor& e, Executor::Deferred deferred) {
   {
     std::lock_guard<std::mutex> lock(e.lists_mutex);
     for (StreamState* s : e.streams) {
-      std::lock_guard<std::mutex> stream_lock(s->mutex);
+      std::lock_guard<StreamLock> stream_lock(s->mutex);
       if (s->last == 0 || s->timeline->Reached(s->last)) continue;
       s->timeline->Reference();
       deferred.until.emplace_back(s->timeline, s->last);
@@ -560,7 +567,7 @@ inline Status FinishSlot(StreamState& s, std::size_t index, Timeline* wait = nul
 // Submits a command buffer's recorded run as the stream's next operation;
 // `value` is its value on the stream's timeline (0: skipped, the stream failed).
 inline Status SubmitCommands(StreamState& s, VkCommandBuffer commands, std::uint64_t& value) {
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<StreamLock> lock(s.mutex);
   value = 0;
   if (s.Failed()) return Status();  // skipped after a failure, as on every backend
   HeldSubmit h{commands, nullptr, 0, s.last + 1};
@@ -600,7 +607,7 @@ inline Status EnqueueHost(StreamState& s, HostJob job) {
 // The worker: host work in order, then the device work held behind it.
 inline void RunWorker(StreamState* s) {
   s->worker_id.store(std::this_thread::get_id(), std::memory_order_release);
-  std::unique_lock<std::mutex> lock(s->mutex);
+  std::unique_lock<StreamLock> lock(s->mutex);
   for (;;) {
     s->wake.wait(lock, [&] { return !s->pending.empty() || s->stopping.load(); });
     if (s->pending.empty()) return;  // stopping
