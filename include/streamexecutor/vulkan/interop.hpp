@@ -37,7 +37,7 @@ struct Interop<vulkan> {
     return buffer != nullptr ? buffer->buffer : VK_NULL_HANDLE;
   }
   static VkShaderModule Kernel(const vulkan::KernelHandle& kernel) {
-    return kernel.impl != nullptr ? kernel.impl->module : VK_NULL_HANDLE;
+    return kernel.impl != nullptr ? kernel.impl->shader : VK_NULL_HANDLE;
   }
   // A Lockable (lock(), unlock()): hold it around your vkQueueSubmit on Queue().
   static streamexecutor::detail::SpinLock& QueueMutex(const vulkan::ExecutorState& executor) {
@@ -132,13 +132,13 @@ struct Interop<vulkan> {
     }
     std::uint32_t type = 0;
     while (!(types & (1u << type))) ++type;
-    VkImportMemoryHostPointerInfoEXT import{};
-    import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
-    import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-    import.pHostPointer = base;
+    VkImportMemoryHostPointerInfoEXT host_pointer{};
+    host_pointer.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+    host_pointer.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    host_pointer.pHostPointer = base;
     VkMemoryAllocateInfo allocate{};
     allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    allocate.pNext = &import;
+    allocate.pNext = &host_pointer;
     allocate.allocationSize = span;
     allocate.memoryTypeIndex = type;
     VkResult r = e.api.vkAllocateMemory(e.device, &allocate, nullptr, &buffer.memory);

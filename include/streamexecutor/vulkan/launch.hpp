@@ -40,7 +40,7 @@ struct LoadedKernel {
   Executor* executor = nullptr;
   std::string name;
   ShaderLayout layout;
-  VkShaderModule module = VK_NULL_HANDLE;
+  VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   struct Pipeline {
@@ -58,7 +58,7 @@ struct LoadedKernel {
     for (auto& entry : pipelines) api.vkDestroyPipeline(executor->device, entry->pipeline, nullptr);
     if (pipeline_layout != VK_NULL_HANDLE) api.vkDestroyPipelineLayout(executor->device, pipeline_layout, nullptr);
     if (set_layout != VK_NULL_HANDLE) api.vkDestroyDescriptorSetLayout(executor->device, set_layout, nullptr);
-    if (module != VK_NULL_HANDLE) api.vkDestroyShaderModule(executor->device, module, nullptr);
+    if (shader != VK_NULL_HANDLE) api.vkDestroyShaderModule(executor->device, shader, nullptr);
   }
 };
 
@@ -98,9 +98,9 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
     return MakeError(ErrorCode::kInvalidArgument, "kernel '{}' on {}: more than {} buffer parameters", kernel.name,
                      e.label, kMaxBindings);
   }
-  VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, words.size_bytes(),
+  VkShaderModuleCreateInfo code{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, words.size_bytes(),
                                   words.data()};
-  if (VkResult r = api.vkCreateShaderModule(e.device, &module, nullptr, &kernel.module); r != VK_SUCCESS)
+  if (VkResult r = api.vkCreateShaderModule(e.device, &code, nullptr, &kernel.shader); r != VK_SUCCESS)
     return VkError("vkCreateShaderModule", r, "for kernel '{}' on {}", kernel.name, e.label);
   // The bindings the parameters use (positional bindings leave gaps).
   std::array<VkDescriptorSetLayoutBinding, kMaxBindings> bindings{};
@@ -184,7 +184,7 @@ inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey&
                 nullptr,
                 0,
                 VK_SHADER_STAGE_COMPUTE_BIT,
-                kernel.module,
+                kernel.shader,
                 kernel.layout.entry_point.c_str(),
                 count > 0 ? &specialization : nullptr};
   info.layout = kernel.pipeline_layout;

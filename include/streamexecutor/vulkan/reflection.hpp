@@ -378,10 +378,10 @@ STREAMEXECUTOR_DECL void ScanWords(std::span<const std::uint32_t> words, SpirvWo
 // A Workgroup type as C lays it out (no layout decorations apply there): the
 // size is a best guess of what the device reserves, used only for reporting.
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& module, std::uint32_t id, int depth = 0) {
-  const std::span<const std::uint32_t> ops = module.Operands(id);
+STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& spirv, std::uint32_t id, int depth = 0) {
+  const std::span<const std::uint32_t> ops = spirv.Operands(id);
   if (depth > 16) return SpirvType{Arith::kUnknown, 0, 1, true, "?"};
-  switch (module.Opcode(id)) {
+  switch (spirv.Opcode(id)) {
     case SpvOpTypeBool: return MakeNumeric(Arith::kBool, 32, 1, 1);
     case SpvOpTypeInt:
       if (ops.size() >= 3) return MakeNumeric(ops[2] != 0 ? Arith::kSigned : Arith::kUnsigned, ops[1], 1, 1);
@@ -391,22 +391,22 @@ STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& module, std::uint32_t 
       break;
     case SpvOpTypeVector:
       if (ops.size() >= 3) {
-        const SpirvType component = WordsType(module, ops[1], depth + 1);
+        const SpirvType component = WordsType(spirv, ops[1], depth + 1);
         return MakeNumeric(component.kind, component.size * 8, ops[2], 1);
       }
       break;
     case SpvOpTypeMatrix:
       if (ops.size() >= 3) {
-        const SpirvType column = WordsType(module, ops[1], depth + 1);
+        const SpirvType column = WordsType(spirv, ops[1], depth + 1);
         if (column.lanes == 0) break;
         return MakeNumeric(column.kind, column.size / column.lanes * 8, column.lanes, ops[2]);
       }
       break;
     case SpvOpTypeArray:
       if (ops.size() >= 3) {
-        SpirvType element = WordsType(module, ops[1], depth + 1);
-        const std::span<const std::uint32_t> length = module.Operands(ops[2]);
-        const bool literal = module.Opcode(ops[2]) == SpvOpConstant && length.size() >= 3;
+        SpirvType element = WordsType(spirv, ops[1], depth + 1);
+        const std::span<const std::uint32_t> length = spirv.Operands(ops[2]);
+        const bool literal = spirv.Opcode(ops[2]) == SpvOpConstant && length.size() >= 3;
         SpirvType array{element.kind, literal ? element.size * length[2] : 0, element.lanes, true,
                         literal ? fmt::format("{}[{}]", element.name, length[2]) : element.name + "[]"};
         return array;
@@ -415,7 +415,7 @@ STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& module, std::uint32_t 
     case SpvOpTypeStruct: {
       std::uint32_t size = 0, align = 1;
       for (std::size_t i = 1; i < ops.size(); ++i) {
-        const SpirvType member = WordsType(module, ops[i], depth + 1);
+        const SpirvType member = WordsType(spirv, ops[i], depth + 1);
         if (member.size == 0) {
           size = 0;
           break;
@@ -426,37 +426,37 @@ STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& module, std::uint32_t 
         size = (size + a - 1) / a * a + member.size;
       }
       if (size != 0) size = (size + align - 1) / align * align;
-      auto name = module.names.find(ops.empty() ? 0 : ops[0]);
+      auto name = spirv.names.find(ops.empty() ? 0 : ops[0]);
       return SpirvType{Arith::kUnknown, size, 1, true,
-                       fmt::format("struct {}", name == module.names.end() ? std::string("?") : name->second)};
+                       fmt::format("struct {}", name == spirv.names.end() ? std::string("?") : name->second)};
     }
     default: break;
   }
   return SpirvType{Arith::kUnknown, 0, 1, true, "?"};
 }
 #else
-STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& module, std::uint32_t id, int depth = 0);
+STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& spirv, std::uint32_t id, int depth = 0);
 #endif
 
 // The Workgroup variables, spec-sized arrays first by constant id.
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
-STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& module) {
+STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& spirv) {
   std::vector<SharedArray> shared;
-  for (std::uint32_t variable : module.workgroup_variables) {
+  for (std::uint32_t variable : spirv.workgroup_variables) {
     SharedArray array;
-    auto name = module.names.find(variable);
-    array.name = name == module.names.end() || name->second.empty() ? fmt::format("%{}", variable) : name->second;
-    const std::span<const std::uint32_t> var = module.Operands(variable);
-    const std::span<const std::uint32_t> pointer = var.empty() ? var : module.Operands(var[0]);
+    auto name = spirv.names.find(variable);
+    array.name = name == spirv.names.end() || name->second.empty() ? fmt::format("%{}", variable) : name->second;
+    const std::span<const std::uint32_t> var = spirv.Operands(variable);
+    const std::span<const std::uint32_t> pointer = var.empty() ? var : spirv.Operands(var[0]);
     const std::uint32_t pointee = pointer.size() >= 3 ? pointer[2] : 0;
-    const std::span<const std::uint32_t> type = module.Operands(pointee);
-    if (module.Opcode(pointee) == SpvOpTypeArray && type.size() >= 3 && module.Opcode(type[2]) == SpvOpSpecConstant &&
-        module.spec_ids.contains(type[2])) {
+    const std::span<const std::uint32_t> type = spirv.Operands(pointee);
+    if (spirv.Opcode(pointee) == SpvOpTypeArray && type.size() >= 3 && spirv.Opcode(type[2]) == SpvOpSpecConstant &&
+        spirv.spec_ids.contains(type[2])) {
       array.spec_sized = true;
-      array.constant_id = module.spec_ids.at(type[2]);
-      array.element = WordsType(module, type[1]);
+      array.constant_id = spirv.spec_ids.at(type[2]);
+      array.element = WordsType(spirv, type[1]);
     } else {
-      array.bytes = WordsType(module, pointee).size;
+      array.bytes = WordsType(spirv, pointee).size;
     }
     shared.push_back(std::move(array));
   }
@@ -467,7 +467,7 @@ STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& module
   return shared;
 }
 #else
-STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& module);
+STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& spirv);
 #endif
 
 // ---- SPIRV-Tools and SPIRV-Cross ----------------------------------------------
@@ -758,16 +758,16 @@ STREAMEXECUTOR_DECL Status Reflect(std::span<const std::uint32_t> words, std::st
     }
   }
 
-  SpirvWords module;
-  ScanWords(words, module);
-  out.shared = ReadShared(module);
+  SpirvWords spirv;
+  ScanWords(words, spirv);
+  out.shared = ReadShared(spirv);
 
   // gl_WorkGroupSize built from specialization constants overrides LocalSize;
   // LocalSizeId (SPIR-V 1.6 from glslang) names the constants directly.
   spvc_specialization_constant size_constants[3] = {};
   spvc_compiler_get_work_group_size_specialization_constants(compiler, &size_constants[0], &size_constants[1],
                                                              &size_constants[2]);
-  const auto local_size_id = module.local_size_ids.find(module.entry_functions[entry]);
+  const auto local_size_id = spirv.local_size_ids.find(spirv.entry_functions[entry]);
   for (unsigned i = 0; i < 3; ++i) {
     out.local_size[i] = spvc_compiler_get_execution_mode_argument_by_index(compiler, SpvExecutionModeLocalSize, i);
     const spvc_constant_id id = size_constants[i].id;
@@ -775,13 +775,13 @@ STREAMEXECUTOR_DECL Status Reflect(std::span<const std::uint32_t> words, std::st
       out.local_size_specialized[i] = true;
       out.local_size_constant_id[i] = size_constants[i].constant_id;
       out.local_size[i] = spvc_constant_get_scalar_u32(spvc_compiler_get_constant_handle(compiler, id), 0, 0);
-    } else if (local_size_id != module.local_size_ids.end()) {
+    } else if (local_size_id != spirv.local_size_ids.end()) {
       const std::uint32_t operand = local_size_id->second[i];
-      const std::span<const std::uint32_t> constant = module.Operands(operand);
+      const std::span<const std::uint32_t> constant = spirv.Operands(operand);
       if (constant.size() >= 3) out.local_size[i] = constant[2];
-      if (module.Opcode(operand) == SpvOpSpecConstant && module.spec_ids.contains(operand)) {
+      if (spirv.Opcode(operand) == SpvOpSpecConstant && spirv.spec_ids.contains(operand)) {
         out.local_size_specialized[i] = true;
-        out.local_size_constant_id[i] = module.spec_ids.at(operand);
+        out.local_size_constant_id[i] = spirv.spec_ids.at(operand);
       }
     }
     if (out.local_size[i] == 0) out.local_size[i] = 1;
