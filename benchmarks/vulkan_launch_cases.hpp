@@ -6,8 +6,8 @@
 // by the instruction-counting driver (vulkan_launch_count.cpp).
 #pragma once
 
-#include <streamexecutor/vulkan.hpp>
 #include <vulkan/vulkan.h>
+#include <streamexecutor/vulkan.hpp>
 
 #include <array>
 #include <cstdint>
@@ -95,8 +95,8 @@ struct Raw {
   int g = 3, h = 4;
 
   Raw() {
-#define SE_BENCH_VK_LOAD(name)                                                          \
-  vk.name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));          \
+#define SE_BENCH_VK_LOAD(name)                                                \
+  vk.name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name)); \
   if (vk.name == nullptr) Die("no " #name);
     SE_BENCH_VK_LOAD(vkCreateBuffer)
     SE_BENCH_VK_LOAD(vkDestroyBuffer)

@@ -99,7 +99,7 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
                      e.label, kMaxBindings);
   }
   VkShaderModuleCreateInfo code{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, words.size_bytes(),
-                                  words.data()};
+                                words.data()};
   if (VkResult r = api.vkCreateShaderModule(e.device, &code, nullptr, &kernel.shader); r != VK_SUCCESS)
     return VkError("vkCreateShaderModule", r, "for kernel '{}' on {}", kernel.name, e.label);
   // The bindings the parameters use (positional bindings leave gaps).
@@ -198,8 +198,8 @@ inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey&
     kernel.pipelines.push_back(std::make_unique<LoadedKernel::Pipeline>(LoadedKernel::Pipeline{key, pipeline}));
   } catch (...) {
     e.api.vkDestroyPipeline(e.device, pipeline, nullptr);
-    return MakeError(ErrorCode::kResourceExhausted, "kernel '{}' on {}: out of host memory for a pipeline",
-                     kernel.name, e.label);
+    return MakeError(ErrorCode::kResourceExhausted, "kernel '{}' on {}: out of host memory for a pipeline", kernel.name,
+                     e.label);
   }
   kernel.last.store(kernel.pipelines.back().get(), std::memory_order_release);
   return pipeline;
@@ -300,15 +300,15 @@ inline void RecordDispatch(const Executor& e, VkCommandBuffer commands, const Lo
   for (const ParamSlot& slot : kernel.layout.params) {
     if (slot.kind != KernelParamKind::kDevicePointer) continue;
     writes[count++] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                       nullptr,
-                       VK_NULL_HANDLE,
-                       slot.binding,
-                       0,
-                       1,
-                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                       nullptr,
-                       &data.buffers[slot.binding],
-                       nullptr};
+                                           nullptr,
+                                           VK_NULL_HANDLE,
+                                           slot.binding,
+                                           0,
+                                           1,
+                                           VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           nullptr,
+                                           &data.buffers[slot.binding],
+                                           nullptr};
   }
   if (count > 0) {
     api.vkCmdPushDescriptorSetKHR(commands, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline_layout, 0, count,
