@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """How many existing files a backend or a canned family touches outside its
 own places: the files of code and build that name it (its tag, or the tag in
-capitals as in STREAMEXECUTOR_WITH_<TAG>): the code under include/, examples/,
-benchmarks/ and tools/, and the build files (meson.build, meson_options.txt,
-CMakeLists.txt, cmake/), which a new backend or family must touch to be built,
-installed and registered.
+capitals as in STREAMEXECUTOR_WITH_<TAG>): the code under include/ and tools/,
+and the build files (meson.build, meson_options.txt, CMakeLists.txt, cmake/),
+which a new backend or family must touch to be built, installed and
+registered.
 
 A backend's own places: include/streamexecutor/<tag>/, its public header
 include/streamexecutor/<tag>.hpp, tests/<tag>/ and docs/<tag>.md. A family's:
 include/streamexecutor/canned/<tag>/, include/streamexecutor/<tag>.hpp,
 tests/canned/<tag>*, docs/<tag>.md. Documentation (docs/, README.md,
-CHANGELOG.md, CONTRIBUTING.md) and tests (tests/) are listed but not counted:
-docs/architecture.md says which files a new backend touches, and tests that
-exercise a backend by name (tests/meson.build registering them included) are
-uses of it, not registrations.
+CHANGELOG.md, CONTRIBUTING.md) and uses (tests/, examples/, benchmarks/) are
+listed but not counted: docs/architecture.md says which files a new backend
+touches, and tests, examples and benchmarks that run a backend by name (their
+meson.build files registering them included, and the kernels they give it)
+are uses of it, not registrations.
 
 Usage: backend_footprint.py SOURCE_ROOT TAG [--family] [--max N]
 Exits 1 when --max is given and the count is above it."""
@@ -24,7 +25,7 @@ import subprocess
 import sys
 
 DOCS = ("docs/", "README.md", "CHANGELOG.md", "CONTRIBUTING.md")
-TESTS = ("tests/",)
+USES = ("tests/", "examples/", "benchmarks/")
 
 
 def own_places(tag: str, family: bool) -> tuple:
@@ -63,7 +64,7 @@ def main() -> int:
             continue
         if name.startswith(DOCS):
             documents.append(name)
-        elif name.startswith(TESTS):
+        elif name.startswith(USES):
             tests.append(name)
         else:
             touched.append(name)
@@ -71,7 +72,7 @@ def main() -> int:
     for name in touched:
         print(f"  {name}")
     if tests:
-        print(f"and {len(tests)} test files that name it: {', '.join(tests)}")
+        print(f"and {len(tests)} test, example and benchmark files that name it: {', '.join(tests)}")
     if documents:
         print(f"and {len(documents)} documents: {', '.join(documents)}")
     if args.max is not None and len(touched) > args.max:
