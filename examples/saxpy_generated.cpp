@@ -1,10 +1,11 @@
 // saxpy with a generated typed kernel header: saxpy.gpu.h is written at build
-// time from saxpy_kernels.cl and saxpy.cu (where nvcc is found) by
-// tools/se_kernel_header.py, so the TypedKernel's parameter list is the
-// kernels' own and their code is embedded; a wrong argument at ThenLaunch
-// does not compile. Only the host backend's kernel is written here.
+// time from saxpy_kernels.cl, saxpy.cu (where nvcc is found) and saxpy.comp
+// (where glslangValidator is) by tools/se_kernel_header.py, so the
+// TypedKernel's parameter list is the kernels' own and their code is
+// embedded; a wrong argument at ThenLaunch does not compile. Only the host
+// backend's kernel is written here.
 //
-//   saxpy_generated [platform]     platform: host (default), opencl, cuda
+//   saxpy_generated [platform]     platform: host (default), opencl, cuda, vulkan
 #include <streamexecutor/streamexecutor.hpp>
 
 #include <cstdint>
@@ -32,14 +33,14 @@ int Run(se::Platform<B>* platform) {
   }
   se::StreamExecutor<B>* executor = executor_or.ValueOrDie();
 
-  // OpenCL source and CUDA code come from the generated spec; the host kernel is added to it.
+  // OpenCL source, CUDA code and SPIR-V come from the generated spec; the host kernel is added to it.
   se::MultiKernelLoaderSpec spec = gpucc::spec::saxpy();
   spec.AddHostKernel<&saxpy_host>("saxpy");
   gpucc::kernel::Saxpy kernel(executor);
   if (se::Status loaded = executor->GetKernel(spec, &kernel); !loaded.ok()) {
     std::fprintf(stderr, "saxpy_generated: %s\n", loaded.ToString().c_str());
-    // No code of this platform's format in the generated header (the
-    // generator reads OpenCL C and CUDA, not GLSL yet): Meson's SKIP.
+    // No code of this platform's format in the generated header (a build
+    // without that platform's compiler): Meson's SKIP.
     return loaded.code() == se::ErrorCode::kNotFound ? 77 : 3;
   }
 
