@@ -1,12 +1,12 @@
 // Canned random number generation (the seed's RNG operations):
 //
 //   se::PluginConfig plugin_config;
-//   plugin_config.SetRng(se::opencl::kPhiloxPlugin);  // or host::, cuda::kPhiloxPlugin, cuda::kCuRandPlugin
+//   plugin_config.SetRng(se::opencl::kPhiloxPlugin);  // or host::, vulkan::, cuda::kPhiloxPlugin, cuda::kCuRandPlugin
 //   auto* executor = platform->ExecutorForDeviceWithPluginConfig(0, plugin_config).ValueOrDie();
 //   stream.Init().ThenSetRngSeed(seed, sizeof(seed)).ThenPopulateRandUniform(memory.ptr());
 //
 // The Philox plugins (the default on every backend) give the same numbers
-// for the same seed on host, OpenCL and CUDA: Random123's Philox4x32-10, with
+// for the same seed on host, OpenCL, CUDA and Vulkan: Random123's Philox4x32-10, with
 // the counter layout and conversions of canned/rng/philox.hpp. The seed and
 // the counter belong to the executor (canned/rng/state.hpp). docs/rng.md has
 // the rules, errors and numbers.
@@ -29,4 +29,7 @@
 #endif
 #if defined(STREAMEXECUTOR_WITH_CUDA)
 #include "streamexecutor/canned/rng/cuda.hpp"
+#endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+#include "streamexecutor/canned/rng/vulkan.hpp"
 #endif

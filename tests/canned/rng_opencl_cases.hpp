@@ -3,33 +3,12 @@
 // Included once, at the end of rng_test.cpp, where the OpenCL backend is built.
 #pragma once
 
-#include <algorithm>
 #include <cstdio>
 
 namespace {
 
 se::StreamExecutor<se::opencl>* OpenCLExecutor() {
   return se::Platform<se::opencl>::Get().ExecutorForDevice(0).ValueOrDie();
-}
-
-// The OpenCL Gaussian's tolerance: log, sqrt (made correctly rounded), cos
-// and sin may each be a few ulp off the host's libm.
-template <typename T>
-std::size_t CountOutsideTolerance(const std::vector<T>& host, const std::vector<T>& device, double relative) {
-  std::size_t outside = 0;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    const double scale = std::max(1.0, std::abs(static_cast<double>(host[i])));
-    if (std::abs(static_cast<double>(host[i]) - static_cast<double>(device[i])) > relative * scale) ++outside;
-  }
-  return outside;
-}
-
-template <typename T>
-std::size_t CountBitEqual(const std::vector<T>& a, const std::vector<T>& b) {
-  const std::vector<std::uint64_t> x = Bits(a), y = Bits(b);
-  std::size_t equal = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) equal += x[i] == y[i] ? 1 : 0;
-  return equal;
 }
 
 }  // namespace
@@ -86,13 +65,4 @@ TEST_CASE("OpenCL: an RNG plugin the backend does not have is UNIMPLEMENTED", "[
   se::Status s = stream.Init().ThenSetRngSeed(kSeed, 16).ThenPopulateRandUniform(memory.ptr()).BlockHostUntilDone();
   CHECK(s.code() == se::ErrorCode::kUnimplemented);
   CHECK(Mentions(s, "no RNG plugin 'mersenne' on the opencl platform"));
-}
-
-int SeTestPreflight() {
-  auto& platform = se::Platform<se::opencl>::Get();
-  if (platform.VisibleDeviceCount() == 0) {
-    std::printf("SKIPPED: the opencl platform has no device: %s\n", platform.InitStatus().ToString().c_str());
-    return 77;
-  }
-  return -1;
 }

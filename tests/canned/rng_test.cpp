@@ -10,9 +10,11 @@
 #include <Random123/philox.h>
 #include <Random123/u01fixedpt.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
@@ -103,6 +105,26 @@ std::vector<std::uint64_t> Bits(const std::vector<T>& values) {
 }
 
 se::StreamExecutor<se::host>* HostExecutor() { return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(); }
+
+// A device's Gaussians against the host's: log, cos and sin (and on OpenCL
+// sqrt unless made correctly rounded) may each be a few ulp off the host's libm.
+template <typename T>
+std::size_t CountOutsideTolerance(const std::vector<T>& host, const std::vector<T>& device, double relative) {
+  std::size_t outside = 0;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const double scale = std::max(1.0, std::abs(static_cast<double>(host[i])));
+    if (std::abs(static_cast<double>(host[i]) - static_cast<double>(device[i])) > relative * scale) ++outside;
+  }
+  return outside;
+}
+
+template <typename T>
+std::size_t CountBitEqual(const std::vector<T>& a, const std::vector<T>& b) {
+  const std::vector<std::uint64_t> x = Bits(a), y = Bits(b);
+  std::size_t equal = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) equal += x[i] == y[i] ? 1 : 0;
+  return equal;
+}
 
 template <typename T>
 void CheckMoments(const std::vector<T>& values, double mean, double variance, double tolerance) {
@@ -323,3 +345,27 @@ TEST_CASE("without a seed, populating is FAILED_PRECONDITION", "[rng][fresh]") {
 #if defined(STREAMEXECUTOR_WITH_OPENCL)
 #include "canned/rng_opencl_cases.hpp"
 #endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+#include "canned/rng_vulkan_cases.hpp"
+#endif
+
+// The device backends' cases compare against a device: without one, the
+// whole program is a SKIP, not a pass.
+int SeTestPreflight() {
+  auto skip = [](std::string_view backend, const se::Status& why) {
+    std::printf("SKIPPED: the %.*s platform has no device: %s\n", static_cast<int>(backend.size()), backend.data(),
+                why.ToString().c_str());
+    return 77;
+  };
+#if defined(STREAMEXECUTOR_WITH_OPENCL)
+  if (se::Platform<se::opencl>::Get().VisibleDeviceCount() == 0) {
+    return skip("opencl", se::Platform<se::opencl>::Get().InitStatus());
+  }
+#endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+  if (se::Platform<se::vulkan>::Get().VisibleDeviceCount() == 0) {
+    return skip("vulkan", se::Platform<se::vulkan>::Get().InitStatus());
+  }
+#endif
+  return -1;
+}

@@ -113,6 +113,13 @@ bool Rng(Executor* executor) {
   std::printf("rng: CUDA Philox PTX missing\n");
 #endif
 #endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+#if defined(STREAMEXECUTOR_RNG_HAVE_PHILOX_SPIRV)
+  std::printf("rng: Vulkan Philox SPIR-V embedded\n");
+#else
+  std::printf("rng: Vulkan Philox SPIR-V missing\n");
+#endif
+#endif
   return true;
 }
 #endif

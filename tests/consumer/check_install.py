@@ -60,12 +60,15 @@ def main() -> int:
             return 1
 
         # The canned consumer prints "<family>: ok" for each family that gave the
-        # right values; with the CUDA backend, it also says whether the Philox
-        # PTX (compiled by nvcc when the package was built) was embedded.
+        # right values; with the CUDA (Vulkan) backend, it also says whether the
+        # Philox PTX (SPIR-V), compiled when the package was built, was embedded.
         philox_inc = os.path.join(prefix, "include", "streamexecutor", "canned", "rng", "philox_ptx.inc")
         canned_expect = [f"{family}: ok" for family in canned]
         if "rng" in canned and "cuda" in backends and os.path.isfile(philox_inc):
             canned_expect.append("rng: CUDA Philox PTX embedded")
+        philox_spirv_inc = os.path.join(prefix, "include", "streamexecutor", "canned", "rng", "philox_spirv.inc")
+        if "rng" in canned and "vulkan" in backends and os.path.isfile(philox_spirv_inc):
+            canned_expect.append("rng: Vulkan Philox SPIR-V embedded")
         canned_defines = [f"-DSE_CONSUMER_{family.upper()}=1" for family in canned]
 
         # ---- pkg-config: one file per backend, relocatable, no -std pushed --------
@@ -144,7 +147,7 @@ def main() -> int:
             # Host only: the components look for the host libraries, not OpenCL's.
             check_runs(cmake_consumer("cmake_canned_host", f"-DCMAKE_PREFIX_PATH={prefix}", canned_list,
                                       "-DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=TRUE", program="canned_consumer"),
-                       [line for line in canned_expect if "CUDA" not in line])
+                       [line for line in canned_expect if "CUDA" not in line and "Vulkan" not in line])
             check_runs(cmake_consumer("cmake_canned_all", f"-DCMAKE_PREFIX_PATH={prefix}", canned_list,
                                       "-DSE_COMPONENTS=" + ";".join(backends), program="canned_consumer"),
                        canned_expect)

@@ -26,6 +26,7 @@
 #include "streamexecutor/vulkan/foreign_wait.hpp"
 #include "streamexecutor/vulkan/launch.hpp"
 #include "streamexecutor/vulkan/platform.hpp"
+#include "streamexecutor/vulkan/plugins.hpp"
 #include "streamexecutor/vulkan/runtime.hpp"
 
 namespace streamexecutor {
@@ -63,7 +64,7 @@ struct EventState {
 }  // namespace vulkan_detail
 
 // Exported so that Platform<vulkan> is one per process across shared libraries.
-struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vulkan> {
+struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::CommandBufferOperations<vulkan> {
   static constexpr std::string_view kName = "vulkan";
   static constexpr std::array<KernelFormat, 1> kKernelFormats{kernel_formats::kSpirv};
   // Work after a failed callback is held behind it (runtime.hpp), so it is
@@ -100,7 +101,6 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::CommandBufferOperations<vul
   static Status OpenExecutor(PlatformState& platform, int ordinal, ExecutorState& executor);
   static void CloseExecutor(ExecutorState& executor);
   static DeviceDescription Describe(const ExecutorState& executor);
-  static PluginConfig DefaultPlugins() { return PluginConfig(); }
 
   // ---- Memory ----------------------------------------------------------------
 

@@ -110,6 +110,18 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   use.features.shaderInt64 = has.features.shaderInt64;
   use.features.shaderInt16 = has.features.shaderInt16;
   use.features.shaderFloat64 = has.features.shaderFloat64;
+  // The SPIR-V capabilities those features stand for (SPIR-V spec, "Capability"):
+  // a module declaring one the device lacks is refused at GetKernel.
+  const std::pair<std::uint32_t, std::pair<const char*, VkBool32>> capabilities[] = {
+      {9, {"shaderFloat16", has12.shaderFloat16}},
+      {10, {"shaderFloat64", has.features.shaderFloat64}},
+      {11, {"shaderInt64", has.features.shaderInt64}},
+      {12, {"shaderBufferInt64Atomics", has12.shaderBufferInt64Atomics}},
+      {22, {"shaderInt16", has.features.shaderInt16}},
+      {39, {"shaderInt8", has12.shaderInt8}}};
+  for (const auto& [capability, feature] : capabilities) {
+    if (!feature.second) e->missing_features.push_back({capability, feature.first});
+  }
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{

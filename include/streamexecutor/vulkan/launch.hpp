@@ -77,9 +77,34 @@ inline StatusOr<std::vector<std::uint32_t>> ReadSpirv(const KernelLoaderSpec& sp
   return words;
 }
 
+// A module that declares a capability whose feature the device lacks would be
+// undefined behaviour in the driver: it is NOT_FOUND instead, as OpenCL code
+// for doubles is on a device without them. Capabilities come first in a
+// (validated) module, after the five header words.
+inline Status CheckFeatures(const Executor& e, std::span<const std::uint32_t> words, std::string_view kernel) {
+  constexpr std::uint32_t kOpCapability = 17, kOpExtension = 10;
+  for (std::size_t at = 5; at < words.size();) {
+    const std::uint32_t opcode = words[at] & 0xffffu, length = words[at] >> 16;
+    if ((opcode != kOpCapability && opcode != kOpExtension) || length == 0) break;
+    if (opcode == kOpCapability && length >= 2) {
+      for (const auto& [capability, feature] : e.missing_features) {
+        if (capability == words[at + 1]) {
+          return MakeError(ErrorCode::kNotFound,
+                           "kernel '{}' on {}: the module needs the device feature {} (SPIR-V capability {}), which "
+                           "this device does not have",
+                           kernel, e.label, feature, capability);
+        }
+      }
+    }
+    at += length;
+  }
+  return Status();
+}
+
 // Module, set layout and pipeline layout for a checked shader.
 inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> words, LoadedKernel& kernel) {
   const DeviceApi& api = e.api;
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckFeatures(e, words, kernel.name));
   if (kernel.layout.push_constant_bytes > e.properties.limits.maxPushConstantsSize) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "kernel '{}' on {}: its push constants (the scalar parameters) take {} bytes, over the device's "

@@ -140,6 +140,8 @@ struct Executor {
   // gives the same handle, which the core then refuses as already registered.
   std::map<VkBuffer, Buffer*> by_handle;
   std::uint64_t host_pointer_alignment = 0;  // 0: the device cannot import host memory
+  // SPIR-V capabilities whose device feature this device lacks, with the feature's name.
+  std::vector<std::pair<std::uint32_t, const char*>> missing_features;
   // Live streams, and allocations freed while work that may use them was
   // queued: each goes once every stream passed the value it had then.
   struct Deferred {
