@@ -373,11 +373,10 @@ VECTOR_PREFIX = {("float", 4): "vec", ("float", 8): "dvec", ("float", 2): "f16ve
 
 
 def spirv_string(operands):
-    """A literal string operand, and the number of words it takes."""
+    """A literal string operand (the operands after it are ignored)."""
     data = b"".join(w.to_bytes(4, "little") for w in operands)
     end = data.find(b"\0")
-    text = data[:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
-    return text, len(text.encode("utf-8")) // 4 + 1
+    return data[:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
 
 
 class SpirvModule:
@@ -402,11 +401,11 @@ class SpirvModule:
                 raise Error(f"{path}: error: glslangValidator's SPIR-V is truncated at word {at}")
             ops = words[at + 1:at + count]
             if opcode == OP_NAME:
-                self.names[ops[0]] = spirv_string(ops[1:])[0]
+                self.names[ops[0]] = spirv_string(ops[1:])
             elif opcode == OP_MEMBER_NAME:
-                self.member_names[(ops[0], ops[1])] = spirv_string(ops[2:])[0]
+                self.member_names[(ops[0], ops[1])] = spirv_string(ops[2:])
             elif opcode == OP_ENTRY_POINT:
-                self.entry_points.append((ops[0], spirv_string(ops[2:])[0]))
+                self.entry_points.append((ops[0], spirv_string(ops[2:])))
             elif opcode in (OP_TYPE_BOOL, OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_MATRIX, OP_TYPE_ARRAY,
                             OP_TYPE_RUNTIME_ARRAY, OP_TYPE_STRUCT, OP_TYPE_POINTER):
                 self.defs[ops[0]] = (opcode, ops[1:])
@@ -428,7 +427,10 @@ class SpirvModule:
         return self.defs.get(type_id, (0, []))[1]
 
     def decoration(self, target, decoration, member=None):
-        table = self.decorations.get(target, {}) if member is None else self.member_decorations.get((target, member), {})
+        if member is None:
+            table = self.decorations.get(target, {})
+        else:
+            table = self.member_decorations.get((target, member), {})
         value = table.get(decoration)
         return value[0] if value else None
 
@@ -655,9 +657,10 @@ def glsl_kernel(path, options, scratch):
             if module.opcode(length) != OP_SPEC_CONSTANT or constant_id is None:
                 continue  # a fixed-size shared array is the shader's own, not a parameter
             spelling, _, _ = mapper.value(element, label, "shared")
-            if any(constant_id == other for other, _, _ in shared):
-                raise mapper.error(label, f"shared arrays '{label}' and '{next(n for c, n, _ in shared if c == constant_id)}'"
-                                   f" are both sized by constant_id {constant_id}: each needs a constant of its own")
+            other = next((n for c, n, _ in shared if c == constant_id), None)
+            if other is not None:
+                raise mapper.error(label, f"shared arrays '{label}' and '{other}' are both sized by constant_id "
+                                   f"{constant_id}: each needs a constant of its own")
             shared.append((constant_id, label, f"{SE}SharedDeviceMemory<{spelling}>"))
     shared.sort()
     kernel = Kernel(name, glsl_params(mapper, buffers, push, shared), origin)
