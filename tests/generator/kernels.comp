@@ -2,6 +2,7 @@
 // push-constant scalar width lavapipe has, with the one buffer bound at its
 // position in the parameter list, so that the scalars come on either side of it:
 // (int a, double* out, uint b, int64_t c, uint64_t d, float e, double f, int16_t g, uint8_t h).
+// The block is 43 bytes: the backend pads its push-constant range to whole words.
 // se:kernel glsl_scalars
 #version 450
 #extension GL_EXT_shader_explicit_arithmetic_types : require

@@ -871,7 +871,9 @@ STREAMEXECUTOR_DECL void FillLayout(const Reflected& reflected, ShaderLayout& la
   for (const DescriptorInfo& info : reflected.descriptors) {
     if (info.set == 0) layout.buffer_count = std::max(layout.buffer_count, info.binding + 1);
   }
-  layout.push_constant_bytes = reflected.push_bytes;
+  // Push-constant ranges and updates are whole words in Vulkan; a block that
+  // ends in a narrow member (int16_t, uint8_t) is padded to the next one.
+  layout.push_constant_bytes = (reflected.push_bytes + 3u) / 4u * 4u;
   layout.local_size = reflected.local_size;
   layout.local_size_specialized = reflected.local_size_specialized;
   layout.local_size_constant_id = reflected.local_size_constant_id;
