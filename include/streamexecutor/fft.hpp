@@ -4,8 +4,9 @@
 //   stream.Init().ThenFft(&plan, input, output.ptr());   // DeviceMemory<std::complex<float>>
 //
 // over FFTW3 (host, se::host::kFftw3Plugin), clFFT (OpenCL,
-// se::opencl::kClFftPlugin) and cuFFT loaded at run time (CUDA,
-// se::cuda::kCuFftPlugin), each its backend's default. A plan holds the
+// se::opencl::kClFftPlugin), cuFFT loaded at run time (CUDA,
+// se::cuda::kCuFftPlugin) and VkFFT (Vulkan, plugin "vkfft"), each its
+// backend's default. A plan holds the
 // library's plan and belongs to one executor; it must outlive the work
 // enqueued with it, as buffers must. docs/fft.md has the conventions. This
 // header includes the core, the front end (canned/fft/operations.hpp) and the
@@ -25,4 +26,7 @@
 #endif
 #if defined(STREAMEXECUTOR_WITH_CUDA)
 #include "streamexecutor/canned/fft/cuda.hpp"
+#endif
+#if defined(STREAMEXECUTOR_WITH_VULKAN)
+#include "streamexecutor/canned/fft/vulkan.hpp"
 #endif

@@ -1,6 +1,7 @@
 // Batched FFT plans (se::CreateBatchedFftPlan, the seed's
 // se::fft::CreateBatchedPlan) on the host backend (FFTW3's plan_many) and,
-// where built in, OpenCL (clFFT's batch size, distances and strides): every
+// where built in, OpenCL (clFFT's batch size, distances and strides) and
+// Vulkan (VkFFT's batches, row and batch strides; element stride 1): every
 // transform of a batch read from and written to the given layout (dense,
 // padded rows, distances beyond the transform, non-unit strides, interleaved
 // transforms), against a naive DFT computed here in double precision; output
@@ -286,8 +287,10 @@ void CheckLayouts(se::StreamExecutor<B>* executor, const Dims& dims, std::size_t
   }
 }
 
+// `strides`: the plugin takes element strides other than 1 (VkFFT does not:
+// its own test checks the refusal).
 template <typename B>
-void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
+void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device, bool strides = true) {
   const std::string create = "CreateBatchedFftPlan on " + std::string(device);
   const Layout dense16{{}, 1, 16};
   SECTION("buffers smaller than the layout: OUT_OF_RANGE naming the batch, distances and sizes") {
@@ -304,6 +307,7 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
                           ": the C2C forward 1-D 16 batch 4 (input stride 1 distance 20, output stride 1 distance 16) "
                           "plan reads 76 input and writes 64 output elements, but the input holds 64 and the output "
                           "76"));
+    if (!strides) return;
     // The output too: a strided real spectrum, whose last element is 20 + 8 * 2.
     se::FftPlan<B> r2c = MakeBatchedPlan(executor, Type::kR2C, {16}, dense16, Layout{{}, 2, 20}, 2);
     se::ScopedDeviceMemory<float> reals = executor->template AllocateOwnedArray<float>(32);
@@ -376,6 +380,14 @@ void CheckErrors(se::StreamExecutor<B>* executor, std::string_view device) {
   SECTION("the seed's CreateBatchedPlan: null embeds mean the transform's own dimensions") {
     const std::uint64_t dims[2] = {4, 6};
     const std::uint64_t out_embed[2] = {4, 9};
+    if (!strides) {
+      auto unit = se::fft::CreateBatchedPlan(executor, 2, dims, nullptr, 1, 50, out_embed, 1, 40, Type::kC2CForward, 3);
+      INFO(unit.status().ToString());
+      REQUIRE(unit.ok());
+      CHECK(unit.value().input_elements() == 2 * 50 + 23 + 1);
+      CHECK(unit.value().output_elements() == 2 * 40 + 3 * 9 + 5 + 1);
+      return;
+    }
     auto plan = se::fft::CreateBatchedPlan(executor, 2, dims, nullptr, 2, 50, out_embed, 1, 40, Type::kC2CForward, 3);
     INFO(plan.status().ToString());
     REQUIRE(plan.ok());
@@ -433,5 +445,55 @@ TEST_CASE("clFFT batched plans: errors", "[fft][opencl][batched]") {
     return;
   }
   CheckErrors(executor, "opencl:0");
+}
+#endif
+
+#if defined(STREAMEXECUTOR_FFT_WITH_VKFFT)
+namespace {
+se::StreamExecutor<se::vulkan>* VulkanExecutor() {
+  auto& platform = se::Platform<se::vulkan>::Get();
+  if (platform.VisibleDeviceCount() == 0) return nullptr;
+  return platform.ExecutorForDevice(0).ValueOrDie();
+}
+
+// The layouts VkFFT takes (element stride 1): dense, padded rows with
+// transforms further apart than their size, and FFTW's padded real rows.
+template <typename Real>
+void CheckUnitStrideLayouts(se::StreamExecutor<se::vulkan>* executor, const Dims& dims, std::size_t batch,
+                            double tolerance) {
+  const Dims half = HalfDims(dims);
+  CheckComplex<se::vulkan, Real>(executor, true, dims, batch, Dense(dims), Dense(dims), tolerance);
+  CheckComplex<se::vulkan, Real>(executor, false, dims, batch, Padded(dims), Dense(dims), tolerance);
+  CheckComplex<se::vulkan, Real>(executor, true, dims, batch, Dense(dims), Padded(dims), tolerance);
+  CheckInPlace<se::vulkan, Real>(executor, dims, batch, Padded(dims), tolerance);
+  CheckReal<se::vulkan, Real>(executor, dims, batch, Dense(dims), Dense(half), Dense(half), Dense(dims), tolerance);
+  Dims fftw_padded = dims;
+  fftw_padded.back() = 2 * (dims.back() / 2 + 1);
+  const Layout padded_real{fftw_padded, 1, Product(fftw_padded)};
+  CheckReal<se::vulkan, Real>(executor, dims, batch, padded_real, Padded(half), Padded(half), Padded(dims), tolerance);
+}
+}  // namespace
+
+TEST_CASE("VkFFT batched plans: every type, padded rows and distances, against a naive DFT", "[fft][vulkan][batched]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) {
+    WARN("no Vulkan device: " << se::Platform<se::vulkan>::Get().InitStatus().ToString());
+    return;
+  }
+  CheckUnitStrideLayouts<float>(executor, Dims{12}, 3, 2e-5);
+  CheckUnitStrideLayouts<double>(executor, Dims{4, 6}, 3, 1e-12);
+  CheckUnitStrideLayouts<float>(executor, Dims{2, 3, 4}, 2, 2e-5);
+  CheckUnitStrideLayouts<float>(executor, Dims{16}, 1, 2e-5);  // a batch of one
+}
+TEST_CASE("VkFFT batched plans: errors, and element strides refused", "[fft][vulkan][batched]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) return;
+  CheckErrors(executor, executor->DeviceLabel(), /*strides=*/false);
+  for (const auto& [in, out] :
+       {std::pair{Strided(Dims{12}), Dense(Dims{12})}, std::pair{Dense(Dims{12}), Interleaved(3)}}) {
+    auto plan = se::CreateBatchedFftPlan(executor, Type::kZ2ZForward, 1, {12, 1, 1}, in.ForPlan(), out.ForPlan(), 3);
+    CHECK(plan.status().code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(plan.status(), "strides must be 1"));
+  }
 }
 #endif

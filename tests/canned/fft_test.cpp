@@ -1,5 +1,6 @@
 // <streamexecutor/fft.hpp> on the host backend (FFTW3) and, where built in,
-// OpenCL (clFFT): every transform type in 1, 2 and 3 dimensions against a
+// OpenCL (clFFT) and Vulkan (VkFFT, on lavapipe in CI): every transform type
+// in 1, 2 and 3 dimensions against a
 // naive DFT computed here in double precision, forward then inverse giving N
 // times the input (the plugins are unnormalized), in-place transforms, and
 // every error ThenFft and the plan makers give.
@@ -265,5 +266,155 @@ int SeTestPreflight() {
     return 77;
   }
   return -1;
+}
+#endif
+
+#if defined(STREAMEXECUTOR_FFT_WITH_VKFFT)
+namespace {
+se::StreamExecutor<se::vulkan>* VulkanExecutor() {
+  auto& platform = se::Platform<se::vulkan>::Get();
+  if (platform.VisibleDeviceCount() == 0) return nullptr;
+  return platform.ExecutorForDevice(0).ValueOrDie();
+}
+}  // namespace
+
+// VkFFT compiles each plan's shaders with glslang and the driver (about a
+// second on lavapipe): each rank once per precision, as on OpenCL.
+TEST_CASE("VkFFT plugin: every type, 1-D to 3-D, against a naive DFT", "[fft][vulkan]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) {
+    WARN("no Vulkan device: " << se::Platform<se::vulkan>::Get().InitStatus().ToString());
+    return;
+  }
+  CheckAllShapes(executor, false);
+  CheckTransforms<se::vulkan, float>(executor, Dims{64}, 2e-5);
+  CheckTransforms<se::vulkan, double>(executor, Dims{60}, 1e-12);
+}
+TEST_CASE("VkFFT plugin: errors", "[fft][vulkan]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) return;
+  CheckErrors(executor, executor->DeviceLabel());
+}
+TEST_CASE("VkFFT plugin: slices, other buffers in flight, and a plan freed while its work is queued", "[fft][vulkan]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) return;
+  using C = std::complex<float>;
+  const std::vector<std::complex<double>> x = RandomComplex(16, 3);
+  const std::vector<C> input(x.begin(), x.end());
+  const std::vector<std::complex<double>> want = NaiveDft(x, Dims{16}, -1);
+  auto plan = std::make_unique<se::FftPlan<se::vulkan>>(MakePlan(executor, Type::kC2CForward, {16}));
+  // Three buffer pairs queued back to back on one stream, so that the plan's
+  // first VkFFT application is still in flight when the next buffers come;
+  // the last pair are slices at element offsets 3 and 5 of wider buffers.
+  auto a = executor->AllocateOwnedArray<C>(16), b = executor->AllocateOwnedArray<C>(16);
+  auto c = executor->AllocateOwnedArray<C>(16), d = executor->AllocateOwnedArray<C>(16);
+  auto wide_in = executor->AllocateOwnedArray<C>(24), wide_out = executor->AllocateOwnedArray<C>(24);
+  se::DeviceMemory<C> slice_in = wide_in.ptr()->GetSlice(3, 16), slice_out = wide_out.ptr()->GetSlice(5, 16);
+  std::vector<C> got_b(16), got_d(16), got_slice(16), got_in_place(16);
+  se::Stream<se::vulkan> stream(executor);
+  stream.Init()
+      .ThenMemcpyH2D(std::span<const C>(input), a.ptr())
+      .ThenMemcpyH2D(std::span<const C>(input), c.ptr())
+      .ThenMemcpyH2D(std::span<const C>(input), &slice_in)
+      .ThenFft(plan.get(), a.cref(), b.ptr())
+      .ThenFft(plan.get(), c.cref(), d.ptr())
+      .ThenFft(plan.get(), slice_in, &slice_out)
+      .ThenFft(plan.get(), c.cref(), c.ptr());  // in place: another application
+  plan.reset();                                 // the queued transforms keep what they use
+  se::Status done = stream.ThenMemcpyD2H(b.cref(), std::span<C>(got_b))
+                        .ThenMemcpyD2H(d.cref(), std::span<C>(got_d))
+                        .ThenMemcpyD2H(slice_out, std::span<C>(got_slice))
+                        .ThenMemcpyD2H(c.cref(), std::span<C>(got_in_place))
+                        .BlockHostUntilDone();
+  INFO(done.ToString());
+  REQUIRE(done.ok());
+  CHECK(MaxError(got_b, want) < 2e-5);
+  CHECK(MaxError(got_d, want) < 2e-5);
+  CHECK(MaxError(got_slice, want) < 2e-5);
+  CHECK(MaxError(got_in_place, want) < 2e-5);
+}
+TEST_CASE("VkFFT plugin: what VkFFT cannot do is refused with a Status", "[fft][vulkan]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) return;
+  const std::string label = executor->DeviceLabel();
+  SECTION("a stride other than 1: UNIMPLEMENTED when the plan is made") {
+    se::fft::BatchLayout strided;
+    strided.stride = 2;
+    strided.distance = 33;
+    auto plan =
+        se::CreateBatchedFftPlan(executor, Type::kC2CForward, 1, {16, 1, 1}, strided, se::fft::BatchLayout{}, 2);
+    CHECK(plan.status().code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(plan.status(), "CreateBatchedFftPlan on " + label +
+                                      ": VkFFT reads and writes the fastest dimension contiguously; the C2C forward "
+                                      "1-D 16 batch 2 (input stride 2 distance 33, output stride 1 distance 1) plan's "
+                                      "input stride is 2"));
+  }
+  SECTION("real buffers ending inside a complex element (VkFFT binds whole ones): staged through a copy") {
+    // 15 reals end in the first half of the 8th complex element.
+    se::FftPlan<se::vulkan> r2c = MakePlan(executor, Type::kR2C, {15});
+    se::FftPlan<se::vulkan> c2r = MakePlan(executor, Type::kC2R, {15});
+    auto reals = executor->AllocateOwnedArray<float>(15);
+    auto back = executor->AllocateOwnedArray<float>(15);
+    auto spectrum = executor->AllocateOwnedArray<std::complex<float>>(8);
+    std::vector<float> real(15);
+    for (std::size_t i = 0; i < 15; ++i) real[i] = static_cast<float>(i % 4) - 1.5f;
+    std::vector<std::complex<float>> got(8);
+    std::vector<float> got_back(15);
+    se::Stream<se::vulkan> stream(executor);
+    se::Status s = stream.Init()
+                       .ThenMemcpyH2D(std::span<const float>(real), reals.ptr())
+                       .ThenFft(&r2c, reals.cref(), spectrum.ptr())
+                       .ThenMemcpyD2H(spectrum.cref(), std::span<std::complex<float>>(got))
+                       .ThenFft(&c2r, spectrum.cref(), back.ptr())
+                       .ThenMemcpyD2H(back.cref(), std::span<float>(got_back))
+                       .BlockHostUntilDone();
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    std::vector<std::complex<double>> as_complex(real.begin(), real.end()), scaled(15);
+    for (std::size_t i = 0; i < 15; ++i) scaled[i] = as_complex[i] * 15.0;
+    CHECK(MaxError(got, Half(NaiveDft(as_complex, Dims{15}, -1), Dims{15})) < 2e-5);
+    CHECK(MaxError(got_back, scaled) < 2e-5);
+  }
+  SECTION("a view whose offset is not a whole element of its side") {
+    se::FftPlan<se::vulkan> plan = MakePlan(executor, Type::kC2CForward, {8});
+    auto bytes = executor->AllocateOwnedArray<float>(20);
+    // Complex elements 4 bytes into the allocation: VkFFT's offsets count elements.
+    se::DeviceMemory<std::complex<float>> odd(bytes.ptr()->GetSlice(1, 16));
+    se::Stream<se::vulkan> stream(executor);
+    se::Status s = stream.Init().ThenFft(&plan, odd, &odd).BlockHostUntilDone();
+    CHECK(s.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(s, "VkFFT takes offsets in whole elements; a view of the C2C forward 1-D 8 plan starts at byte 4"));
+  }
+  SECTION("a transform cannot be captured") {
+    se::FftPlan<se::vulkan> plan = MakePlan(executor, Type::kC2CForward, {8});
+    auto data = executor->AllocateOwnedArray<std::complex<float>>(8);
+    se::Stream<se::vulkan> stream(executor);
+    stream.Init();
+    se::CommandBuffer<se::vulkan> buffer(executor);
+    buffer.Init();
+    REQUIRE(stream.BeginCapture(&buffer).ok());
+    stream.ThenFft(&plan, data.cref(), data.ptr());
+    const se::Status captured = stream.EndCapture(&buffer);
+    CHECK(captured.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(captured, "ThenFft (VkFFT)"));
+    CHECK(stream.ok());
+  }
+  SECTION("every VkFFTResult has its name; VkFFT's errors become Statuses naming the call") {
+    CHECK(se::fft_detail::VkFftResultName(VKFFT_ERROR_UNSUPPORTED_RADIX) == "VKFFT_ERROR_UNSUPPORTED_RADIX");
+    CHECK(se::fft_detail::VkFftResultName(VKFFT_ERROR_FAILED_TO_SUBMIT_BARRIER) ==
+          "VKFFT_ERROR_FAILED_TO_SUBMIT_BARRIER");
+    CHECK(se::fft_detail::VkFftResultName(static_cast<VkFFTResult>(77)) == "not a VkFFTResult of vkFFT.h 1.2.26");
+    se::fft_detail::PlanSpec spec;
+    spec.dims = {7, 1, 1};
+    const se::Status radix = se::fft_detail::VkFftError(VKFFT_ERROR_UNSUPPORTED_RADIX, "initializeVkFFT", "dev", spec);
+    CHECK(radix.code() == se::ErrorCode::kUnimplemented);
+    CHECK(Mentions(radix,
+                   "initializeVkFFT on dev: VkFFT error 3001 (VKFFT_ERROR_UNSUPPORTED_RADIX) for the C2C forward 1-D "
+                   "7 plan"));
+    CHECK(se::fft_detail::VkFftError(VKFFT_ERROR_FAILED_TO_ALLOCATE, "x", "dev", spec).code() ==
+          se::ErrorCode::kResourceExhausted);
+    CHECK(se::fft_detail::VkFftError(VKFFT_ERROR_FAILED_SHADER_PARSE, "x", "dev", spec).code() ==
+          se::ErrorCode::kInternal);
+  }
 }
 #endif
