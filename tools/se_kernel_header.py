@@ -790,8 +790,12 @@ def generate(inputs, options):
             if key in kernels:
                 other = kernels[key]
                 if other.params != kernel.params or hasattr(other, "template_args") != hasattr(kernel, "template_args"):
+                    hint = ""
+                    if isinstance(kernel.origin, str) or isinstance(other.origin, str):
+                        hint = ("; a shader's parameter order comes from its bindings: bind each buffer at its "
+                                "parameter's position (docs/generator.md)")
                     raise Error(f"{where(kernel.origin)}: error: kernel '{kernel.name}' takes ({', '.join(kernel.params)})"
-                                f" but in {where(other.origin)} it takes ({', '.join(other.params)})")
+                                f" but in {where(other.origin)} it takes ({', '.join(other.params)}){hint}")
                 other.code += kernel.code
             else:
                 kernels[key] = kernel
