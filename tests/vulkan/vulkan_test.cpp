@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -106,6 +107,139 @@ TEST_CASE("a SPIR-V module that fails validation never reaches the driver", "[vu
   // The executor still works after all of it.
   REQUIRE(executor->GetKernel(tk::AddSpec(), &kernel).ok());
 }
+
+#if defined(STREAMEXECUTOR_VULKAN_LINK_SHADERC)
+// saxpy in GLSL, its buffers bound at their parameter positions (so that an
+// untyped launch reads the order from the module); OFFSET from -D.
+constexpr const char* kSaxpyGlsl = R"(#version 450
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(set = 0, binding = 2) buffer Y { float y[]; };
+layout(push_constant) uniform Scalars { float a; uint n; };
+#ifndef OFFSET
+#define OFFSET 0.0
+#endif
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < n) y[i] = a * x[i] + y[i] + OFFSET;
+}
+)";
+
+std::vector<float> RunSaxpy(se::StreamExecutor<se::vulkan>* executor, const tk::SaxpyKernel& kernel) {
+  constexpr std::uint32_t n = 100;
+  std::vector<float> x(n), y(n, 1.0f);
+  for (std::uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  auto dx = executor->AllocateOwnedArray<float>(n);
+  auto dy = executor->AllocateOwnedArray<float>(n);
+  se::Stream stream(executor);
+  const se::Status done = stream.Init()
+                              .ThenMemcpyH2D<float>(x, dx.ptr())
+                              .ThenMemcpyH2D<float>(y, dy.ptr())
+                              .ThenLaunch(se::ThreadDim(32), se::BlockDim(4), kernel, 2.0f, dx.ptr(), dy.ptr(), n)
+                              .ThenMemcpyD2H<float>(dy.cref(), y)
+                              .BlockHostUntilDone();
+  INFO(done.ToString());
+  REQUIRE(done.ok());
+  return y;
+}
+
+TEST_CASE("GLSL is compiled at load time with shaderc, options and all", "[vulkan][glsl]") {
+  auto* executor = TestExecutor();
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddGlslInMemory(kSaxpyGlsl, "saxpy");
+  tk::SaxpyKernel saxpy(executor);
+  const se::Status loaded = executor->GetKernel(spec, &saxpy);
+  INFO(loaded.ToString());
+  REQUIRE(loaded.ok());
+  std::vector<float> y = RunSaxpy(executor, saxpy);
+  CHECK(y[0] == 1.0f);
+  CHECK(y[99] == 199.0f);
+
+  se::MultiKernelLoaderSpec defined(4);
+  defined.AddGlslInMemory(kSaxpyGlsl, "saxpy", "-DOFFSET=0.5 -O");
+  tk::SaxpyKernel offset(executor);
+  REQUIRE(executor->GetKernel(defined, &offset).ok());
+  y = RunSaxpy(executor, offset);
+  CHECK(y[0] == 1.5f);
+  CHECK(y[99] == 199.5f);
+
+  // From a file; the module's entry point is the kernel's name, whatever it is.
+  const std::string path =
+      fmt::format("{}/se_vulkan_test_{}.comp", std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp",
+                  static_cast<const void*>(&path));
+  std::ofstream(path) << kSaxpyGlsl;
+  se::MultiKernelLoaderSpec on_disk(4);
+  on_disk.AddGlslOnDisk(path, "a_longer_kernel_name_than_main");
+  tk::SaxpyKernel renamed(executor);
+  const se::Status from_file = executor->GetKernel(on_disk, &renamed);
+  std::remove(path.c_str());
+  INFO(from_file.ToString());
+  REQUIRE(from_file.ok());
+  CHECK(RunSaxpy(executor, renamed)[99] == 199.0f);
+
+  // Typed at run time: the parameter list comes from the compiled module.
+  se::UntypedKernel untyped(executor);
+  REQUIRE(executor->GetUntypedKernel(spec, &untyped).ok());
+  REQUIRE(untyped.params().size() == 4);
+  CHECK(untyped.params()[1].takes_memory);
+
+  // A SPIR-V entry, where the spec has both, is taken as it is.
+  se::MultiKernelLoaderSpec both(4);
+  both.AddGlslInMemory("this is not GLSL", "saxpy");
+  both.AddSpirvOnDisk(SE_VULKAN_TEST_KERNELS_DIR "/saxpy.spv", "saxpy");
+  tk::SaxpyKernel prebuilt(executor);
+  CHECK(executor->GetKernel(both, &prebuilt).ok());
+}
+
+TEST_CASE("GLSL that does not compile, bad options and a wrong TypedKernel are clear errors",
+          "[vulkan][glsl][errors]") {
+  auto* executor = TestExecutor();
+  tk::SaxpyKernel saxpy(executor);
+  se::MultiKernelLoaderSpec broken(4);
+  broken.AddGlslInMemory("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n", "saxpy");
+  const se::Status compile = executor->GetKernel(broken, &saxpy);
+  CHECK(compile.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(compile, "shaderc_compile_into_spv failed with compilation_error"));
+  CHECK(Mentions(compile, "kernel 'saxpy'"));
+  CHECK(Mentions(compile, "saxpy.comp:3"));  // the log, with the line
+  CHECK(Mentions(compile, "undeclared"));
+
+  se::MultiKernelLoaderSpec option(4);
+  option.AddGlslInMemory(kSaxpyGlsl, "saxpy", "-DOFFSET=1 --fast-math");
+  const se::Status bad_option = executor->GetKernel(option, &saxpy);
+  CHECK(bad_option.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(bad_option, "unknown option '--fast-math'"));
+
+  se::MultiKernelLoaderSpec missing(4);
+  missing.AddGlslOnDisk("/nonexistent/saxpy.comp", "saxpy");
+  CHECK_FALSE(executor->GetKernel(missing, &saxpy).ok());
+
+  // The compiled module meets the same signature check as any other.
+  se::TypedKernel<se::DeviceMemory<int>*, se::DeviceMemory<float>*, se::DeviceMemory<float>*, std::uint32_t> wrong(
+      executor);
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddGlslInMemory(kSaxpyGlsl, "saxpy");
+  const se::Status mismatch = executor->GetKernel(spec, &wrong);
+  CHECK(mismatch.code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(mismatch, "kernel 'saxpy' parameter 1"));
+
+  se::MultiKernelLoaderSpec none(4);
+  none.AddOpenCLTextInMemory("__kernel void saxpy() {}", "saxpy");
+  const se::Status no_code = executor->GetKernel(none, &saxpy);
+  CHECK(no_code.code() == se::ErrorCode::kNotFound);
+}
+#else
+TEST_CASE("without shaderc, a GLSL entry is UNAVAILABLE, saying what to do", "[vulkan][glsl][errors]") {
+  auto* executor = TestExecutor();
+  tk::SaxpyKernel saxpy(executor);
+  se::MultiKernelLoaderSpec spec(4);
+  spec.AddGlslInMemory("#version 450\nvoid main() {}\n", "saxpy");
+  const se::Status status = executor->GetKernel(spec, &saxpy);
+  CHECK(status.code() == se::ErrorCode::kUnavailable);
+  CHECK(Mentions(status, "GLSL source of kernel 'saxpy'"));
+  CHECK(Mentions(status, "shaderc"));
+}
+#endif
 
 TEST_CASE("launches outside the shader's or the device's limits are refused", "[vulkan][errors]") {
   auto* executor = TestExecutor();

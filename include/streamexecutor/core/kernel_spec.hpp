@@ -27,7 +27,7 @@ struct KernelLoaderSpec {
   std::string kernel_name;
   std::string data;
   std::string filename;
-  std::string options;  // OpenCL build options; NVRTC options for CUDA C++ source
+  std::string options;  // OpenCL build options; NVRTC options for CUDA C++ source; shaderc's for GLSL
 
   bool on_disk() const { return !filename.empty(); }
   // The code itself, reading the file for on-disk specs.
@@ -83,6 +83,7 @@ inline constexpr KernelFormat kCudaSource{"CUDA C++ source"};
 inline constexpr KernelFormat kOpenCLText{"OpenCL text"};
 inline constexpr KernelFormat kOpenCLBinary{"OpenCL binary"};
 inline constexpr KernelFormat kSpirv{"SPIR-V"};
+inline constexpr KernelFormat kGlsl{"GLSL source"};
 // A C++ function of this program (AddHostKernel): not code to load, so its
 // entry is kept apart (host_kernel()), but it is a format a backend declares.
 inline constexpr KernelFormat kHostFunction{"a host kernel"};
@@ -179,6 +180,18 @@ class MultiKernelLoaderSpec {
   MultiKernelLoaderSpec& AddSpirvOnDisk(std::string_view filename, std::string_view kernel_name) {
     return AddCode(kernel_formats::kSpirv, {}, kernel_name, {}, filename);
   }
+  // A GLSL compute shader compiled to SPIR-V when GetKernel loads it (shaderc,
+  // at run time), for a device that has no SPIR-V entry here. Its entry point
+  // is GLSL's main; the module names it `kernel_name`. `options`, separated by
+  // spaces: -DNAME[=VALUE], -O, -Os, -O0, -g (docs/vulkan.md).
+  MultiKernelLoaderSpec& AddGlslInMemory(std::string_view source, std::string_view kernel_name,
+                                         std::string_view options = {}) {
+    return AddCode(kernel_formats::kGlsl, {}, kernel_name, source, {}, options);
+  }
+  MultiKernelLoaderSpec& AddGlslOnDisk(std::string_view filename, std::string_view kernel_name,
+                                       std::string_view options = {}) {
+    return AddCode(kernel_formats::kGlsl, {}, kernel_name, {}, filename, options);
+  }
   // What every setter above does: one entry of code in `format` (a backend
   // with a format of its own calls it from its seed-named setter). A second
   // entry of the same format (for PTX, of the same compute capability) is
@@ -239,6 +252,7 @@ class MultiKernelLoaderSpec {
   const KernelLoaderSpec* opencl_text() const { return Code(kernel_formats::kOpenCLText); }
   const KernelLoaderSpec* opencl_binary() const { return Code(kernel_formats::kOpenCLBinary); }
   const KernelLoaderSpec* spirv() const { return Code(kernel_formats::kSpirv); }
+  const KernelLoaderSpec* glsl() const { return Code(kernel_formats::kGlsl); }
   const HostKernelLoaderSpec* host_kernel() const { return has_host_ ? &host_ : nullptr; }
 
   // "; it has: CUDA PTX, OpenCL text" (or "; it is empty"): what a backend's

@@ -66,7 +66,7 @@ struct EventState {
 // Exported so that Platform<vulkan> is one per process across shared libraries.
 struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::CommandBufferOperations<vulkan> {
   static constexpr std::string_view kName = "vulkan";
-  static constexpr std::array<KernelFormat, 1> kKernelFormats{kernel_formats::kSpirv};
+  static constexpr std::array<KernelFormat, 2> kKernelFormats{kernel_formats::kSpirv, kernel_formats::kGlsl};
   // Work after a failed callback is held behind it (runtime.hpp), so it is
   // skipped as on the host and OpenCL.
   static constexpr bool kWaitsAcrossExecutors = true;
@@ -307,7 +307,8 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::C
 
   static std::string_view SpecKernelName(const MultiKernelLoaderSpec& spec) {
     if (spec.spirv()) return spec.spirv()->kernel_name;
-    return "<no SPIR-V kernel>";
+    if (spec.glsl()) return spec.glsl()->kernel_name;
+    return "<no SPIR-V or GLSL kernel>";
   }
   template <typename... Params>
   static Status LoadKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec, KernelHandle& kernel) {

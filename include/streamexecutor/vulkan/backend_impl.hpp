@@ -571,12 +571,8 @@ inline Status vulkan::LoadUntypedKernel(ExecutorState& executor, const MultiKern
                                         bool& shared_is_parameter) {
   vulkan_detail::Executor& e = *executor.impl;
   shared_is_parameter = true;  // shared arrays sized at launch are parameters
-  const KernelLoaderSpec* code = spec.spirv();
-  if (code == nullptr) {
-    return MakeError(ErrorCode::kNotFound, "GetUntypedKernel on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk){}",
-                     e.label, spec.DescribeEntries());
-  }
-  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ReadSpirv(*code, e.label);
+  const KernelLoaderSpec* code = spec.spirv() != nullptr ? spec.spirv() : spec.glsl();
+  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ModuleWords(spec, e.label, "GetUntypedKernel");
   if (!words.ok()) return words.status();
   auto loaded = std::make_unique<vulkan_detail::LoadedKernel>();
   loaded->executor = &e;
@@ -591,12 +587,8 @@ inline Status vulkan::LoadUntypedKernel(ExecutorState& executor, const MultiKern
 inline Status vulkan::LoadCheckedKernel(ExecutorState& executor, const MultiKernelLoaderSpec& spec,
                                         std::span<const KernelParamInfo> signature, KernelHandle& kernel) {
   vulkan_detail::Executor& e = *executor.impl;
-  const KernelLoaderSpec* code = spec.spirv();
-  if (code == nullptr) {
-    return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk){}",
-                     e.label, spec.DescribeEntries());
-  }
-  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ReadSpirv(*code, e.label);
+  const KernelLoaderSpec* code = spec.spirv() != nullptr ? spec.spirv() : spec.glsl();
+  StatusOr<std::vector<std::uint32_t>> words = vulkan_detail::ModuleWords(spec, e.label, "GetKernel");
   if (!words.ok()) return words.status();
   auto loaded = std::make_unique<vulkan_detail::LoadedKernel>();
   loaded->executor = &e;

@@ -21,6 +21,7 @@
 #include "streamexecutor/core/kernel_args.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
 #include "streamexecutor/core/kernel_spec.hpp"
+#include "streamexecutor/vulkan/glsl.hpp"
 #include "streamexecutor/vulkan/reflection.hpp"
 #include "streamexecutor/vulkan/runtime.hpp"
 
@@ -75,6 +76,16 @@ inline StatusOr<std::vector<std::uint32_t>> ReadSpirv(const KernelLoaderSpec& sp
   std::vector<std::uint32_t> words(data.size() / 4);
   std::memcpy(words.data(), data.data(), data.size());
   return words;
+}
+
+// The spec's module: its SPIR-V, else its GLSL compiled now (glsl.hpp).
+inline StatusOr<std::vector<std::uint32_t>> ModuleWords(const MultiKernelLoaderSpec& spec, std::string_view label,
+                                                        std::string_view caller) {
+  if (const KernelLoaderSpec* spirv = spec.spirv()) return ReadSpirv(*spirv, label);
+  if (const KernelLoaderSpec* glsl = spec.glsl()) return CompileGlsl(*glsl, label);
+  return MakeError(ErrorCode::kNotFound,
+                   "{} on {}: the spec has no SPIR-V (AddSpirvInMemory/OnDisk) or GLSL (AddGlslInMemory/OnDisk){}",
+                   caller, label, spec.DescribeEntries());
 }
 
 // A module that declares a capability whose feature the device lacks would be
