@@ -295,6 +295,10 @@ TEST_CASE("VkFFT plugin: errors", "[fft][vulkan]") {
   if (executor == nullptr) return;
   CheckErrors(executor, executor->DeviceLabel());
 }
+TEST_CASE("VkFFT plugin: se::vulkan::kVkFftPlugin, the Vulkan backend's default FFT plugin", "[fft][vulkan]") {
+  STATIC_REQUIRE(se::vulkan::kVkFftPlugin.name == se::fft_detail::Adapter<se::vulkan>::kPluginName);
+  CHECK(se::vulkan::DefaultPlugins().fft() == se::vulkan::kVkFftPlugin);
+}
 TEST_CASE("VkFFT plugin: slices, other buffers in flight, and a plan freed while its work is queued", "[fft][vulkan]") {
   auto* executor = VulkanExecutor();
   if (executor == nullptr) return;

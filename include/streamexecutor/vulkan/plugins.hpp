@@ -10,11 +10,12 @@ namespace streamexecutor::vulkan_detail {
 
 struct PluginIds {
   static constexpr RngPluginId kPhiloxPlugin{"vulkan", "philox"};  // default RNG (Philox in SPIR-V, philox.comp)
+  static constexpr FftPluginId kVkFftPlugin{"vulkan", "vkfft"};    // default FFT (VkFFT, canned/fft/vulkan.hpp)
 
   // What an executor uses for a kind nobody chose.
   static PluginConfig DefaultPlugins() {
     PluginConfig defaults;
-    defaults.SetRng(kPhiloxPlugin);
+    defaults.SetRng(kPhiloxPlugin).SetFft(kVkFftPlugin);
     return defaults;
   }
 };
