@@ -289,6 +289,10 @@ TEST_CASE("VkFFT plugin: every type, 1-D to 3-D, against a naive DFT", "[fft][vu
   CheckAllShapes(executor, false);
   CheckTransforms<se::vulkan, float>(executor, Dims{64}, 2e-5);
   CheckTransforms<se::vulkan, double>(executor, Dims{60}, 1e-12);
+  // A prime past VkFFT's radices: Bluestein's algorithm, whose kernels VkFFT
+  // prepares on the queue while it plans.
+  CheckTransforms<se::vulkan, float>(executor, Dims{97}, 2e-5);
+  CheckTransforms<se::vulkan, double>(executor, Dims{97}, 1e-12);
 }
 TEST_CASE("VkFFT plugin: errors", "[fft][vulkan]") {
   auto* executor = VulkanExecutor();
