@@ -6,6 +6,7 @@
 // every error ThenFft and the plan makers give.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <streamexecutor/fft.hpp>
@@ -340,6 +342,41 @@ TEST_CASE("VkFFT plugin: slices, other buffers in flight, and a plan freed while
   CHECK(MaxError(got_d, want) < 2e-5);
   CHECK(MaxError(got_slice, want) < 2e-5);
   CHECK(MaxError(got_in_place, want) < 2e-5);
+}
+// A host callback holds the stream's device work (recorded, not submitted)
+// until it returns, so the plan's first application is surely in flight when
+// the next transforms come: other buffers need another application (its
+// descriptor sets may not change under the held recording), the same buffers
+// may use it again.
+TEST_CASE("VkFFT plugin: an application in flight is never rebound", "[fft][vulkan]") {
+  auto* executor = VulkanExecutor();
+  if (executor == nullptr) return;
+  using C = std::complex<float>;
+  const std::vector<std::complex<double>> x = RandomComplex(32, 5), z = RandomComplex(32, 6);
+  const std::vector<C> first(x.begin(), x.end()), second(z.begin(), z.end());
+  se::FftPlan<se::vulkan> plan = MakePlan(executor, Type::kC2CInverse, {32});
+  auto a = executor->AllocateOwnedArray<C>(32), b = executor->AllocateOwnedArray<C>(32);
+  auto c = executor->AllocateOwnedArray<C>(32), d = executor->AllocateOwnedArray<C>(32);
+  auto e = executor->AllocateOwnedArray<C>(32);
+  REQUIRE(executor->SynchronousMemcpyH2D(std::span<const C>(first), a.ptr()).ok());
+  REQUIRE(executor->SynchronousMemcpyH2D(std::span<const C>(second), c.ptr()).ok());
+  std::atomic<bool> go{false};
+  std::vector<C> got_b(32), got_d(32), got_e(32);
+  se::Stream<se::vulkan> stream(executor);
+  stream.Init().ThenDoHostCallback([&go] {
+    while (!go.load()) std::this_thread::yield();
+  });
+  stream.ThenFft(&plan, a.cref(), b.ptr()).ThenFft(&plan, c.cref(), d.ptr()).ThenFft(&plan, a.cref(), e.ptr());
+  go.store(true);
+  se::Status done = stream.ThenMemcpyD2H(b.cref(), std::span<C>(got_b))
+                        .ThenMemcpyD2H(d.cref(), std::span<C>(got_d))
+                        .ThenMemcpyD2H(e.cref(), std::span<C>(got_e))
+                        .BlockHostUntilDone();
+  INFO(done.ToString());
+  REQUIRE(done.ok());
+  CHECK(MaxError(got_b, NaiveDft(x, Dims{32}, +1)) < 2e-5);
+  CHECK(MaxError(got_d, NaiveDft(z, Dims{32}, +1)) < 2e-5);
+  CHECK(MaxError(got_e, NaiveDft(x, Dims{32}, +1)) < 2e-5);
 }
 TEST_CASE("VkFFT plugin: what VkFFT cannot do is refused with a Status", "[fft][vulkan]") {
   auto* executor = VulkanExecutor();
