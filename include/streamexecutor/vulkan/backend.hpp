@@ -246,6 +246,13 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::C
     if (s->Failed()) return Status();  // skipped after a failure, as on every backend
     return vulkan_detail::EnqueueHost(*s, std::move(job));
   }
+  // A canned library's own commands, `call(VkCommandBuffer)` (VkFFT's), as the
+  // stream's next device operation (vulkan/record.hpp).
+  template <typename F>
+  static Status Submit(StreamHandle& stream, const op::LibraryCall<F>& call) {
+    StatusOr<std::uint64_t> value = vulkan_detail::RecordOnStream(*stream, call.call);
+    return value.ok() ? Status() : value.status();
+  }
 
   // ---- Events ------------------------------------------------------------------
 

@@ -20,6 +20,7 @@
 
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/vulkan/launch.hpp"
+#include "streamexecutor/vulkan/record.hpp"
 #include "streamexecutor/vulkan/runtime.hpp"
 
 namespace streamexecutor::vulkan_detail {
@@ -124,6 +125,22 @@ struct RecordedLaunch final : RecordedOp {
   const std::string* name;
 };
 
+// A canned library's own commands (op::LibraryCall: `call(VkCommandBuffer)`,
+// VkFFT's transform): written into the run's command buffer as a launch is,
+// or onto the stream when replayed.
+template <typename F>
+struct RecordedLibraryCall final : RecordedOp {
+  explicit RecordedLibraryCall(const F& f) : call(f) {}
+  Status Replay(StreamState*& stream) override {
+    StatusOr<std::uint64_t> value = RecordOnStream(*stream, call);
+    return value.ok() ? Status() : value.status();
+  }
+  std::unique_ptr<RecordedOp> Clone() const override { return std::make_unique<RecordedLibraryCall>(call); }
+  bool native() const override { return true; }
+  Status Native(Executor&, VkCommandBuffer commands) override { return call(commands); }
+  F call;
+};
+
 template <typename Vulkan, typename Operation>
 std::unique_ptr<RecordedOp> MakeRecorded(const Operation& operation) {
   return std::make_unique<ReplayedOp<Vulkan, Operation>>(operation);
@@ -143,6 +160,10 @@ std::unique_ptr<RecordedOp> MakeRecorded(const op::Memset32& operation) {
 template <typename Vulkan, typename F>
 std::unique_ptr<RecordedOp> MakeRecorded(const op::HostCall<F>& call) {
   return std::make_unique<ReplayedCall<Vulkan, std::decay_t<F>>>(static_cast<F&&>(call.callable));
+}
+template <typename Vulkan, typename F>
+std::unique_ptr<RecordedOp> MakeRecorded(const op::LibraryCall<F>& call) {
+  return std::make_unique<RecordedLibraryCall<std::decay_t<F>>>(call.call);
 }
 template <typename Vulkan, typename Handle, typename... Params>
 std::unique_ptr<RecordedOp> MakeRecorded(const op::Launch<Handle, Params...>& launch) {

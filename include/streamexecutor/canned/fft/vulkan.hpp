@@ -248,6 +248,7 @@ struct VkFftApp {
   vulkan_detail::Timeline* last = nullptr;  // referenced: the latest recording's stream
   std::uint64_t last_value = 0;
   std::uint64_t used = 0;  // the plan's counter at its latest use: least recently used goes first
+  bool bound = false;      // a captured application's buffers are in its descriptor sets
 };
 
 class VkFftPlan {
@@ -302,10 +303,8 @@ class VkFftPlan {
   VkFftPlan(const VkFftPlan&) = delete;
   VkFftPlan& operator=(const VkFftPlan&) = delete;
 
-  Status Enqueue(Stream<vulkan>& stream, const std::shared_ptr<VkFftPlan>&, const DeviceMemoryBase& input,
+  Status Enqueue(Stream<vulkan>& stream, const std::shared_ptr<VkFftPlan>& self, const DeviceMemoryBase& input,
                  const DeviceMemoryBase& output) {
-    if (stream.capturing()) return stream.NotCapturable("ThenFft (VkFFT)");
-    const std::string& device = executor_->DeviceLabel();
     // VkFFT's `buffer` is the complex side (C2R: the input, which VkFFT may
     // overwrite, as the family allows); the other side is its `inputBuffer`,
     // which it only reads, or for C2R its `outputBuffer`. (VkFFT 1.2.26 binds
@@ -316,68 +315,35 @@ class VkFftPlan {
     const DeviceMemoryBase& input_view = c2r ? output : input;
     VkFftShape shape;
     shape.in_place = input.opaque() == output.opaque() && input.offset() == output.offset();
-    std::uint64_t buffer_offset = 0, input_offset = 0;
-    const std::uint64_t input_side_bytes = InputSideElements() * InputSideBytes();
-    bool staged = false;
-    STREAMEXECUTOR_RETURN_IF_ERROR(
-        Bind(buffer_view, BufferSideElements() * ComplexBytes(), ComplexBytes(), buffer_offset, shape.buffer_bytes));
+    Binding binding;
+    binding.spec = &spec_;
+    binding.device = executor_->DeviceLabel();
+    binding.in_place = shape.in_place;
+    binding.input_bytes = InputSideElements() * InputSideBytes();
+    STREAMEXECUTOR_RETURN_IF_ERROR(Bind(buffer_view, BufferSideElements() * ComplexBytes(), ComplexBytes(),
+                                        binding.buffer_offset, shape.buffer_bytes));
     if (!shape.in_place) {
-      STREAMEXECUTOR_RETURN_IF_ERROR(
-          Bind(input_view, input_side_bytes, InputSideBytes(), input_offset, shape.input_bytes, &staged));
+      STREAMEXECUTOR_RETURN_IF_ERROR(Bind(input_view, binding.input_bytes, InputSideBytes(), binding.input_offset,
+                                          shape.input_bytes, &binding.staged));
     }
-    const VkBuffer buffer = static_cast<const vulkan_detail::Buffer*>(buffer_view.opaque())->buffer;
-    const VkBuffer input_buffer =
+    binding.buffer = static_cast<const vulkan_detail::Buffer*>(buffer_view.opaque())->buffer;
+    binding.input =
         shape.in_place ? VK_NULL_HANDLE : static_cast<const vulkan_detail::Buffer*>(input_view.opaque())->buffer;
+    vulkan_detail::Executor& e = *executor_->native_state().impl;
+    if (stream.capturing()) return Capture(stream, self, input, output, shape, std::move(binding));
 
     std::lock_guard<std::mutex> lock(mutex_);
-    StatusOr<VkFftApp*> chosen = Choose(shape, buffer, input_buffer, staged);
+    StatusOr<VkFftApp*> chosen = Choose(shape, binding.buffer, binding.input, binding.staged);
     if (!chosen.ok()) return chosen.status();
     VkFftApp& app = *chosen.value();
-    vulkan_detail::Executor& e = *executor_->native_state().impl;
-    if (staged && app.staging.buffer == VK_NULL_HANDLE) {
-      StatusOr<vulkan_detail::Buffer> made = vulkan_detail::CreateBuffer(
-          e, shape.input_bytes, e.memory_types.device, false, "ThenFft (VkFFT's copy of a real buffer)");
-      if (!made.ok()) return made.status();
-      app.staging = made.value();
-    }
+    STREAMEXECUTOR_RETURN_IF_ERROR(MakeStaging(e, app, binding));
     // Rebinding rewrites descriptor sets that no pending recording uses. An
     // idle application is rebound even to the same handles: the buffer it
     // had may have been freed and the handle reused.
     const bool rebind = app.Idle();
     vulkan_detail::StreamState& s = *stream.native_handle();
-    StatusOr<std::uint64_t> value = vulkan_detail::RecordOnStream(s, [&](VkCommandBuffer commands) -> Status {
-      if (rebind) {
-        app.buffer = buffer;
-        app.input = staged ? app.staging.buffer : input_buffer;
-        // VkFFT rewrites its descriptor sets when given buffers other than
-        // those it holds (it compares the pointers).
-        app.app.configuration.buffer = nullptr;
-        app.app.configuration.inputBuffer = nullptr;
-        app.app.configuration.outputBuffer = nullptr;
-      }
-      // A staged real side is copied in whole, padding included, so that a
-      // C2R's copy back leaves the elements outside its layout as they were.
-      const VkBufferCopy into{input_offset, 0, input_side_bytes}, back{0, input_offset, input_side_bytes};
-      if (staged) {
-        e.api.vkCmdCopyBuffer(commands, input_buffer, app.staging.buffer, 1, &into);
-        Barrier(e, commands, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-      }
-      VkFFTLaunchParams launch{};
-      launch.commandBuffer = &commands;
-      launch.buffer = &app.buffer;
-      if (!shape.in_place) (c2r ? launch.outputBuffer : launch.inputBuffer) = &app.input;
-      launch.bufferOffset = buffer_offset;
-      (c2r ? launch.outputBufferOffset : launch.inputBufferOffset) = staged ? 0 : input_offset;
-      const VkFFTResult r = VkFFTAppend(&app.app, fft::IsForward(spec_.type) ? -1 : 1, &launch);
-      if (r != VKFFT_SUCCESS) return VkFftError(r, "ThenFft (VkFFTAppend)", device, spec_);
-      if (staged && c2r) {
-        Barrier(e, commands, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_TRANSFER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
-        e.api.vkCmdCopyBuffer(commands, app.staging.buffer, input_buffer, 1, &back);
-      }
-      return Status();
-    });
+    StatusOr<std::uint64_t> value = vulkan_detail::RecordOnStream(
+        s, [&](VkCommandBuffer commands) { return Record(e, app, binding, rebind, commands); });
     if (!value.ok()) return value.status();
     if (value.value() != 0) {
       s.timeline->Reference();
@@ -392,6 +358,99 @@ class VkFftPlan {
   // Applications kept per plan: one per buffer shape and recording in
   // flight; past this, the least recently used idle ones go.
   static constexpr std::size_t kKeptApps = 4;
+
+  // What one transform binds: VkFFT's buffer and its input (C2R: output)
+  // buffer, their offsets, and whether the real side is staged (Bind).
+  struct Binding {
+    const PlanSpec* spec = nullptr;
+    std::string_view device;  // the executor's label: the executor outlives its work
+    bool in_place = false, staged = false;
+    VkBuffer buffer = VK_NULL_HANDLE, input = VK_NULL_HANDLE;
+    std::uint64_t buffer_offset = 0, input_offset = 0;
+    std::uint64_t input_bytes = 0;  // the real (or other complex) side's bytes
+  };
+
+  static Status MakeStaging(vulkan_detail::Executor& e, VkFftApp& app, const Binding& binding) {
+    if (!binding.staged || app.staging.buffer != VK_NULL_HANDLE) return Status();
+    StatusOr<vulkan_detail::Buffer> made = vulkan_detail::CreateBuffer(
+        e, app.shape.input_bytes, e.memory_types.device, false, "ThenFft (VkFFT's copy of a real buffer)");
+    if (!made.ok()) return made.status();
+    app.staging = made.value();
+    return Status();
+  }
+
+  // The transform's commands: VkFFTAppend, and a staged side's copies.
+  static Status Record(vulkan_detail::Executor& e, VkFftApp& app, const Binding& b, bool rebind,
+                       VkCommandBuffer commands) {
+    const bool c2r = fft::IsComplexToReal(b.spec->type);
+    if (rebind) {
+      app.buffer = b.buffer;
+      app.input = b.staged ? app.staging.buffer : b.input;
+      // VkFFT rewrites its descriptor sets when given buffers other than
+      // those it holds (it compares the pointers).
+      app.app.configuration.buffer = nullptr;
+      app.app.configuration.inputBuffer = nullptr;
+      app.app.configuration.outputBuffer = nullptr;
+    }
+    // A staged real side is copied in whole, padding included, so that a
+    // C2R's copy back leaves the elements outside its layout as they were.
+    const VkBufferCopy into{b.input_offset, 0, b.input_bytes}, back{0, b.input_offset, b.input_bytes};
+    if (b.staged) {
+      e.api.vkCmdCopyBuffer(commands, b.input, app.staging.buffer, 1, &into);
+      Barrier(e, commands, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    }
+    VkFFTLaunchParams launch{};
+    launch.commandBuffer = &commands;
+    launch.buffer = &app.buffer;
+    if (!b.in_place) (c2r ? launch.outputBuffer : launch.inputBuffer) = &app.input;
+    launch.bufferOffset = b.buffer_offset;
+    (c2r ? launch.outputBufferOffset : launch.inputBufferOffset) = b.staged ? 0 : b.input_offset;
+    const VkFFTResult r = VkFFTAppend(&app.app, fft::IsForward(b.spec->type) ? -1 : 1, &launch);
+    if (r != VKFFT_SUCCESS) return VkFftError(r, "ThenFft (VkFFTAppend)", b.device, *b.spec);
+    if (b.staged && c2r) {
+      Barrier(e, commands, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_TRANSFER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+      e.api.vkCmdCopyBuffer(commands, app.staging.buffer, b.input, 1, &back);
+    }
+    return Status();
+  }
+
+  // Captured into a CommandBuffer: an application of the recording's own,
+  // bound to these buffers when first written into a command buffer and never
+  // rebound (each submission of the buffer binds its descriptor sets), and
+  // freed once the buffer and the work queued with it are gone.
+  struct Captured {
+    std::shared_ptr<VkFftApp> app;
+    std::shared_ptr<Binding> binding;
+    std::shared_ptr<std::mutex> mutex;  // the application's state, recorded from any thread
+    Status operator()(VkCommandBuffer commands) const {
+      std::lock_guard<std::mutex> lock(*mutex);
+      const bool rebind = !app->bound;
+      STREAMEXECUTOR_RETURN_IF_ERROR(Record(*app->executor, *app, *binding, rebind, commands));
+      app->bound = true;
+      return Status();
+    }
+  };
+  Status Capture(Stream<vulkan>& stream, const std::shared_ptr<VkFftPlan>& self, const DeviceMemoryBase& input,
+                 const DeviceMemoryBase& output, const VkFftShape& shape, Binding binding) {
+    vulkan_detail::Executor& e = *executor_->native_state().impl;
+    StatusOr<std::unique_ptr<VkFftApp>> made = MakeApp("ThenFft", shape);
+    if (!made.ok()) return made.status();
+    Captured call;
+    call.app = std::shared_ptr<VkFftApp>(std::move(made).value().release(), [&e](VkFftApp* app) {
+      vulkan_detail::DestroyWhenIdle(e, vulkan_detail::Executor::Deferred{
+                                            {}, nullptr, app, [](void* p) { delete static_cast<VkFftApp*>(p); }, {}});
+    });
+    STREAMEXECUTOR_RETURN_IF_ERROR(MakeStaging(e, *call.app, binding));
+    // The recording outlives the plan's spec: it keeps its own.
+    auto owned = std::make_shared<std::pair<PlanSpec, Binding>>(spec_, std::move(binding));
+    owned->second.spec = &owned->first;
+    call.binding = std::shared_ptr<Binding>(owned, &owned->second);
+    call.mutex = std::make_shared<std::mutex>();
+    const DeviceMemoryBase operands[] = {input, output};
+    return canned_detail::EnqueueLibraryCall(stream, "ThenFft", operands, call, self);
+  }
 
   VkFftPlan(StreamExecutor<vulkan>* executor, const PlanSpec& spec) : executor_(executor), spec_(spec) {}
 
