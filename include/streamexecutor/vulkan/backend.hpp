@@ -351,13 +351,18 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::C
     vulkan_detail::StreamState& s = *stream;
     if (s.Failed()) [[unlikely]]
       return Status();  // skipped after a failure, as on every backend
-    STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::CheckLocalSize(kernel, threads));
-    StatusOr<VkPipeline> pipeline = vulkan_detail::GetPipeline(kernel, data.key);
-    if (!pipeline.ok()) return pipeline.status();
+    if (!vulkan_detail::LocalSizeFits(kernel, threads)) [[unlikely]]
+      return vulkan_detail::CheckLocalSize(kernel, threads);
+    VkPipeline pipeline = vulkan_detail::LastPipeline(kernel, data.key);
+    if (pipeline == VK_NULL_HANDLE) [[unlikely]] {
+      StatusOr<VkPipeline> made = vulkan_detail::MakePipeline(kernel, data.key);
+      if (!made.ok()) return made.status();
+      pipeline = made.value();
+    }
     std::lock_guard<vulkan_detail::StreamLock> lock(s.mutex);
     StatusOr<std::size_t> slot = vulkan_detail::BeginSlot(s);
     if (!slot.ok()) return slot.status();
-    vulkan_detail::RecordDispatch(*s.executor, s.slots[slot.value()].commands, kernel, pipeline.value(), data, blocks);
+    vulkan_detail::RecordDispatch(*s.executor, s.slots[slot.value()].commands, kernel, pipeline, data, blocks);
     return vulkan_detail::FinishSlot(s, slot.value());
   }
 
@@ -367,11 +372,14 @@ struct STREAMEXECUTOR_EXPORT vulkan : vulkan_detail::PluginIds, vulkan_detail::C
     if (stream->Failed()) [[unlikely]]
       return Status();  // skipped after a failure, as on every backend
     vulkan_detail::LaunchData data;
-    std::memset(data.push.data(), 0, kernel.layout.push_constant_bytes);
+    if (!kernel.push_covered) std::memset(data.push.data(), 0, kernel.layout.push_constant_bytes);
     data.key.local = {static_cast<std::uint32_t>(operation.threads.x), static_cast<std::uint32_t>(operation.threads.y),
                       static_cast<std::uint32_t>(operation.threads.z)};
-    STREAMEXECUTOR_RETURN_IF_ERROR(
-        vulkan_detail::PackArguments<Params...>(kernel, operation.args, data, std::index_sequence_for<Params...>{}));
+    if (!vulkan_detail::PackArgumentsFast<Params...>(kernel, operation.args, data,
+                                                     std::index_sequence_for<Params...>{})) [[unlikely]] {
+      return vulkan_detail::PackArguments<Params...>(kernel, operation.args, data,
+                                                     std::index_sequence_for<Params...>{});
+    }
     return Dispatch(stream, kernel, operation.threads, operation.blocks, data);
   }
 };

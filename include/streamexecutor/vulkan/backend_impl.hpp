@@ -378,6 +378,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
     if (!slot.ok()) return slot.status();
     const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), pinned->second, operation.bytes};
     e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, pinned->first, 1, &region);
+    vulkan_detail::RecordHostReadBarrier(e, s.slots[slot.value()].commands);
     return vulkan_detail::FinishSlot(s, slot.value());
   }
   StatusOr<vulkan_detail::Buffer> staging = e.staging.Acquire(e, operation.bytes, true);
@@ -401,6 +402,7 @@ inline Status vulkan::Submit(StreamHandle& stream, const op::MemcpyD2H& operatio
   }
   const VkBufferCopy region{vulkan_detail::BufferOffset(operation.src), 0, operation.bytes};
   e.api.vkCmdCopyBuffer(s.slots[slot.value()].commands, src->buffer, staging.value().buffer, 1, &region);
+  vulkan_detail::RecordHostReadBarrier(e, s.slots[slot.value()].commands);
   STREAMEXECUTOR_RETURN_IF_ERROR(vulkan_detail::FinishSlot(s, slot.value()));
   return vulkan_detail::EnqueueHost(s, std::move(job));
 }

@@ -52,6 +52,21 @@ struct LoadedKernel {
   std::vector<std::unique_ptr<Pipeline>> pipelines;
   // The pipeline the last launch used, read without the lock: most launches repeat it.
   std::atomic<const Pipeline*> last{nullptr};
+  // Derived at load for the launch path: the buffer parameters' bindings in
+  // parameter order, and whether the scalars fill the push-constant block
+  // with no gap (then it needs no zeroing before they are copied in).
+  std::array<std::uint32_t, kMaxBindings> buffer_bindings{};
+  std::uint32_t buffer_params = 0;
+  std::uint32_t shared_params = 0;  // the entries of PipelineKey::shared in use
+  bool push_covered = false;
+
+  // Keys of this kernel differ only in the local size and the shared counts it
+  // has: comparing those alone keeps a memcmp call off the launch path.
+  bool SameKey(const PipelineKey& a, const PipelineKey& b) const {
+    bool same = a.local[0] == b.local[0] && a.local[1] == b.local[1] && a.local[2] == b.local[2];
+    for (std::uint32_t i = 0; i < shared_params; ++i) same = same && a.shared[i] == b.shared[i];
+    return same;
+  }
 
   ~LoadedKernel() {
     if (executor == nullptr) return;
@@ -164,11 +179,29 @@ inline Status CreateKernelObjects(Executor& e, std::span<const std::uint32_t> wo
   layout.pPushConstantRanges = &range;
   if (VkResult r = api.vkCreatePipelineLayout(e.device, &layout, nullptr, &kernel.pipeline_layout); r != VK_SUCCESS)
     return VkError("vkCreatePipelineLayout", r, "for kernel '{}' on {}", kernel.name, e.label);
+  std::array<bool, kGuaranteedPushConstantBytes> covered{};
+  for (const ParamSlot& slot : kernel.layout.params) {
+    if (slot.kind == KernelParamKind::kDevicePointer) kernel.buffer_bindings[kernel.buffer_params++] = slot.binding;
+    if (slot.kind == KernelParamKind::kSharedMemory) ++kernel.shared_params;
+    if (slot.kind != KernelParamKind::kScalar) continue;
+    for (std::uint32_t b = slot.offset; b < slot.offset + slot.size && b < covered.size(); ++b) covered[b] = true;
+  }
+  kernel.push_covered =
+      kernel.layout.push_constant_bytes <= covered.size() &&
+      std::all_of(covered.begin(), covered.begin() + kernel.layout.push_constant_bytes, [](bool b) { return b; });
   return Status();
 }
 
 // The launch's work-group size must be the shader's own where the shader
 // fixes it (LocalSize without specialization constants).
+// The launch path's form of CheckLocalSize: plain compares, no Status built.
+[[gnu::always_inline]] inline bool LocalSizeFits(const LoadedKernel& kernel, const ThreadDim& threads) {
+  const ShaderLayout& l = kernel.layout;
+  return (l.local_size_specialized[0] || threads.x == l.local_size[0]) &&
+         (l.local_size_specialized[1] || threads.y == l.local_size[1]) &&
+         (l.local_size_specialized[2] || threads.z == l.local_size[2]);
+}
+
 inline Status CheckLocalSize(const LoadedKernel& kernel, const ThreadDim& threads) {
   const std::array<std::uint64_t, 3> asked{threads.x, threads.y, threads.z};
   for (std::size_t d = 0; d < 3; ++d) {
@@ -183,12 +216,23 @@ inline Status CheckLocalSize(const LoadedKernel& kernel, const ThreadDim& thread
   return Status();
 }
 
-// The pipeline for `key`, made on first use.
-inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey& key) {
+// The pipeline for `key`, made on first use (MakePipeline below).
+inline StatusOr<VkPipeline> MakePipeline(LoadedKernel& kernel, const PipelineKey& key);
+[[gnu::always_inline]] inline StatusOr<VkPipeline> GetPipeline(LoadedKernel& kernel, const PipelineKey& key) {
   if (const LoadedKernel::Pipeline* last = kernel.last.load(std::memory_order_acquire);
-      last != nullptr && last->key == key) [[likely]] {
+      last != nullptr && kernel.SameKey(last->key, key)) [[likely]] {
     return last->pipeline;
   }
+  return MakePipeline(kernel, key);
+}
+// The last launch's pipeline if `key` is its key, else null: the launch
+// path's test, which builds no StatusOr.
+[[gnu::always_inline]] inline VkPipeline LastPipeline(const LoadedKernel& kernel, const PipelineKey& key) {
+  const LoadedKernel::Pipeline* last = kernel.last.load(std::memory_order_acquire);
+  return last != nullptr && kernel.SameKey(last->key, key) ? last->pipeline : VK_NULL_HANDLE;
+}
+
+inline StatusOr<VkPipeline> MakePipeline(LoadedKernel& kernel, const PipelineKey& key) {
   std::lock_guard<std::mutex> lock(kernel.mutex);
   for (const std::unique_ptr<LoadedKernel::Pipeline>& entry : kernel.pipelines) {
     if (entry->key == key) {
@@ -314,6 +358,37 @@ Status PackArgument(const LoadedKernel& kernel, const ParamSlot& slot, std::size
   return Status();
 }
 
+// The launch path's form of PackArguments: the same conditions as plain
+// compares, no Status built. When it says no, PackArguments says why.
+template <typename P, typename A>
+[[gnu::always_inline]] inline bool PackArgumentFast(const LoadedKernel& kernel, const ParamSlot& slot, const A& arg,
+                                                    LaunchData& data, std::size_t& shared_index) {
+  using V = std::remove_cv_t<P>;
+  if constexpr (is_device_memory_pointer_v<V>) {
+    const VkPhysicalDeviceLimits& limits = kernel.executor->properties.limits;
+    const std::uint64_t offset = BufferOffset(arg);
+    const std::uint64_t range = arg.size();
+    if ((limits.minStorageBufferOffsetAlignment > 1 && offset % limits.minStorageBufferOffsetAlignment != 0) ||
+        range > limits.maxStorageBufferRange) [[unlikely]] {
+      return false;
+    }
+    data.buffers[slot.binding] = {static_cast<const Buffer*>(arg.opaque())->buffer, offset,
+                                  range == 0 ? VK_WHOLE_SIZE : range};
+  } else if constexpr (is_shared_device_memory_v<V>) {
+    data.key.shared[shared_index++] = static_cast<std::uint32_t>(arg.ElementCount());
+  } else {
+    static_assert(sizeof(V) <= 128, "a push constant is at most 128 bytes");
+    std::memcpy(data.push.data() + slot.offset, &arg, sizeof(V));
+  }
+  return true;
+}
+template <typename... Params, std::size_t... I>
+[[gnu::always_inline]] inline bool PackArgumentsFast(const LoadedKernel& kernel, const PackedArgs<Params...>& args,
+                                                     LaunchData& data, std::index_sequence<I...>) {
+  std::size_t shared_index = 0;
+  return (PackArgumentFast<Params>(kernel, kernel.layout.params[I], std::get<I>(args), data, shared_index) && ...);
+}
+
 template <typename... Params, std::size_t... I>
 Status PackArguments(const LoadedKernel& kernel, const PackedArgs<Params...>& args, LaunchData& data,
                      std::index_sequence<I...>) {
@@ -327,24 +402,18 @@ Status PackArguments(const LoadedKernel& kernel, const PackedArgs<Params...>& ar
 }
 
 // Records bind, push descriptors, push constants and the dispatch.
-inline void RecordDispatch(const Executor& e, VkCommandBuffer commands, const LoadedKernel& kernel, VkPipeline pipeline,
-                           const LaunchData& data, const BlockDim& blocks) {
+[[gnu::always_inline]] inline void RecordDispatch(const Executor& e, VkCommandBuffer commands,
+                                                  const LoadedKernel& kernel, VkPipeline pipeline,
+                                                  const LaunchData& data, const BlockDim& blocks) {
   const DeviceApi& api = e.api;
   api.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   std::array<VkWriteDescriptorSet, kMaxBindings> writes;
-  std::uint32_t count = 0;
-  for (const ParamSlot& slot : kernel.layout.params) {
-    if (slot.kind != KernelParamKind::kDevicePointer) continue;
-    writes[count++] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           nullptr,
-                                           VK_NULL_HANDLE,
-                                           slot.binding,
-                                           0,
-                                           1,
-                                           VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           nullptr,
-                                           &data.buffers[slot.binding],
-                                           nullptr};
+  const std::uint32_t count = kernel.buffer_params;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint32_t binding = kernel.buffer_bindings[i];
+    writes[i] =
+        VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, VK_NULL_HANDLE,         binding, 0, 1,
+                             VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      nullptr, &data.buffers[binding], nullptr};
   }
   if (count > 0) {
     api.vkCmdPushDescriptorSetKHR(commands, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline_layout, 0, count,

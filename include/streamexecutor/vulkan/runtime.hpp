@@ -400,16 +400,27 @@ inline void RecycleSlot(StreamState& s, Slot& slot) {
   slot.value = 0;
 }
 
+// After a copy into host-visible memory the host will read: a semaphore or
+// fence wait makes the device's writes visible to the device only; the host
+// sees them after a barrier to the host stage (Vulkan spec, "Host Write
+// Ordering Guarantees" and the host access scope).
+inline void RecordHostReadBarrier(const Executor& e, VkCommandBuffer commands) {
+  const VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                VK_ACCESS_HOST_READ_BIT};
+  e.api.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                             nullptr, 0, nullptr);
+}
+
 // A free slot with its command buffer begun. Caller holds the mutex.
-inline StatusOr<std::size_t> BeginSlot(StreamState& s) {
+[[gnu::always_inline]] inline StatusOr<std::size_t> BeginSlot(StreamState& s) {
   Executor& e = *s.executor;
   std::size_t index = s.next;
   bool reuse = index < s.slots.size();
   if (reuse && s.slots[index].value != 0 && !s.timeline->Reached(s.slots[index].value)) reuse = false;
   if (reuse) {
+    // No vkResetCommandBuffer: the pool has RESET_COMMAND_BUFFER_BIT, so
+    // vkBeginCommandBuffer below resets it (one driver call less per launch).
     RecycleSlot(s, s.slots[index]);
-    if (const VkResult result = e.api.vkResetCommandBuffer(s.slots[index].commands, 0); result != VK_SUCCESS)
-      return e.Fail("vkResetCommandBuffer", result, "reusing a stream's command buffer");
   } else {
     // The oldest is still running: a new slot goes just before it, so that
     // the ring stays in submission order.
@@ -430,7 +441,7 @@ inline StatusOr<std::size_t> BeginSlot(StreamState& s) {
 
 // One vkQueueSubmit: wait for the stream's previous value (and another
 // timeline's, for an event wait), run the commands, signal `signal`.
-inline Status QueueSubmit(StreamState& s, const HeldSubmit& h) {
+[[gnu::always_inline]] inline Status QueueSubmit(StreamState& s, const HeldSubmit& h) {
   Executor& e = *s.executor;
   VkSemaphore waits[2] = {s.timeline->semaphore, VK_NULL_HANDLE};
   std::uint64_t wait_values[2] = {h.signal - 1, 0};
@@ -544,7 +555,8 @@ void RunWorker(StreamState* s);
 // Ends the slot's command buffer and submits it, or holds it behind pending
 // host work. Caller holds the mutex. `wait` is another timeline's value to
 // wait for (an event), already submitted.
-inline Status FinishSlot(StreamState& s, std::size_t index, Timeline* wait = nullptr, std::uint64_t wait_value = 0) {
+[[gnu::always_inline]] inline Status FinishSlot(StreamState& s, std::size_t index, Timeline* wait = nullptr,
+                                                std::uint64_t wait_value = 0) {
   Executor& e = *s.executor;
   Slot& slot = s.slots[index];
   if (const VkResult result = e.api.vkEndCommandBuffer(slot.commands); result != VK_SUCCESS)
