@@ -241,9 +241,9 @@ struct VkFftApp {
   // For VkFFT's own transfers while it plans (its tables, Bluestein's kernels).
   VkCommandPool pool = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
-  VkBuffer buffer = VK_NULL_HANDLE,
-           input = VK_NULL_HANDLE;  // bound now: VkFFT's buffer, and its input (C2R: output) buffer
-  vulkan_detail::Buffer staging;    // a real side's copy (VkFftPlan::Bind), made on first need
+  // Bound now: VkFFT's buffer, and its input (C2R: output) buffer.
+  VkBuffer buffer = VK_NULL_HANDLE, input = VK_NULL_HANDLE;
+  vulkan_detail::Buffer staging;  // a real side's copy (VkFftPlan::Bind), made on first need
   std::uint64_t buffer_bytes = 0, input_bytes = 0;
   vulkan_detail::Timeline* last = nullptr;  // referenced: the latest recording's stream
   std::uint64_t last_value = 0;
