@@ -7,7 +7,11 @@ which a new backend or family must touch to be built, installed and
 registered.
 
 A backend's own places: include/streamexecutor/<tag>/, its public header
-include/streamexecutor/<tag>.hpp, tests/<tag>/ and docs/<tag>.md. A family's:
+include/streamexecutor/<tag>.hpp, tests/<tag>/ and docs/<tag>.md. Its canned
+plugins are listed apart, not counted: each is a file of the family's own
+folder (canned/<family>/<tag>.hpp, and the files there that only it uses)
+and the family header's one #include of it, the family's registration of a
+plugin, as streamexecutor.hpp's line is a backend's. A family's:
 include/streamexecutor/canned/<tag>/, include/streamexecutor/<tag>.hpp,
 tests/canned/<tag>*, docs/<tag>.md. Documentation (docs/, README.md,
 CHANGELOG.md, CONTRIBUTING.md) and uses (tests/, examples/, benchmarks/) are
@@ -52,7 +56,16 @@ def main() -> int:
                  if p.is_file() and not any(part.startswith(("build", ".")) for part in p.relative_to(root).parts)]
     pattern = re.compile(rf"\b({re.escape(args.tag)}|{re.escape(args.tag.upper())})\b")
     own = own_places(args.tag, args.family)
-    touched, documents, tests = [], [], []
+    # The backend's canned plugins: the families whose folder has <tag>.hpp.
+    plugin_families = set()
+    if not args.family:
+        for name in files:
+            parts = name.split("/")
+            if len(parts) == 5 and parts[:3] == ["include", "streamexecutor", "canned"] and parts[4] == f"{args.tag}.hpp":
+                plugin_families.add(parts[3])
+    plugin_folders = tuple(f"include/streamexecutor/canned/{family}/" for family in sorted(plugin_families))
+    plugin_headers = {f"include/streamexecutor/{family}.hpp" for family in plugin_families}
+    touched, documents, tests, plugins = [], [], [], []
     for name in files:
         if name.startswith(own) or name == "tools/backend_footprint.py":
             continue
@@ -62,7 +75,9 @@ def main() -> int:
             continue
         if not pattern.search(text):
             continue
-        if name.startswith(DOCS):
+        if name.startswith(plugin_folders) or name in plugin_headers:
+            plugins.append(name)
+        elif name.startswith(DOCS):
             documents.append(name)
         elif name.startswith(USES):
             tests.append(name)
@@ -71,6 +86,9 @@ def main() -> int:
     print(f"{args.tag}: {len(touched)} files of code and build outside its own places")
     for name in touched:
         print(f"  {name}")
+    if plugins:
+        print(f"and its canned plugins ({', '.join(sorted(plugin_families))}), in the families' own places "
+              f"and their headers' #include lines: {', '.join(plugins)}")
     if tests:
         print(f"and {len(tests)} test, example and benchmark files that name it: {', '.join(tests)}")
     if documents:

@@ -348,7 +348,7 @@ def nvcc(path, options, kind, out):
 # GLSL has one `main`, so one .comp file is one kernel. glslangValidator renames
 # the entry point to the kernel's name, and the parameter list is read back
 # from the SPIR-V module by the rules the Vulkan backend's load-time check
-# applies (include/streamexecutor/vulkan/reflection.hpp, docs/vulkan.md), so a
+# applies (the Vulkan backend's reflection.hpp and its documentation), so a
 # generated alias always passes that check.
 
 # `// se:kernel NAME` names a kernel whose file is named otherwise.

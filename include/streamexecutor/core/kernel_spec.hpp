@@ -183,7 +183,7 @@ class MultiKernelLoaderSpec {
   // A GLSL compute shader compiled to SPIR-V when GetKernel loads it (shaderc,
   // at run time), for a device that has no SPIR-V entry here. Its entry point
   // is GLSL's main; the module names it `kernel_name`. `options`, separated by
-  // spaces: -DNAME[=VALUE], -O, -Os, -O0, -g (docs/vulkan.md).
+  // spaces: -DNAME[=VALUE], -O, -Os, -O0, -g (the Vulkan backend's documentation).
   MultiKernelLoaderSpec& AddGlslInMemory(std::string_view source, std::string_view kernel_name,
                                          std::string_view options = {}) {
     return AddCode(kernel_formats::kGlsl, {}, kernel_name, source, {}, options);

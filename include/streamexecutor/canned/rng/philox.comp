@@ -1,7 +1,8 @@
 // The Vulkan Philox kernels: philox.hpp's formulas spelled in GLSL, compiled
 // to SPIR-V four times when streamexecutor is built (meson.build, one entry
 // point per kernel: -DSE_DOUBLE for the double kernels, -DSE_GAUSSIAN for the
-// Gaussian ones) and embedded as philox_spirv.inc, which vulkan.hpp loads.
+// Gaussian ones) and embedded as philox_spirv.inc, which the Vulkan adapter
+// beside this file loads.
 // rng_test.cpp holds the results to the host's: uniforms bit for bit,
 // Gaussians within docs/rng.md's tolerance.
 //
