@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "streamexecutor/core/device_description.hpp"
@@ -319,6 +320,13 @@ concept TimingEventBackend =
 template <typename B>
 concept TimingStreamBackend = Backend<B> && requires(typename B::StreamHandle& stream) {
   { B::EnableTiming(stream) } -> std::same_as<Status>;
+};
+
+// A driver with a name API for its queues, which its tools show (NVTX's
+// stream names on CUDA): Stream::SetName passes the name on.
+template <typename B>
+concept StreamNameBackend = Backend<B> && requires(typename B::StreamHandle& stream, const std::string& name) {
+  { B::SetStreamName(stream, name) } -> std::same_as<void>;
 };
 
 // ---- Capability constants ------------------------------------------------------

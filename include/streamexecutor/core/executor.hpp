@@ -24,6 +24,7 @@
 #include "streamexecutor/core/plugin.hpp"
 #include "streamexecutor/core/scoped_device_memory.hpp"
 #include "streamexecutor/core/synchronous.hpp"
+#include "streamexecutor/core/trace.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 
 namespace streamexecutor {
@@ -59,6 +60,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   const DeviceDescription& GetDeviceDescription() const { return description_; }
   // "host:0", "opencl:1": how messages name this device.
   const std::string& DeviceLabel() const { return label_; }
+  // What this executor's streams did while the latest trace recorded (core/trace.hpp).
+  TraceCounters trace_counters() const { return trace::detail::CountersOfExecutor(this); }
 
   // ---- Memory -------------------------------------------------------------
 

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <concepts>
 #include <memory>
 #include <new>
 #include <span>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -24,6 +27,8 @@
 #include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
 #include "streamexecutor/core/stream_memory.hpp"
+#include "streamexecutor/core/stream_trace.hpp"
+#include "streamexecutor/core/trace.hpp"
 
 namespace streamexecutor {
 
@@ -159,35 +164,52 @@ class Stream : public detail::CannedMembers<Stream<B>> {
           detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
           true);
       if (!status_.ok()) return *this;
-      if (!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+      // Tracing costs this path one test while off (core/trace.hpp).
+      if (!plain_ || trace::detail::Observing() ||
+          !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
         if (capture_ != nullptr) {
           capture_->ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
           return *this;
         }
         // Fails the stream saying why, or lets memory of a peer through (core/peer_access.hpp).
-        if (!RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
+        if ((!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) &&
+            !RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
                           args...)) {
           return *this;
         }
+        if (trace::detail::Observing()) {
+          return Check(Traced(LaunchOperation(thread_dims, block_dims, kernel.name()), [&] {
+            return SubmitLaunch(thread_dims, block_dims, kernel, static_cast<Args&&>(args)...);
+          }));
+        }
       }
+      return Check(SubmitLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...));
+    }
+    return *this;
+  }
+
+ private:
+  template <typename... Params, typename... Args>
+  [[gnu::always_inline]] Status SubmitLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims,
+                                             const TypedKernel<Params...>& kernel, Args&&... args) {
+    if constexpr (sizeof...(Params) == sizeof...(Args)) {
       if constexpr (ArgumentLaunchBackend<B>) {
         const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
                                                             thread_dims, block_dims, kernel.interned_name()};
-        if (Status s = B::template SubmitArguments<Params...>(handle_, site, args...); !s.ok()) [[unlikely]] {
-          return Fail(std::move(s));
-        }
+        return B::template SubmitArguments<Params...>(handle_, site, args...);
       } else {
         const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
         const op::Launch<typename B::KernelHandle, Params...> launch{kernel.template handle<typename B::KernelHandle>(),
                                                                      thread_dims, block_dims, packed,
                                                                      kernel.interned_name()};
-        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]]
-          return Fail(std::move(s));
+        return B::Submit(handle_, launch);
       }
+    } else {
+      return Status();
     }
-    return *this;
   }
 
+ public:
   // A launch with attributes (core/launch_attributes.hpp): cooperative, in
   // clusters, programmatic. The checks above, then the backend's own.
   template <typename... Params, typename... Args>
@@ -213,7 +235,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       }
       const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
                                                           thread_dims, block_dims, kernel.interned_name()};
-      return Check(B::template SubmitWithAttributes<Params...>(handle_, site, attributes, args...));
+      return Check(Enqueue(LaunchOperation(thread_dims, block_dims, kernel.name()), [&] {
+        return B::template SubmitWithAttributes<Params...>(handle_, site, attributes, args...);
+      }));
     } else {
       return Fail(detail::UnsupportedLaunchAttributes<B>(attributes, kernel.name(), Label()));
     }
@@ -224,7 +248,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   template <typename... Params>
   Stream& ThenLaunch(PreparedLaunch<Params...>& launch) {
     if (!Ready("ThenLaunch")) return *this;
-    return Check(launch.template SubmitOn<B>(*parent_, handle_));
+    return Check(Enqueue(LaunchOperation(launch.threads(), launch.blocks(), launch.kernel().name()),
+                         [&] { return launch.template SubmitOn<B>(*parent_, handle_); }));
   }
 
   // A launch typed at run time (core/kernel_args.hpp): `args` are checked
@@ -236,9 +261,11 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (Status s = detail::CheckUntypedLaunch(*parent_, thread_dims, block_dims, kernel, args); !s.ok()) {
       return Fail(std::move(s));
     }
-    return Check(B::Submit(
-        handle_, op::UntypedLaunch<typename B::KernelHandle>{kernel.template handle<typename B::KernelHandle>(),
-                                                             thread_dims, block_dims, args, kernel.interned_name()}));
+    return Check(Enqueue(LaunchOperation(thread_dims, block_dims, kernel.name()), [&] {
+      return B::Submit(
+          handle_, op::UntypedLaunch<typename B::KernelHandle>{kernel.template handle<typename B::KernelHandle>(),
+                                                               thread_dims, block_dims, args, kernel.interned_name()});
+    }));
   }
 
   // ---- Copies and fills ------------------------------------------------------
@@ -332,9 +359,13 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (memory == nullptr) return Fail(Null("ThenAllocate", "DeviceMemory"));
     *memory = DeviceMemory<T>();
     if (!Ready("ThenAllocate")) return *this;
-    StatusOr<DeviceMemoryBase> allocated =
-        detail::AllocateInStreamOrder(parent_, pool, live_.get(), element_count, sizeof(T), detail::TypeName<T>());
-    if (!allocated.ok()) return Fail(allocated.status());
+    StatusOr<DeviceMemoryBase> allocated = Status(ErrorCode::kInternal, "ThenAllocate: not run");
+    const Status s = Enqueue({TraceKind::kAllocation, "ThenAllocate", element_count * sizeof(T)}, [&] {
+      allocated =
+          detail::AllocateInStreamOrder(parent_, pool, live_.get(), element_count, sizeof(T), detail::TypeName<T>());
+      return allocated.status();
+    });
+    if (!s.ok()) return Fail(allocated.status());
     *memory = DeviceMemory<T>(allocated.value());
     return *this;
   }
@@ -360,7 +391,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   Stream& ThenDeallocate(DeviceMemoryBase* memory) {
     if (!initialized_) return Fail(NotInitialized("ThenDeallocate"));
     if (capture_ != nullptr) return RefuseCapture("ThenDeallocate");
-    return Check(detail::DeallocateInStreamOrder(parent_, live_.get(), !status_.ok(), memory));
+    const bool failed = !status_.ok();
+    return Check(Enqueue({TraceKind::kAllocation, "ThenDeallocate", memory != nullptr ? memory->size() : 0},
+                         [&] { return detail::DeallocateInStreamOrder(parent_, live_.get(), failed, memory); }));
   }
 
   // ---- Ordering, events, timers, callbacks -----------------------------------
@@ -376,7 +409,12 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kRecord); !s.ok()) {
       return Fail(std::move(s));
     }
-    if (Status s = B::Submit(handle_, op::RecordEvent<typename B::EventHandle>{&event->native_handle()}); !s.ok()) {
+    trace::detail::Operation record{TraceKind::kRecordEvent, caller};
+    record.records = &event->native_handle();
+    if (Status s = Enqueue(
+            record,
+            [&] { return B::Submit(handle_, op::RecordEvent<typename B::EventHandle>{&event->native_handle()}); });
+        !s.ok()) {
       return Fail(std::move(s));
     }
     event->recorded_.store(true, std::memory_order_release);
@@ -393,7 +431,10 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (Status s = detail::CheckEventUse(caller, "stream", *parent_, event, detail::EventUse::kWait); !s.ok()) {
       return Fail(std::move(s));
     }
-    return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}));
+    trace::detail::Operation wait{TraceKind::kWait, caller};
+    wait.waits_event = &event->native_handle();
+    return Check(Enqueue(
+        wait, [&] { return B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&event->native_handle()}); }));
   }
   // Later work on this stream waits until everything enqueued on `other` so far has run.
   Stream& ThenWaitFor(Stream* other) {
@@ -407,10 +448,17 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (other->parent_ != parent_ && !CrossExecutorWaitBackend<B>) {
       return Fail(OtherExecutor(caller, "stream", other->Label()));
     }
-    if (Status s = B::Submit(other->handle_, op::RecordEvent<typename B::EventHandle>{&join_event_}); !s.ok()) {
+    trace::detail::Operation record{TraceKind::kRecordEvent, caller};
+    record.records = &join_event_;
+    if (Status s = other->Enqueue(
+            record, [&] { return B::Submit(other->handle_, op::RecordEvent<typename B::EventHandle>{&join_event_}); });
+        !s.ok()) {
       return Fail(std::move(s));
     }
-    return Check(B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&join_event_}));
+    trace::detail::Operation wait{TraceKind::kWait, caller};
+    wait.waits_event = &join_event_;
+    return Check(
+        Enqueue(wait, [&] { return B::Submit(handle_, op::WaitEvent<typename B::EventHandle>{&join_event_}); }));
   }
 
   // Waits on another backend's event or stream (a host stream on an OpenCL
@@ -423,7 +471,11 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (!Ready(caller)) return *this;
     if (event == nullptr) return Fail(Null(caller, "event"));
     if (Status s = event->CheckInitialized(caller); !s.ok()) return Fail(std::move(s));
-    return Check(detail::WaitOnForeignEvent(caller, *parent_, handle_, *event->parent(), event->native_handle()));
+    trace::detail::Operation wait{TraceKind::kWait, caller};
+    wait.waits_event = &event->native_handle();
+    return Check(Enqueue(wait, [&] {
+      return detail::WaitOnForeignEvent(caller, *parent_, handle_, *event->parent(), event->native_handle());
+    }));
   }
   template <Backend Other>
     requires(!std::same_as<Other, B>)
@@ -435,7 +487,11 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       return Fail(
           MakeError(ErrorCode::kFailedPrecondition, "{} on {}: the other stream is not initialized", caller, Label()));
     }
-    return Check(detail::WaitOnForeignStream(caller, *parent_, handle_, *other->parent(), other->native_handle()));
+    trace::detail::Operation wait{TraceKind::kWait, caller};
+    wait.waits_op = other->TraceLastOperation();
+    return Check(Enqueue(wait, [&] {
+      return detail::WaitOnForeignStream(caller, *parent_, handle_, *other->parent(), other->native_handle());
+    }));
   }
 
   Stream& ThenStartTimer(Timer<B>* timer) {
@@ -465,8 +521,10 @@ class Stream : public detail::CannedMembers<Stream<B>> {
         return RefuseCapture("ThenDoHostCallback (a callable that cannot be copied)");
       }
     }
-    return Check(op::SubmitHostCall(std::forward<Callback>(callback),
-                                    [this](const auto& call) { return B::Submit(handle_, call); }));
+    return Check(Enqueue({TraceKind::kHostCallback, "host callback"}, [&] {
+      return op::SubmitHostCall(std::forward<Callback>(callback),
+                                [this](const auto& call) { return B::Submit(handle_, call); });
+    }));
   }
 
   // Blocks until all enqueued work has finished; returns the first error.
@@ -481,6 +539,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       RefuseCapture("BlockHostUntilDone");
       return capture_->NotCapturable("BlockHostUntilDone");
     }
+    if (trace::detail::Observing() || trace_ != nullptr) [[unlikely]]
+      return TracedBlockHostUntilDone();
     Status synced = B::SynchronizeStream(handle_);
     if (status_.ok() && !synced.ok()) status_ = std::move(synced);
     return status_;
@@ -502,7 +562,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
         return Fail(capture_->NotCapturable(caller));
       }
     }
-    return Check(buffer->SubmitOn(parent_, handle_));
+    return Check(
+        Enqueue({TraceKind::kCommandBuffer, "command buffer"}, [&] { return buffer->SubmitOn(parent_, handle_); }));
   }
 
   // ---- Capture (docs/api.md, "Capture") ------------------------------------------
@@ -568,7 +629,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       capture_->CaptureCanned(caller, buffers, operation, std::move(keep));
       return Status();
     }
-    return B::Submit(handle_, operation);
+    return Enqueue({TraceKind::kCanned, caller}, [&] { return B::Submit(handle_, operation); });
   }
   // For a canned path that cannot be recorded: fails the capture.
   Status NotCapturable(std::string_view caller) const {
@@ -604,6 +665,10 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   static void AbandonCapture(void* stream) { static_cast<Stream*>(stream)->StopCapture(); }
 
   Stream& Initialized() {
+    trace::detail::StartFromEnvironmentOnce();
+    if constexpr (StreamNameBackend<B>) {
+      if (!name_.empty()) B::SetStreamName(handle_, name_);
+    }
     live_.reset(new (std::nothrow) detail::LiveStream<B>());
     if (live_ == nullptr) {
       B::DestroyEvent(parent_->native_state(), join_event_);
@@ -626,6 +691,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       StopCapture();
     }
     B::SynchronizeStream(handle_).IgnoreError();
+    trace_.reset();  // reads the times of its last operations: they have run
     // Out of the executor's list before the handle goes: a synchronous
     // operation on another thread may be recording on it until then.
     parent_->Unlink(*live_);
@@ -650,6 +716,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     status_ = std::move(other.status_);
     other.status_ = Status();
     live_ = std::move(other.live_);
+    trace_ = std::move(other.trace_);
+    name_ = std::move(other.name_);
     if (initialized_) parent_->Relink(*live_, &handle_);
     other.handle_ = {};
     other.join_event_ = {};
@@ -692,6 +760,65 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     return self->status_;
   }
 
+  // ---- Tracing (core/trace.hpp, core/stream_trace.hpp) ----------------------
+  template <Backend>
+  friend class Stream;
+
+  // `submit`, the operation's driver call, traced while something observes.
+  template <typename Call>
+  [[gnu::always_inline]] Status Enqueue(const trace::detail::Operation& op, Call&& call) {
+    if (trace::detail::Observing()) [[unlikely]]
+      return Traced(op, call);
+    return call();
+  }
+  template <typename Call>
+  [[gnu::cold, gnu::noinline]] Status Traced(const trace::detail::Operation& op, Call&& call) {
+    if (trace_ == nullptr) {
+      trace_.reset(new (std::nothrow) detail::StreamTrace<B>(parent_, name_));
+      if (trace_ == nullptr) return call();  // out of memory: untraced
+    }
+    return trace_->Run(handle_, op, call);
+  }
+  [[gnu::cold, gnu::noinline]] Status TracedBlockHostUntilDone() {
+    const auto start = std::chrono::steady_clock::now();
+    Status synced = B::SynchronizeStream(handle_);
+    if (status_.ok() && !synced.ok()) status_ = std::move(synced);
+    if (trace_ != nullptr) {
+      trace_->Synchronized(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+    return status_;
+  }
+  std::uint64_t TraceLastOperation() const {
+    if (trace_ == nullptr || !trace::detail::Observing()) return 0;
+    return trace_->LastOperation();
+  }
+  static trace::detail::Operation LaunchOperation(const ThreadDim& threads, const BlockDim& blocks,
+                                                  std::string_view kernel) {
+    trace::detail::Operation op{TraceKind::kLaunch, kernel};
+    op.threads = &threads;
+    op.blocks = &blocks;
+    return op;
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyH2D& copy) {
+    return {TraceKind::kMemcpyH2D, caller, copy.bytes};
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyD2H& copy) {
+    return {TraceKind::kMemcpyD2H, caller, copy.bytes};
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyD2D& copy) {
+    return {TraceKind::kMemcpyD2D, caller, copy.bytes};
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::Memset8& fill) {
+    return {TraceKind::kMemset, caller, fill.bytes};
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::Memset32& fill) {
+    return {TraceKind::kMemset, caller, fill.bytes};
+  }
+  static trace::detail::Operation Describe(std::string_view caller, const op::Prefetch& prefetch) {
+    return {TraceKind::kPrefetch, caller, prefetch.memory.size()};
+  }
+
   // Validates a copy or fill and hands it to the backend.
   template <typename Operation>
   Stream& Then(std::string_view caller, const Operation& operation) {
@@ -701,6 +828,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     }
     if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
       return Fail(std::move(s));
+    if (trace::detail::Observing()) [[unlikely]]
+      return Check(Traced(Describe(caller, operation), [&] { return B::Submit(handle_, operation); }));
     return Check(B::Submit(handle_, operation));
   }
 
@@ -710,7 +839,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
       return Fail(std::move(s));
     if constexpr (StreamMemoryOperationBackend<B>) {
-      return Check(B::Submit(handle_, operation));
+      return Check(Enqueue({TraceKind::kStreamMemory, caller, 8}, [&] { return B::Submit(handle_, operation); }));
     } else {
       return Fail(detail::UnsupportedStreamMemoryOperation<B>(caller, Label()));
     }
@@ -795,6 +924,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   // In the executor's list while initialized; on the heap so that a move
   // leaves it where synchronous operations found it.
   std::unique_ptr<detail::LiveStream<B>> live_;
+  std::string name_;
+  // Made by the first operation traced (core/stream_trace.hpp).
+  std::unique_ptr<detail::StreamTrace<B>> trace_;
 };
 
 template <Backend B>

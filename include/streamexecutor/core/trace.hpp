@@ -1,0 +1,646 @@
+// The trace recorder (docs/tracing.md): while a trace records, every stream
+// operation is kept with its enqueue time and its start and end on the device,
+// and trace::Stop (or the program's exit) writes them as Chrome trace-event
+// JSON, which Perfetto and chrome://tracing open.
+//
+// Off, it costs the launch path one load and one branch: Observing() below.
+// Everything else here runs only while something observes: a trace records,
+// or a backend's profiler (NVTX under Nsight) takes annotations.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/status.hpp"
+#include "streamexecutor/detail/export.hpp"
+#include "streamexecutor/detail/separate_compilation.hpp"
+
+namespace streamexecutor {
+
+// What a traced operation is; the JSON's "cat", and the renderer's colors.
+enum class TraceKind : std::uint8_t {
+  kLaunch,
+  kMemcpyH2D,
+  kMemcpyD2H,
+  kMemcpyD2D,
+  kMemset,
+  kHostCallback,
+  kWait,
+  kRecordEvent,
+  kCanned,
+  kCommandBuffer,
+  kAllocation,
+  kStreamMemory,
+  kPrefetch,
+  kRange,
+};
+
+// What was counted while a trace recorded, per stream and per executor
+// (Stream::trace_counters, StreamExecutor::trace_counters); reset by each
+// trace::Start.
+struct TraceCounters {
+  std::uint64_t enqueued = 0;   // operations handed to the driver
+  std::uint64_t completed = 0;  // of those, finished with a device time read
+  std::uint64_t failed = 0;     // refused by the driver when enqueued
+  std::uint64_t bytes_h2d = 0;
+  std::uint64_t bytes_d2h = 0;
+  std::uint64_t bytes_d2d = 0;
+  std::uint64_t blocked_ns = 0;      // host time spent in BlockHostUntilDone
+  std::uint64_t device_wait_ns = 0;  // device time the stream's waits (ThenWaitFor) took
+};
+
+namespace trace {
+
+// Starts recording to `path`, which is opened (and truncated) now so that an
+// unwritable path is an error here rather than lost work at the end.
+// FAILED_PRECONDITION while another trace records (from the environment or
+// another thread), naming its file.
+STREAMEXECUTOR_DECL Status Start(std::string_view path);
+// Waits for the traced streams' work (what cannot finish is written without
+// device times), writes the file and closes it. FAILED_PRECONDITION when no
+// trace records.
+STREAMEXECUTOR_DECL Status Stop();
+STREAMEXECUTOR_DECL bool Recording();
+// The file being recorded; empty when none.
+STREAMEXECUTOR_DECL std::string Path();
+
+// A named range of the calling thread's work, shown on a lane of its own and,
+// on CUDA under Nsight, as an NVTX range. Costs one test while nothing observes.
+class Range;
+
+}  // namespace trace
+
+namespace trace::detail {
+
+// True while a trace records or a profiler takes annotations: the one test
+// the launch path makes.
+STREAMEXECUTOR_EXPORT inline constinit std::atomic<bool> observing{false};
+[[gnu::always_inline]] inline bool Observing() noexcept { return observing.load(std::memory_order_relaxed); }
+
+// A backend whose profiler is attached (the CUDA backend under Nsight) hands
+// its range calls here; they then wrap every stream operation and Range.
+struct AnnotationSink {
+  void (*push)(const char* name) noexcept = nullptr;
+  void (*pop)() noexcept = nullptr;
+};
+STREAMEXECUTOR_DECL void SetAnnotationSink(AnnotationSink sink);
+STREAMEXECUTOR_DECL AnnotationSink Annotations();
+
+// An operation as a Stream describes it to the recorder.
+struct Operation {
+  TraceKind kind;
+  std::string_view name;  // the kernel, the canned call, the copy's caller
+  std::uint64_t bytes = 0;
+  const Dim3* threads = nullptr;  // launches
+  const Dim3* blocks = nullptr;
+  const void* records = nullptr;      // the native event this operation records
+  const void* waits_event = nullptr;  // the native event it waits for
+  std::uint64_t waits_op = 0;         // the operation it waits for (a stream's last), index + 1
+};
+
+// One operation of the trace.
+struct Record {
+  TraceKind kind;
+  std::uint32_t pid = 0;        // the executor's process in the trace
+  std::uint32_t lane = 0;       // index of the stream's lane
+  std::int64_t enqueue_ns = 0;  // host time from the trace's start
+  std::int64_t start_ns = -1;   // device time, -1 where unknown
+  std::int64_t end_ns = -1;
+  std::uint64_t waited = 0;  // the record it waited for, index + 1
+  std::uint64_t bytes = 0;
+  std::string name;
+  std::string args;  // more JSON members, each preceded by a comma
+  std::string note;  // why the device time is missing, or the driver's refusal
+  bool failed = false;
+};
+
+struct Lane {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string name;
+  TraceCounters counters;
+};
+
+struct Process {
+  const void* executor = nullptr;
+  std::string label;
+  TraceCounters counters;
+};
+
+// A stream's part of the trace (core/stream_trace.hpp): what Stop asks to
+// read the device times of its pending operations.
+class StreamTraceBase {
+ public:
+  virtual ~StreamTraceBase() = default;
+  // Reads the device times of finished operations; with `wait`, waits for
+  // the others first, else leaves them (at_stop: writes them without).
+  virtual void Resolve(bool wait, bool at_stop) = 0;
+  std::mutex mutex;  // before the recorder's mutex, never after
+};
+
+struct Recorder {
+  std::mutex mutex;
+  bool recording = false;
+  bool from_environment = false;
+  std::string path;
+  std::FILE* file = nullptr;
+  std::uint64_t session = 0;  // 0: none yet; each Start a new one
+  std::chrono::steady_clock::time_point origin;
+  std::vector<Record> records;
+  std::vector<Lane> lanes;
+  std::vector<Process> processes;
+  std::unordered_map<const void*, std::uint64_t> last_record;  // native event -> its latest record, index + 1
+  std::uint32_t next_tid = 1;
+  // Every stream with a trace part, for Stop. Taken before a stream's mutex.
+  std::mutex streams_mutex;
+  std::vector<StreamTraceBase*> streams;
+  std::atomic<const void*> annotation_push{nullptr};
+  std::atomic<const void*> annotation_pop{nullptr};
+};
+
+// Never destroyed: streams at namespace scope report to it while the
+// program exits. One per process across shared libraries (export.hpp).
+STREAMEXECUTOR_EXPORT inline Recorder& TheRecorder() {
+  static Recorder* const recorder = new Recorder();
+  return *recorder;
+}
+
+inline std::int64_t NanosecondsSince(std::chrono::steady_clock::time_point origin) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin).count();
+}
+
+// Reads STREAMEXECUTOR_TRACE once per process (Stream::Init calls it).
+STREAMEXECUTOR_DECL void StartFromEnvironment();
+inline void StartFromEnvironmentOnce() {
+  static const bool read = (StartFromEnvironment(), true);
+  (void)read;
+}
+
+// The lane of a stream in the current session; under the recorder's mutex.
+STREAMEXECUTOR_DECL std::uint32_t AddLane(Recorder& recorder, const void* executor, std::string_view executor_label,
+                                          std::string_view stream_name);
+STREAMEXECUTOR_DECL void RenameLane(std::uint64_t session, std::uint32_t lane, std::string_view stream_name);
+// Adds a record (under the recorder's mutex); its index + 1.
+STREAMEXECUTOR_DECL std::uint64_t AddRecord(Recorder& recorder, std::uint32_t lane, const Operation& op,
+                                            std::int64_t enqueue_ns, const Status& submitted);
+STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json);
+STREAMEXECUTOR_DECL TraceCounters CountersOfExecutor(const void* executor);
+STREAMEXECUTOR_DECL TraceCounters CountersOfLane(std::uint64_t session, std::uint32_t lane);
+STREAMEXECUTOR_DECL void AddBlockedTime(std::uint64_t session, std::uint32_t lane, std::int64_t nanoseconds);
+// trace::Range's two halves: the start time (-1: nothing recorded) and the record.
+STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated);
+STREAMEXECUTOR_DECL void EndRange(std::string_view name, std::int64_t start_ns, bool annotated);
+
+#if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+
+inline std::string_view KindName(TraceKind kind) {
+  static constexpr std::array<std::string_view, 14> names = {
+      "launch",       "memcpy_h2d", "memcpy_d2h",     "memcpy_d2d", "memset",        "host_callback", "wait",
+      "record_event", "canned",     "command_buffer", "allocation", "stream_memory", "prefetch",      "range"};
+  return names[static_cast<std::size_t>(kind)];
+}
+
+inline void AppendJsonString(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+inline void UpdateObserving(Recorder& recorder) {
+  const bool annotating = recorder.annotation_push.load(std::memory_order_acquire) != nullptr;
+  observing.store(recorder.recording || annotating, std::memory_order_release);
+}
+
+STREAMEXECUTOR_DECL void SetAnnotationSink(AnnotationSink sink) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  recorder.annotation_pop.store(reinterpret_cast<const void*>(sink.pop), std::memory_order_release);
+  recorder.annotation_push.store(reinterpret_cast<const void*>(sink.push), std::memory_order_release);
+  UpdateObserving(recorder);
+}
+
+STREAMEXECUTOR_DECL AnnotationSink Annotations() {
+  Recorder& recorder = TheRecorder();
+  AnnotationSink sink;
+  sink.push = reinterpret_cast<void (*)(const char*) noexcept>(
+      const_cast<void*>(recorder.annotation_push.load(std::memory_order_acquire)));
+  sink.pop =
+      reinterpret_cast<void (*)() noexcept>(const_cast<void*>(recorder.annotation_pop.load(std::memory_order_acquire)));
+  return sink;
+}
+
+STREAMEXECUTOR_DECL std::uint32_t AddLane(Recorder& recorder, const void* executor, std::string_view executor_label,
+                                          std::string_view stream_name) {
+  std::uint32_t pid = 0;
+  for (std::size_t i = 0; i < recorder.processes.size(); ++i) {
+    if (recorder.processes[i].executor == executor) pid = static_cast<std::uint32_t>(i + 1);
+  }
+  if (pid == 0) {
+    recorder.processes.push_back(Process{executor, std::string(executor_label), {}});
+    pid = static_cast<std::uint32_t>(recorder.processes.size());
+  }
+  Lane lane;
+  lane.pid = pid;
+  lane.tid = recorder.next_tid++;
+  lane.name =
+      stream_name.empty() ? fmt::format("stream {}", lane.tid) : fmt::format("stream {} '{}'", lane.tid, stream_name);
+  recorder.lanes.push_back(std::move(lane));
+  return static_cast<std::uint32_t>(recorder.lanes.size() - 1);
+}
+
+STREAMEXECUTOR_DECL void RenameLane(std::uint64_t session, std::uint32_t lane, std::string_view stream_name) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (recorder.session != session || !recorder.recording || lane >= recorder.lanes.size()) return;
+  Lane& l = recorder.lanes[lane];
+  l.name = fmt::format("stream {} '{}'", l.tid, stream_name);
+}
+
+STREAMEXECUTOR_DECL std::uint64_t AddRecord(Recorder& recorder, std::uint32_t lane, const Operation& op,
+                                            std::int64_t enqueue_ns, const Status& submitted) {
+  Record record;
+  record.kind = op.kind;
+  record.lane = lane;
+  record.pid = recorder.lanes[lane].pid;
+  record.enqueue_ns = enqueue_ns;
+  record.bytes = op.bytes;
+  record.name = std::string(op.name);
+  if (op.threads != nullptr && op.blocks != nullptr) {
+    record.args = fmt::format(R"(,"grid":[{},{},{}],"block":[{},{},{}])", op.blocks->x, op.blocks->y, op.blocks->z,
+                              op.threads->x, op.threads->y, op.threads->z);
+  }
+  if (op.bytes != 0) record.args += fmt::format(R"(,"bytes":{})", op.bytes);
+  if (op.waits_op != 0 && op.waits_op <= recorder.records.size()) record.waited = op.waits_op;
+  if (op.waits_event != nullptr) {
+    const auto found = recorder.last_record.find(op.waits_event);
+    if (found != recorder.last_record.end()) record.waited = found->second;
+  }
+  TraceCounters& stream = recorder.lanes[lane].counters;
+  TraceCounters& executor = recorder.processes[record.pid - 1].counters;
+  if (!submitted.ok()) {
+    record.failed = true;
+    record.note = submitted.ToString();
+    ++stream.failed;
+    ++executor.failed;
+  } else {
+    ++stream.enqueued;
+    ++executor.enqueued;
+    std::uint64_t TraceCounters::*bytes = nullptr;
+    if (op.kind == TraceKind::kMemcpyH2D) bytes = &TraceCounters::bytes_h2d;
+    if (op.kind == TraceKind::kMemcpyD2H) bytes = &TraceCounters::bytes_d2h;
+    if (op.kind == TraceKind::kMemcpyD2D) bytes = &TraceCounters::bytes_d2d;
+    if (bytes != nullptr) {
+      stream.*bytes += op.bytes;
+      executor.*bytes += op.bytes;
+    }
+  }
+  recorder.records.push_back(std::move(record));
+  const std::uint64_t index = recorder.records.size();
+  if (op.records != nullptr && submitted.ok()) recorder.last_record[op.records] = index;
+  return index;
+}
+
+STREAMEXECUTOR_DECL TraceCounters CountersOfExecutor(const void* executor) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  for (const Process& process : recorder.processes) {
+    if (process.executor == executor) return process.counters;
+  }
+  return TraceCounters();
+}
+
+STREAMEXECUTOR_DECL TraceCounters CountersOfLane(std::uint64_t session, std::uint32_t lane) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (recorder.session != session || lane >= recorder.lanes.size()) return TraceCounters();
+  return recorder.lanes[lane].counters;
+}
+
+STREAMEXECUTOR_DECL void AddBlockedTime(std::uint64_t session, std::uint32_t lane, std::int64_t nanoseconds) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (recorder.session != session || !recorder.recording || lane >= recorder.lanes.size() || nanoseconds < 0) return;
+  const auto ns = static_cast<std::uint64_t>(nanoseconds);
+  recorder.lanes[lane].counters.blocked_ns += ns;
+  recorder.processes[recorder.lanes[lane].pid - 1].counters.blocked_ns += ns;
+}
+
+inline std::string Microseconds(std::int64_t nanoseconds) {
+  return fmt::format("{}.{:03}", nanoseconds / 1000, nanoseconds % 1000);
+}
+
+STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
+  json = R"({"displayTimeUnit":"ns","traceEvents":[)";
+  bool first = true;
+  auto event = [&](std::string text) {
+    if (!first) json += ",\n";
+    first = false;
+    json += text;
+  };
+  for (std::size_t i = 0; i < recorder.processes.size(); ++i) {
+    std::string name;
+    AppendJsonString(name, recorder.processes[i].label);
+    event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", i + 1, name));
+    event(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", i + 1,
+                      i + 1));
+  }
+  for (const Lane& lane : recorder.lanes) {
+    std::string name;
+    AppendJsonString(name, lane.name);
+    event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", lane.pid, lane.tid,
+                      name));
+    event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                      lane.pid, lane.tid, lane.tid));
+  }
+  // Each executor's bytes copied so far, as counters at each copy's end.
+  std::vector<std::array<std::uint64_t, 3>> copied(recorder.processes.size(), {0, 0, 0});
+  std::vector<std::size_t> order(recorder.records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Record& x = recorder.records[a];
+    const Record& y = recorder.records[b];
+    return (x.end_ns >= 0 ? x.end_ns : x.enqueue_ns) < (y.end_ns >= 0 ? y.end_ns : y.enqueue_ns);
+  });
+  std::uint64_t flow = 0;
+  for (const std::size_t index : order) {
+    const Record& r = recorder.records[index];
+    const Lane& lane = recorder.lanes[r.lane];
+    std::string name, note;
+    AppendJsonString(name, r.name);
+    std::string args = fmt::format(R"("op":{},"enqueue_us":{})", index + 1, Microseconds(r.enqueue_ns));
+    args += r.args;
+    if (!r.note.empty()) {
+      AppendJsonString(note, r.note);
+      args += fmt::format(R"(,"{}":{})", r.failed ? "error" : "device_time", note);
+    }
+    const std::string_view kind = KindName(r.kind);
+    if (r.start_ns >= 0 && r.end_ns >= r.start_ns) {
+      event(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})", name,
+                        kind, lane.pid, lane.tid, Microseconds(r.start_ns), Microseconds(r.end_ns - r.start_ns), args));
+    } else {
+      event(fmt::format(R"({{"ph":"i","s":"t","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"args":{{{}}}}})", name,
+                        kind, lane.pid, lane.tid, Microseconds(r.enqueue_ns), args));
+    }
+    if (r.waited != 0) {
+      // The arrow: from where the waited-for operation ended to where the wait did.
+      const Record& from = recorder.records[r.waited - 1];
+      const Lane& from_lane = recorder.lanes[from.lane];
+      const std::int64_t from_ts = from.end_ns >= 0 ? from.end_ns : from.enqueue_ns;
+      const std::int64_t to_ts = r.end_ns >= 0 ? r.end_ns : r.enqueue_ns;
+      ++flow;
+      event(fmt::format(R"({{"ph":"s","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow,
+                        from_lane.pid, from_lane.tid, Microseconds(from_ts)));
+      event(fmt::format(R"({{"ph":"f","bp":"e","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow,
+                        lane.pid, lane.tid, Microseconds(to_ts)));
+    }
+    const int direction = r.kind == TraceKind::kMemcpyH2D   ? 0
+                          : r.kind == TraceKind::kMemcpyD2H ? 1
+                          : r.kind == TraceKind::kMemcpyD2D ? 2
+                                                            : -1;
+    if (direction >= 0 && !r.failed) {
+      auto& bytes = copied[r.pid - 1];
+      bytes[static_cast<std::size_t>(direction)] += r.bytes;
+      event(fmt::format(R"({{"ph":"C","name":"bytes copied","pid":{},"ts":{},"args":{{"h2d":{},"d2h":{},"d2d":{}}}}})",
+                        r.pid, Microseconds(r.end_ns >= 0 ? r.end_ns : r.enqueue_ns), bytes[0], bytes[1], bytes[2]));
+    }
+  }
+  json += R"(],"otherData":{"streamexecutor":")";
+  json +=
+      fmt::format("{}.{}.{}", STREAMEXECUTOR_VERSION_MAJOR, STREAMEXECUTOR_VERSION_MINOR, STREAMEXECUTOR_VERSION_PATCH);
+  json += R"(","counters":[)";
+  auto counters = [](const TraceCounters& c) {
+    return fmt::format(
+        R"("enqueued":{},"completed":{},"failed":{},"bytes_h2d":{},"bytes_d2h":{},"bytes_d2d":{},"blocked_ns":{},"device_wait_ns":{})",
+        c.enqueued, c.completed, c.failed, c.bytes_h2d, c.bytes_d2h, c.bytes_d2d, c.blocked_ns, c.device_wait_ns);
+  };
+  for (std::size_t i = 0; i < recorder.processes.size(); ++i) {
+    json += fmt::format(R"({}{{"pid":{},{}}})", i == 0 ? "" : ",", i + 1, counters(recorder.processes[i].counters));
+  }
+  for (const Lane& lane : recorder.lanes) {
+    json += fmt::format(R"(,{{"pid":{},"tid":{},{}}})", lane.pid, lane.tid, counters(lane.counters));
+  }
+  json += "]}}\n";
+}
+
+// Ends the recording, under the streams' mutex: reads what the streams can
+// still tell, then writes the file. `wait`: wait for unfinished work.
+inline Status Finish(Recorder& recorder, bool wait, std::size_t* operations) {
+  const std::lock_guard streams(recorder.streams_mutex);
+  {
+    const std::lock_guard lock(recorder.mutex);
+    if (!recorder.recording) {
+      return Status(ErrorCode::kFailedPrecondition, "trace::Stop: no trace is recording (trace::Start)");
+    }
+    // Operations enqueued from here on are not recorded.
+    recorder.recording = false;
+    UpdateObserving(recorder);
+  }
+  for (StreamTraceBase* stream : recorder.streams) {
+    const std::lock_guard lock(stream->mutex);
+    stream->Resolve(wait, true);
+  }
+  const std::lock_guard lock(recorder.mutex);
+  std::string json;
+  WriteTrace(recorder, json);
+  if (operations != nullptr) *operations = recorder.records.size();
+  Status status;
+  const bool written = std::fwrite(json.data(), 1, json.size(), recorder.file) == json.size();
+  const int write_errno = errno;
+  if (std::fclose(recorder.file) != 0 || !written) {
+    status = MakeError(ErrorCode::kInternal, "trace::Stop: writing the trace to '{}' failed: {}", recorder.path,
+                       std::strerror(written ? errno : write_errno));
+  }
+  recorder.file = nullptr;
+  recorder.records.clear();
+  recorder.records.shrink_to_fit();
+  recorder.last_record.clear();
+  return status;
+}
+
+inline void FinishAtExit() {
+  Recorder& recorder = TheRecorder();
+  std::string path;
+  bool from_environment = false;
+  {
+    const std::lock_guard lock(recorder.mutex);
+    if (!recorder.recording) return;
+    path = recorder.path;
+    from_environment = recorder.from_environment;
+  }
+  // At exit nothing may wait: a stream left waiting on an event never
+  // recorded would hang the exit. Unfinished work is written without device times.
+  std::size_t operations = 0;
+  const Status status = Finish(recorder, false, &operations);
+  if (!status.ok()) {
+    std::fprintf(stderr, "streamexecutor: %s\n", status.ToString().c_str());
+  } else if (from_environment) {
+    std::fprintf(stderr, "streamexecutor: trace of %zu operations written to %s (STREAMEXECUTOR_TRACE)\n", operations,
+                 path.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "streamexecutor: the trace to %s was still recording at exit (trace::Start without trace::Stop); "
+                 "%zu operations written\n",
+                 path.c_str(), operations);
+  }
+}
+
+inline Status StartRecording(std::string_view path, bool from_environment) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (recorder.recording) {
+    return MakeError(ErrorCode::kFailedPrecondition, "trace::Start('{}'): a trace is already recording to '{}'{}", path,
+                     recorder.path, recorder.from_environment ? " (STREAMEXECUTOR_TRACE)" : "");
+  }
+  if (path.empty()) return Status(ErrorCode::kInvalidArgument, "trace::Start: the path is empty");
+  const std::string file_path(path);
+  std::FILE* file = std::fopen(file_path.c_str(), "w");
+  if (file == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "trace::Start('{}'): cannot open the file for writing: {}", file_path,
+                     std::strerror(errno));
+  }
+  static const bool registered = std::atexit(&FinishAtExit) == 0;
+  (void)registered;
+  recorder.file = file;
+  recorder.path = file_path;
+  recorder.from_environment = from_environment;
+  recorder.records.clear();
+  recorder.lanes.clear();
+  recorder.processes.clear();
+  recorder.last_record.clear();
+  recorder.next_tid = 1;
+  ++recorder.session;
+  recorder.origin = std::chrono::steady_clock::now();
+  recorder.recording = true;
+  UpdateObserving(recorder);
+  return Status();
+}
+
+STREAMEXECUTOR_DECL void StartFromEnvironment() {
+  const char* path = std::getenv("STREAMEXECUTOR_TRACE");
+  if (path == nullptr || path[0] == '\0') return;
+  if (const Status status = StartRecording(path, true); !status.ok()) {
+    std::fprintf(stderr, "streamexecutor: STREAMEXECUTOR_TRACE: %s; the program runs without a trace\n",
+                 status.message().c_str());
+  }
+}
+
+STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated) {
+  const AnnotationSink sink = Annotations();
+  if (sink.push != nullptr) {
+    const std::string text(name);
+    sink.push(text.c_str());
+    annotated = true;
+  }
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  return recorder.recording ? NanosecondsSince(recorder.origin) : -1;
+}
+
+STREAMEXECUTOR_DECL void EndRange(std::string_view name, std::int64_t start_ns, bool annotated) {
+  if (annotated) {
+    if (const AnnotationSink sink = Annotations(); sink.pop != nullptr) sink.pop();
+  }
+  if (start_ns < 0) return;
+  // One lane per thread and session, on the trace's "host threads" process.
+  thread_local std::uint64_t lane_session = 0;
+  thread_local std::uint32_t lane = 0;
+  thread_local const int thread_marker = 0;
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (!recorder.recording) return;
+  if (lane_session != recorder.session) {
+    lane = AddLane(recorder, &thread_marker, "host threads", "");
+    recorder.lanes[lane].name = fmt::format("thread {}", recorder.lanes[lane].tid);
+    lane_session = recorder.session;
+  }
+  const Operation op{TraceKind::kRange, name};
+  const std::uint64_t index = AddRecord(recorder, lane, op, start_ns, Status());
+  Record& record = recorder.records[index - 1];
+  record.start_ns = start_ns;
+  record.end_ns = NanosecondsSince(recorder.origin);
+  ++recorder.lanes[lane].counters.completed;
+}
+
+}  // namespace trace::detail
+
+namespace trace {
+
+STREAMEXECUTOR_DECL Status Start(std::string_view path) {
+  detail::StartFromEnvironmentOnce();  // so that the environment's trace, if any, is not lost afterwards
+  return detail::StartRecording(path, false);
+}
+
+STREAMEXECUTOR_DECL Status Stop() { return detail::Finish(detail::TheRecorder(), true, nullptr); }
+
+STREAMEXECUTOR_DECL bool Recording() {
+  detail::Recorder& recorder = detail::TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  return recorder.recording;
+}
+
+STREAMEXECUTOR_DECL std::string Path() {
+  detail::Recorder& recorder = detail::TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  return recorder.recording ? recorder.path : std::string();
+}
+
+}  // namespace trace
+
+#else
+}  // namespace trace::detail
+#endif  // STREAMEXECUTOR_DEFINE_OUT_OF_LINE
+
+namespace trace {
+
+class Range {
+ public:
+  explicit Range(std::string_view name) {
+    if (detail::Observing()) [[unlikely]] {
+      name_ = std::string(name);
+      start_ns_ = detail::BeginRange(name_, annotated_);
+    }
+  }
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+  ~Range() {
+    if (start_ns_ >= 0 || annotated_) detail::EndRange(name_, start_ns_, annotated_);
+  }
+
+ private:
+  std::string name_;
+  std::int64_t start_ns_ = -1;  // -1: not recorded
+  bool annotated_ = false;
+};
+
+}  // namespace trace
+
+}  // namespace streamexecutor
