@@ -322,6 +322,14 @@ concept TimingStreamBackend = Backend<B> && requires(typename B::StreamHandle& s
   { B::EnableTiming(stream) } -> std::same_as<Status>;
 };
 
+// Events whose time is read on the host's steady clock (the host backend's):
+// the steady_clock time, since its epoch, at which the event's latest
+// recording ran. Traces (core/stream_trace.hpp) then need no anchor.
+template <typename B>
+concept HostClockEventBackend = Backend<B> && requires(typename B::EventHandle& event) {
+  { B::EventSteadyClockNanoseconds(event) } -> std::same_as<StatusOr<std::int64_t>>;
+};
+
 // A driver with a name API for its queues, which its tools show (NVTX's
 // stream names on CUDA): Stream::SetName passes the name on.
 template <typename B>

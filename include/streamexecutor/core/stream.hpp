@@ -150,6 +150,20 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   StreamExecutor<B>* parent() const { return parent_; }
   typename B::StreamHandle& native_handle() { return handle_; }
 
+  // A name for traces (docs/tracing.md) and, where the driver has a name
+  // API, for its tools (StreamNameBackend). Any time, initialized or not.
+  Stream& SetName(std::string_view name) {
+    name_ = std::string(name);
+    if constexpr (StreamNameBackend<B>) {
+      if (initialized_) B::SetStreamName(handle_, name_);
+    }
+    if (trace_ != nullptr) trace_->Rename(name_);
+    return *this;
+  }
+  const std::string& name() const { return name_; }
+  // What the stream did while the latest trace recorded (core/trace.hpp).
+  TraceCounters trace_counters() const { return trace_ != nullptr ? trace_->Counters() : TraceCounters(); }
+
   // ---- Kernel launch ---------------------------------------------------------
 
   // Always inlined: a launch is a handful of compares and the driver call, and

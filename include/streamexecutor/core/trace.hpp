@@ -71,9 +71,9 @@ namespace trace {
 // FAILED_PRECONDITION while another trace records (from the environment or
 // another thread), naming its file.
 STREAMEXECUTOR_DECL Status Start(std::string_view path);
-// Waits for the traced streams' work (what cannot finish is written without
-// device times), writes the file and closes it. FAILED_PRECONDITION when no
-// trace records.
+// Writes the file and closes it. Operations that have not finished are
+// written without device times (marked so): call BlockHostUntilDone first to
+// have them all. FAILED_PRECONDITION when no trace records.
 STREAMEXECUTOR_DECL Status Stop();
 STREAMEXECUTOR_DECL bool Recording();
 // The file being recorded; empty when none.
@@ -147,9 +147,9 @@ struct Process {
 class StreamTraceBase {
  public:
   virtual ~StreamTraceBase() = default;
-  // Reads the device times of finished operations; with `wait`, waits for
-  // the others first, else leaves them (at_stop: writes them without).
-  virtual void Resolve(bool wait, bool at_stop) = 0;
+  // Reads the device times of the operations that have finished; at_stop:
+  // the others are written without.
+  virtual void Resolve(bool at_stop) = 0;
   std::mutex mutex;  // before the recorder's mutex, never after
 };
 
@@ -451,9 +451,10 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
   json += "]}}\n";
 }
 
-// Ends the recording, under the streams' mutex: reads what the streams can
-// still tell, then writes the file. `wait`: wait for unfinished work.
-inline Status Finish(Recorder& recorder, bool wait, std::size_t* operations) {
+// Ends the recording, under the streams' mutex: reads the device times of
+// what has finished, then writes the file. It never waits: a stream held by
+// a callback that waits for the caller of Stop would never finish.
+inline Status Finish(Recorder& recorder, std::size_t* operations) {
   const std::lock_guard streams(recorder.streams_mutex);
   {
     const std::lock_guard lock(recorder.mutex);
@@ -466,7 +467,7 @@ inline Status Finish(Recorder& recorder, bool wait, std::size_t* operations) {
   }
   for (StreamTraceBase* stream : recorder.streams) {
     const std::lock_guard lock(stream->mutex);
-    stream->Resolve(wait, true);
+    stream->Resolve(true);
   }
   const std::lock_guard lock(recorder.mutex);
   std::string json;
@@ -496,10 +497,8 @@ inline void FinishAtExit() {
     path = recorder.path;
     from_environment = recorder.from_environment;
   }
-  // At exit nothing may wait: a stream left waiting on an event never
-  // recorded would hang the exit. Unfinished work is written without device times.
   std::size_t operations = 0;
-  const Status status = Finish(recorder, false, &operations);
+  const Status status = Finish(recorder, &operations);
   if (!status.ok()) {
     std::fprintf(stderr, "streamexecutor: %s\n", status.ToString().c_str());
   } else if (from_environment) {
@@ -599,7 +598,7 @@ STREAMEXECUTOR_DECL Status Start(std::string_view path) {
   return detail::StartRecording(path, false);
 }
 
-STREAMEXECUTOR_DECL Status Stop() { return detail::Finish(detail::TheRecorder(), true, nullptr); }
+STREAMEXECUTOR_DECL Status Stop() { return detail::Finish(detail::TheRecorder(), nullptr); }
 
 STREAMEXECUTOR_DECL bool Recording() {
   detail::Recorder& recorder = detail::TheRecorder();

@@ -419,6 +419,10 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   static Status ImportEvent(ExecutorState&, host_detail::ConstIpcPayload payload, EventHandle& event) {
     return host_detail::ImportEvent(payload, event);
   }
+  static StatusOr<std::int64_t> EventSteadyClockNanoseconds(EventHandle& event) {
+    event->Synchronize();
+    return event->timestamp_ns();
+  }
   static StatusOr<std::uint64_t> ElapsedNanoseconds(EventHandle& start, EventHandle& stop) {
     start->Synchronize();
     stop->Synchronize();
