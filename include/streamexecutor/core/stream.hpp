@@ -178,34 +178,42 @@ class Stream : public detail::CannedMembers<Stream<B>> {
           detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
           true);
       if (!status_.ok()) return *this;
-      // Tracing costs this path one test while off (core/trace.hpp).
-      if (!plain_ || trace::detail::Observing() ||
-          !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+      if (!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
         if (capture_ != nullptr) {
           capture_->ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
           return *this;
         }
         // Fails the stream saying why, or lets memory of a peer through (core/peer_access.hpp).
-        if ((!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) &&
-            !RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
+        if (!RefuseLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
                           args...)) {
           return *this;
         }
-        if (trace::detail::Observing()) {
-          return Check(Traced(LaunchOperation(thread_dims, block_dims, kernel.name()), [&] {
-            return SubmitLaunch(thread_dims, block_dims, kernel, static_cast<Args&&>(args)...);
-          }));
-        }
       }
-      return Check(SubmitLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...));
+      // What tracing costs this path while off: one load and one branch (core/trace.hpp).
+      if (trace::detail::Observing()) [[unlikely]]
+        return TracedLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
+      if constexpr (ArgumentLaunchBackend<B>) {
+        const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
+                                                            thread_dims, block_dims, kernel.interned_name()};
+        if (Status s = B::template SubmitArguments<Params...>(handle_, site, args...); !s.ok()) [[unlikely]] {
+          return Fail(std::move(s));
+        }
+      } else {
+        const PackedArgs<Params...> packed{detail::PackOne<Params>(static_cast<Args&&>(args))...};
+        const op::Launch<typename B::KernelHandle, Params...> launch{kernel.template handle<typename B::KernelHandle>(),
+                                                                     thread_dims, block_dims, packed,
+                                                                     kernel.interned_name()};
+        if (Status s = B::Submit(handle_, launch); !s.ok()) [[unlikely]]
+          return Fail(std::move(s));
+      }
     }
     return *this;
   }
 
  private:
   template <typename... Params, typename... Args>
-  [[gnu::always_inline]] Status SubmitLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims,
-                                             const TypedKernel<Params...>& kernel, Args&&... args) {
+  Status SubmitLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims, const TypedKernel<Params...>& kernel,
+                      Args&&... args) {
     if constexpr (sizeof...(Params) == sizeof...(Args)) {
       if constexpr (ArgumentLaunchBackend<B>) {
         const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
@@ -221,6 +229,14 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     } else {
       return Status();
     }
+  }
+
+  // The launch above while something observes: out of the launch path.
+  template <typename... Params, typename... Args>
+  [[gnu::cold, gnu::noinline]] Stream& TracedLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims,
+                                                    const TypedKernel<Params...>& kernel, Args&&... args) {
+    return Check(Traced(LaunchOperation(thread_dims, block_dims, kernel.name()),
+                        [&] { return SubmitLaunch(thread_dims, block_dims, kernel, static_cast<Args&&>(args)...); }));
   }
 
  public:
