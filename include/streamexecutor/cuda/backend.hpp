@@ -26,6 +26,7 @@
 #include "streamexecutor/cuda/loader.hpp"
 #include "streamexecutor/cuda/managed.hpp"
 #include "streamexecutor/cuda/memory_pool.hpp"
+#include "streamexecutor/cuda/nvtx.hpp"
 #include "streamexecutor/cuda/plugins.hpp"
 #include "streamexecutor/cuda/state.hpp"
 #include "streamexecutor/cuda/stream_memory.hpp"
@@ -39,7 +40,8 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
                                     cuda_detail::CommandBufferOperations,
                                     cuda_detail::LaunchAttributeOperations,
                                     cuda_detail::StreamMemoryOperations,
-                                    cuda_detail::IpcOperations {
+                                    cuda_detail::IpcOperations,
+                                    cuda_detail::NvtxOperations {
   static constexpr std::string_view kName = "cuda";
   using cuda_detail::StreamMemoryOperations::Submit;  // beside this struct's own Submit overloads
   // In the order the loader prefers them: code for the device first.
@@ -79,6 +81,7 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
   static Status InitPlatform(PlatformState& platform) {
     const cuda_detail::DriverLoad& load = cuda_detail::Driver();
     if (!load.status.ok()) return load.status;
+    cuda_detail::AttachNvtx();  // under Nsight: ranges and stream names (nvtx.hpp)
     platform.api = &load.api;
     if (const CUresult r = platform.api->cuDeviceGetCount(&platform.device_count); r != CUDA_SUCCESS) {
       platform.device_count = 0;
@@ -600,6 +603,9 @@ static_assert(CommandBufferCloneBackend<cuda> && CommandBufferNestingBackend<cud
 static_assert(CommandBufferDependencyBackend<cuda>);
 static_assert(CommandBufferConditionalBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
+#if defined(STREAMEXECUTOR_CUDA_WITH_NVTX)
+static_assert(StreamNameBackend<cuda>);
+#endif
 
 }  // namespace streamexecutor
 
