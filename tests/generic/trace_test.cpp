@@ -137,7 +137,6 @@ TEST_CASE("a trace records each operation with its kind, order, device times and
       .ThenMemcpyD2D(dz.ptr(), dy.cref());
   REQUIRE(producer.BlockHostUntilDone().ok());
   REQUIRE(consumer.BlockHostUntilDone().ok());
-  CHECK(out[0] == 5.0f);
   CHECK(callbacks == 1);
   REQUIRE(se::trace::Stop().ok());
   CHECK_FALSE(se::trace::Recording());

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <concepts>
 #include <memory>
@@ -178,7 +179,10 @@ class Stream : public detail::CannedMembers<Stream<B>> {
           detail::CheckArguments<std::tuple<Params...>, std::tuple<Args&&...>>(std::index_sequence_for<Params...>{}) ||
           true);
       if (!status_.ok()) return *this;
-      if (!plain_ || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...)) [[unlikely]] {
+      // Cleared while something observes (trace::detail::LaunchSwitch): tracing
+      // costs this path nothing while off; RefuseLaunch then traces the launch.
+      if (!trace::detail::IsSet(plain_) || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...))
+          [[unlikely]] {
         if (capture_ != nullptr) {
           capture_->ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
           return *this;
@@ -189,9 +193,6 @@ class Stream : public detail::CannedMembers<Stream<B>> {
           return *this;
         }
       }
-      // What tracing costs this path while off: one load and one branch (core/trace.hpp).
-      if (trace::detail::Observing()) [[unlikely]]
-        return TracedLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
       if constexpr (ArgumentLaunchBackend<B>) {
         const op::LaunchSite<typename B::KernelHandle> site{kernel.template handle<typename B::KernelHandle>(),
                                                             thread_dims, block_dims, kernel.interned_name()};
@@ -229,14 +230,6 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     } else {
       return Status();
     }
-  }
-
-  // The launch above while something observes: out of the launch path.
-  template <typename... Params, typename... Args>
-  [[gnu::cold, gnu::noinline]] Stream& TracedLaunch(const ThreadDim& thread_dims, const BlockDim& block_dims,
-                                                    const TypedKernel<Params...>& kernel, Args&&... args) {
-    return Check(Traced(LaunchOperation(thread_dims, block_dims, kernel.name()),
-                        [&] { return SubmitLaunch(thread_dims, block_dims, kernel, static_cast<Args&&>(args)...); }));
   }
 
  public:
@@ -618,7 +611,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     STREAMEXECUTOR_RETURN_IF_ERROR(buffer->CheckCaptureStart(caller, parent_, Label()));
     buffer->SetCapturer({this, &AbandonCapture});
     capture_ = buffer;
-    plain_ = false;
+    trace::detail::SetSwitch(switch_.get(), &plain_, true);
     parent_->CaptureBegan();
     return Status();
   }
@@ -688,7 +681,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   void StopCapture() noexcept {
     capture_->SetCapturer({});
     capture_ = nullptr;
-    plain_ = initialized_;
+    if (switch_ != nullptr) trace::detail::SetSwitch(switch_.get(), &plain_, false);
     parent_->CaptureEnded();
   }
   // The buffer captured into is going away: the stream runs its work again.
@@ -700,13 +693,17 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       if (!name_.empty()) B::SetStreamName(handle_, name_);
     }
     live_.reset(new (std::nothrow) detail::LiveStream<B>());
-    if (live_ == nullptr) {
+    switch_.reset(new (std::nothrow) trace::detail::LaunchSwitch());
+    if (live_ == nullptr || switch_ == nullptr) {
+      live_.reset();
+      switch_.reset();
       B::DestroyEvent(parent_->native_state(), join_event_);
       B::DestroyStream(parent_->native_state(), handle_);
       return Fail(ErrorCode::kResourceExhausted, "Stream::Init: out of host memory");
     }
     initialized_ = true;
-    plain_ = true;
+    switch_->plain = &plain_;
+    trace::detail::AddSwitch(switch_.get());
     live_->handle = &handle_;
     parent_->Link(*live_);
     return *this;
@@ -729,7 +726,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     B::DestroyStream(parent_->native_state(), handle_);
     live_.reset();
     initialized_ = false;
-    plain_ = false;
+    trace::detail::RemoveSwitch(switch_.get());
+    switch_.reset();
   }
   // `other`'s handles are copied, not cleared, until Relink returns: a
   // synchronous operation that pinned the stream before may still read them
@@ -740,17 +738,30 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     handle_ = other.handle_;
     join_event_ = other.join_event_;
     initialized_ = std::exchange(other.initialized_, false);
-    plain_ = std::exchange(other.plain_, false);
     capture_ = std::exchange(other.capture_, nullptr);
     if (capture_ != nullptr) capture_->SetCapturer({this, &AbandonCapture});
+    switch_ = std::move(other.switch_);
     status_ = std::move(other.status_);
     other.status_ = Status();
+    if (switch_ != nullptr) trace::detail::SetSwitch(switch_.get(), &plain_, capture_ != nullptr);
+    other.plain_.store(false, std::memory_order_relaxed);
     live_ = std::move(other.live_);
     trace_ = std::move(other.trace_);
     name_ = std::move(other.name_);
     if (initialized_) parent_->Relink(*live_, &handle_);
     other.handle_ = {};
     other.join_event_ = {};
+  }
+
+  // A launch while something observes. Opaque to the optimizer (noipa): what
+  // tracing does would otherwise change how GCC compiles every inline launch
+  // that can reach RefuseLaunch, by 2 or 3 instructions (docs/performance.md).
+  template <typename... Params, typename... Args>
+  [[gnu::cold, gnu::noinline, gnu::noipa]] void TracedLaunch(const ThreadDim& threads, const BlockDim& blocks,
+                                                             const TypedKernel<Params...>& kernel,
+                                                             const Args&... args) {
+    Check(Traced(LaunchOperation(threads, blocks, kernel.name()),
+                 [&] { return SubmitLaunch(threads, blocks, kernel, args...); }));
   }
 
   // Out of the launch path: why a launch that LaunchIsValid refused is wrong
@@ -773,6 +784,10 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       return false;
     }
     Status why = detail::CheckLaunch(*parent_, threads, blocks, kernel, args...);  // core/launch_check.hpp
+    if (why.ok() && trace::detail::Observing()) {
+      TracedLaunch(threads, blocks, kernel, args...);  // here, not inline: the launch path stays as it is
+      return false;
+    }
     if (why.ok()) [[unlikely]] {
       if (detail::TakesPeerMemory<Params...>(*parent_, args...)) return true;
       why = MakeError(ErrorCode::kInternal,
@@ -948,7 +963,9 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   typename B::StreamHandle handle_{};
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
   bool initialized_ = false;
-  bool plain_ = false;  // initialized and not capturing: what the launch path asks
+  // Initialized, not capturing, nothing observing: what the launch path asks
+  // (trace::detail::IsSet reads it).
+  std::atomic<bool> plain_{false};
   typename detail::CaptureTarget<B>::type* capture_ = nullptr;  // BeginCapture's buffer
   Status status_;
   // In the executor's list while initialized; on the heap so that a move
@@ -957,6 +974,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   std::string name_;
   // Made by the first operation traced (core/stream_trace.hpp).
   std::unique_ptr<detail::StreamTrace<B>> trace_;
+  std::unique_ptr<trace::detail::LaunchSwitch> switch_;  // plain_'s entry in the trace's list
 };
 
 template <Backend B>

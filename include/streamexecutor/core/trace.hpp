@@ -87,10 +87,47 @@ class Range;
 
 namespace trace::detail {
 
-// True while a trace records or a profiler takes annotations: the one test
-// the launch path makes.
+// True while a trace records or a profiler takes annotations: what the
+// enqueue paths test before their driver call.
 STREAMEXECUTOR_EXPORT inline constinit std::atomic<bool> observing{false};
 [[gnu::always_inline]] inline bool Observing() noexcept { return observing.load(std::memory_order_relaxed); }
+
+// A stream's launch flag (Stream's `plain_`): set while the stream is
+// initialized, does not capture, and nothing observes; the launch path
+// already tests it. Starting and stopping a trace clears and sets it on every
+// stream, so that the launch path pays nothing for tracing while off. A switch
+// is registered from Init to Release; `plain` moves with the Stream.
+struct LaunchSwitch {
+  std::atomic<bool>* plain = nullptr;
+  bool capturing = false;
+};
+
+// A relaxed load of a stream's `plain_`, which trace::Start and Stop store to
+// from any thread. On x86-64 with GCC or Clang it is read with one compare
+// the compiler cannot see into: an atomic load there costs the launch path
+// up to 30 instructions (GCC keeps less in registers around it; see
+// docs/performance.md), and an aligned byte load is atomic on x86 anyway.
+// Elsewhere, and under ThreadSanitizer (which must see the atomic), it is
+// the atomic load itself.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STREAMEXECUTOR_DETAIL_TSAN 1
+#endif
+#endif
+#if !defined(STREAMEXECUTOR_DETAIL_TSAN)
+#define STREAMEXECUTOR_DETAIL_TSAN 0
+#endif
+[[gnu::always_inline]] inline bool IsSet(const std::atomic<bool>& flag) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(__SANITIZE_THREAD__) && !STREAMEXECUTOR_DETAIL_TSAN
+  static_assert(sizeof(std::atomic<bool>) == 1);
+  bool set;
+  asm("cmpb $0, %1" : "=@ccnz"(set) : "m"(*reinterpret_cast<const unsigned char*>(&flag)));
+  return set;
+#else
+  return flag.load(std::memory_order_relaxed);
+#endif
+}
 
 // A backend whose profiler is attached (the CUDA backend under Nsight) hands
 // its range calls here; they then wrap every stream operation and Range.
@@ -169,6 +206,7 @@ struct Recorder {
   // Every stream with a trace part, for Stop. Taken before a stream's mutex.
   std::mutex streams_mutex;
   std::vector<StreamTraceBase*> streams;
+  std::vector<LaunchSwitch*> switches;  // every initialized stream's
   std::atomic<const void*> annotation_push{nullptr};
   std::atomic<const void*> annotation_pop{nullptr};
 };
@@ -183,6 +221,12 @@ STREAMEXECUTOR_EXPORT inline Recorder& TheRecorder() {
 inline std::int64_t NanosecondsSince(std::chrono::steady_clock::time_point origin) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin).count();
 }
+
+// A stream's switch: registered (plain unless capturing or observing),
+// changed (capture begins or ends, the Stream moved), removed.
+STREAMEXECUTOR_DECL void AddSwitch(LaunchSwitch* launch_switch);
+STREAMEXECUTOR_DECL void SetSwitch(LaunchSwitch* launch_switch, std::atomic<bool>* plain, bool capturing);
+STREAMEXECUTOR_DECL void RemoveSwitch(LaunchSwitch* launch_switch);
 
 // Reads STREAMEXECUTOR_TRACE once per process (Stream::Init calls it).
 STREAMEXECUTOR_DECL void StartFromEnvironment();
@@ -235,9 +279,39 @@ inline void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
 }
 
+// Under the recorder's mutex.
+inline void Switch(LaunchSwitch& launch_switch, bool observed) {
+  launch_switch.plain->store(!observed && !launch_switch.capturing, std::memory_order_relaxed);
+}
+
+// Under the recorder's mutex.
 inline void UpdateObserving(Recorder& recorder) {
   const bool annotating = recorder.annotation_push.load(std::memory_order_acquire) != nullptr;
-  observing.store(recorder.recording || annotating, std::memory_order_release);
+  const bool now = recorder.recording || annotating;
+  observing.store(now, std::memory_order_release);
+  for (LaunchSwitch* s : recorder.switches) Switch(*s, now);
+}
+
+STREAMEXECUTOR_DECL void AddSwitch(LaunchSwitch* launch_switch) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  recorder.switches.push_back(launch_switch);
+  Switch(*launch_switch, observing.load(std::memory_order_relaxed));
+}
+
+STREAMEXECUTOR_DECL void SetSwitch(LaunchSwitch* launch_switch, std::atomic<bool>* plain, bool capturing) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  launch_switch->plain = plain;
+  launch_switch->capturing = capturing;
+  Switch(*launch_switch, observing.load(std::memory_order_relaxed));
+}
+
+STREAMEXECUTOR_DECL void RemoveSwitch(LaunchSwitch* launch_switch) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  std::erase(recorder.switches, launch_switch);
+  launch_switch->plain->store(false, std::memory_order_relaxed);
 }
 
 STREAMEXECUTOR_DECL void SetAnnotationSink(AnnotationSink sink) {
@@ -314,7 +388,8 @@ STREAMEXECUTOR_DECL std::uint64_t AddRecord(Recorder& recorder, std::uint32_t la
   } else {
     ++stream.enqueued;
     ++executor.enqueued;
-    std::uint64_t TraceCounters::*bytes = nullptr;
+    using Member = std::uint64_t TraceCounters::*;
+    Member bytes = nullptr;
     if (op.kind == TraceKind::kMemcpyH2D) bytes = &TraceCounters::bytes_h2d;
     if (op.kind == TraceKind::kMemcpyD2H) bytes = &TraceCounters::bytes_d2h;
     if (op.kind == TraceKind::kMemcpyD2D) bytes = &TraceCounters::bytes_d2d;
