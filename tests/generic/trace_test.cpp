@@ -363,3 +363,22 @@ TEST_CASE("work not finished when the trace stops is written without device time
   REQUIRE(again.size() == 1);
   CHECK(Text(*again[0], "ph") == "X");
 }
+
+TEST_CASE("a trace records the executor's allocations on its memory lane", "[trace]") {
+  auto* executor = TestExecutor();
+  const std::string path = TracePath("memory");
+  REQUIRE(se::trace::Start(path).ok());
+  {
+    auto memory = executor->AllocateOwnedArray<std::uint32_t>(256);
+    REQUIRE(memory.ok());
+  }
+  REQUIRE(se::trace::Stop().ok());
+  const json::Value trace = ReadTrace(path);
+  const auto ops = Operations(trace, FindLane(trace, "memory "));
+  REQUIRE(ops.size() == 2);
+  CHECK(Kinds(ops) == std::vector<std::string>{"allocation", "allocation"});
+  CHECK(Text(*ops[0], "name") == "Allocate");
+  CHECK(Text(*ops[1], "name") == "Deallocate");
+  CHECK(Number(*ops[0]->find("args"), "bytes") == 1024);
+  CHECK(Text(*ops[0], "ph") == "i");
+}

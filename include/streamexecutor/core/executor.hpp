@@ -118,6 +118,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     }
     STREAMEXECUTOR_RETURN_IF_ERROR(RetireRecord("Deallocate", *memory, detail::RecordKind::kAllocated));
     Status status = B::Deallocate(state_, DeviceMemoryBase(memory->opaque(), memory->size()));
+    if (trace::detail::Observing()) [[unlikely]]
+      trace::detail::RecordAllocation(this, label_, "Deallocate", memory->size(), status);
     *memory = DeviceMemoryBase();
     return status;
   }
@@ -438,6 +440,9 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
     if (!memory.ok()) return DescribeExhaustion(memory.status(), "allocation", bytes);
     StatusOr<DeviceMemoryBase> registered = RegisterAllocation(memory.value().opaque(), bytes);
     if (!registered.ok()) B::Deallocate(state_, memory.value()).IgnoreError();
+    if (trace::detail::Observing()) [[unlikely]]
+      trace::detail::RecordAllocation(this, label_, kind == MemoryKind::kUnified ? "AllocateUnified" : "Allocate",
+                                      bytes, registered.status());
     return registered;
   }
 

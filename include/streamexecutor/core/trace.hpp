@@ -160,8 +160,8 @@ struct Record {
   std::int64_t end_ns = -1;
   std::uint64_t waited = 0;  // the record it waited for, index + 1
   std::uint64_t bytes = 0;
+  std::array<std::uint64_t, 6> dims{};  // a launch's grid and block, x y z each; grid x 0: none
   std::string name;
-  std::string args;  // more JSON members, each preceded by a comma
   std::string note;  // why the device time is missing, or the driver's refusal
   bool failed = false;
 };
@@ -201,7 +201,8 @@ struct Recorder {
   std::vector<Record> records;
   std::vector<Lane> lanes;
   std::vector<Process> processes;
-  std::unordered_map<const void*, std::uint64_t> last_record;  // native event -> its latest record, index + 1
+  std::unordered_map<const void*, std::uint64_t> last_record;   // native event -> its latest record, index + 1
+  std::unordered_map<const void*, std::uint32_t> memory_lanes;  // executor -> its lane of allocations
   std::uint32_t next_tid = 1;
   // Every stream with a trace part, for Stop. Taken before a stream's mutex.
   std::mutex streams_mutex;
@@ -246,6 +247,10 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json);
 STREAMEXECUTOR_DECL TraceCounters CountersOfExecutor(const void* executor);
 STREAMEXECUTOR_DECL TraceCounters CountersOfLane(std::uint64_t session, std::uint32_t lane);
 STREAMEXECUTOR_DECL void AddBlockedTime(std::uint64_t session, std::uint32_t lane, std::int64_t nanoseconds);
+// An executor's allocation or release (StreamExecutor::Allocate*, Deallocate),
+// an instant on the executor's "memory" lane.
+STREAMEXECUTOR_DECL void RecordAllocation(const void* executor, std::string_view executor_label, std::string_view call,
+                                          std::uint64_t bytes, const Status& status);
 // trace::Range's two halves: the start time (-1: nothing recorded) and the record.
 STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated);
 STREAMEXECUTOR_DECL void EndRange(std::string_view name, std::int64_t start_ns, bool annotated);
@@ -369,10 +374,8 @@ STREAMEXECUTOR_DECL std::uint64_t AddRecord(Recorder& recorder, std::uint32_t la
   record.bytes = op.bytes;
   record.name = std::string(op.name);
   if (op.threads != nullptr && op.blocks != nullptr) {
-    record.args = fmt::format(R"(,"grid":[{},{},{}],"block":[{},{},{}])", op.blocks->x, op.blocks->y, op.blocks->z,
-                              op.threads->x, op.threads->y, op.threads->z);
+    record.dims = {op.blocks->x, op.blocks->y, op.blocks->z, op.threads->x, op.threads->y, op.threads->z};
   }
-  if (op.bytes != 0) record.args += fmt::format(R"(,"bytes":{})", op.bytes);
   if (op.waits_op != 0 && op.waits_op <= recorder.records.size()) record.waited = op.waits_op;
   if (op.waits_event != nullptr) {
     const auto found = recorder.last_record.find(op.waits_event);
@@ -472,7 +475,11 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
     std::string name, note;
     AppendJsonString(name, r.name);
     std::string args = fmt::format(R"("op":{},"enqueue_us":{})", index + 1, Microseconds(r.enqueue_ns));
-    args += r.args;
+    if (r.dims[0] != 0) {
+      args += fmt::format(R"(,"grid":[{},{},{}],"block":[{},{},{}])", r.dims[0], r.dims[1], r.dims[2], r.dims[3],
+                          r.dims[4], r.dims[5]);
+    }
+    if (r.bytes != 0) args += fmt::format(R"(,"bytes":{})", r.bytes);
     if (!r.note.empty()) {
       AppendJsonString(note, r.note);
       args += fmt::format(R"(,"{}":{})", r.failed ? "error" : "device_time", note);
@@ -610,6 +617,7 @@ inline Status StartRecording(std::string_view path, bool from_environment) {
   recorder.lanes.clear();
   recorder.processes.clear();
   recorder.last_record.clear();
+  recorder.memory_lanes.clear();
   recorder.next_tid = 1;
   ++recorder.session;
   recorder.origin = std::chrono::steady_clock::now();
@@ -625,6 +633,20 @@ STREAMEXECUTOR_DECL void StartFromEnvironment() {
     std::fprintf(stderr, "streamexecutor: STREAMEXECUTOR_TRACE: %s; the program runs without a trace\n",
                  status.message().c_str());
   }
+}
+
+STREAMEXECUTOR_DECL void RecordAllocation(const void* executor, std::string_view executor_label, std::string_view call,
+                                          std::uint64_t bytes, const Status& status) {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (!recorder.recording) return;
+  auto [lane, added] = recorder.memory_lanes.try_emplace(executor, 0);
+  if (added) {
+    lane->second = AddLane(recorder, executor, executor_label, "");
+    recorder.lanes[lane->second].name = fmt::format("memory {}", recorder.lanes[lane->second].tid);
+  }
+  Operation op{TraceKind::kAllocation, call, bytes};
+  AddRecord(recorder, lane->second, op, NanosecondsSince(recorder.origin), status);
 }
 
 STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated) {
