@@ -303,11 +303,11 @@ TEST_CASE("trace::Start refuses an unwritable or empty path; Stop without a trac
 
 TEST_CASE("two threads starting a trace get one trace, and both threads' work is in it", "[trace]") {
   auto* executor = TestExecutor();
-  auto device = executor->AllocateOwnedArray<std::uint32_t>(64);
   const std::string path = TracePath("threads");
   std::atomic<int> started{0}, refused{0};
   std::atomic<bool> go{false};
   auto work = [&](const char* name) {
+    auto device = executor->AllocateOwnedArray<std::uint32_t>(64);  // each its own: no race between the fills
     se::Stream stream(executor);
     stream.Init().SetName(name);
     while (!go.load()) std::this_thread::yield();
@@ -381,4 +381,25 @@ TEST_CASE("a trace records the executor's allocations on its memory lane", "[tra
   CHECK(Text(*ops[1], "name") == "Deallocate");
   CHECK(Number(*ops[0]->find("args"), "bytes") == 1024);
   CHECK(Text(*ops[0], "ph") == "i");
+}
+
+TEST_CASE("a command buffer's submission is one operation of the trace", "[trace][command-buffer]") {
+  if constexpr (se::CommandBufferBackend<TestBackend>) {
+    auto* executor = TestExecutor();
+    auto device = executor->AllocateOwnedArray<std::uint32_t>(256);
+    se::CommandBuffer buffer(executor);
+    buffer.Init().ThenMemset32(device.ptr(), 7u, 256 * 4).ThenMemZero(device.ptr(), 128 * 4);
+    REQUIRE(buffer.ok());
+    se::Stream stream(executor);
+    REQUIRE(stream.Init().SetName("replay").ok());
+    const std::string path = TracePath("buffer");
+    REQUIRE(se::trace::Start(path).ok());
+    stream.ThenSubmit(&buffer).ThenSubmit(&buffer);
+    REQUIRE(stream.BlockHostUntilDone().ok());
+    REQUIRE(se::trace::Stop().ok());
+    const json::Value trace = ReadTrace(path);
+    const auto ops = Operations(trace, FindLane(trace, "'replay'"));
+    CHECK(Kinds(ops) == std::vector<std::string>{"command_buffer", "command_buffer"});
+    for (const json::Value* op : ops) CHECK(Text(*op, "ph") == "X");
+  }
 }

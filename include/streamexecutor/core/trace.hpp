@@ -229,9 +229,10 @@ STREAMEXECUTOR_DECL void AddSwitch(LaunchSwitch* launch_switch);
 STREAMEXECUTOR_DECL void SetSwitch(LaunchSwitch* launch_switch, std::atomic<bool>* plain, bool capturing);
 STREAMEXECUTOR_DECL void RemoveSwitch(LaunchSwitch* launch_switch);
 
-// Reads STREAMEXECUTOR_TRACE once per process (Stream::Init calls it).
+// Reads STREAMEXECUTOR_TRACE once per process (Stream::Init calls it): one
+// flag across shared libraries built with hidden visibility (export.hpp).
 STREAMEXECUTOR_DECL void StartFromEnvironment();
-inline void StartFromEnvironmentOnce() {
+STREAMEXECUTOR_EXPORT inline void StartFromEnvironmentOnce() {
   static const bool read = (StartFromEnvironment(), true);
   (void)read;
 }
