@@ -64,7 +64,7 @@ def check_pipeline(pipeline, plot, directory):
     labels = sorted(processes.values())
     if len(labels) != 3 or not labels[0].startswith("host") or not all(l.startswith("opencl:") for l in labels[1:]):
         fail(f"executors: {labels}")
-    lanes = lanes_of(trace)
+    lanes = {k: v for k, v in lanes_of(trace).items() if v.startswith("stream ")}
     if len(lanes) != 4:
         fail(f"expected the pipeline's 4 streams, got {lanes}")
     ops = operations(trace)
@@ -75,6 +75,10 @@ def check_pipeline(pipeline, plot, directory):
     launches = sorted(e["name"] for lane in ops.values() for e in lane if e["cat"] == "launch")
     if launches != ["add_one"] * 8 + ["produce"] * 8 + ["square"] * 8:
         fail(f"launches: {launches}")
+    memory = [e for lane, events in ops.items() if lane not in lanes for e in events]
+    if not memory or any(e["cat"] != "allocation" for e in memory):
+        fail(f"the executors' memory lanes: {[(e['cat'], e['name']) for e in memory]}")
+    ops = {lane: events for lane, events in ops.items() if lane in lanes}
     for lane, events in ops.items():
         end = 0.0
         for e in events:

@@ -753,13 +753,11 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     other.join_event_ = {};
   }
 
-  // A launch while something observes. Opaque to the optimizer (noipa): what
-  // tracing does would otherwise change how GCC compiles every inline launch
-  // that can reach RefuseLaunch, by 2 or 3 instructions (docs/performance.md).
+  // A launch while something observes (RefuseLaunch calls it), with the
+  // stream's events around it (core/stream_trace.hpp).
   template <typename... Params, typename... Args>
-  [[gnu::cold, gnu::noinline, gnu::noipa]] void TracedLaunch(const ThreadDim& threads, const BlockDim& blocks,
-                                                             const TypedKernel<Params...>& kernel,
-                                                             const Args&... args) {
+  [[gnu::cold, gnu::noinline]] void TracedLaunch(const ThreadDim& threads, const BlockDim& blocks,
+                                                 const TypedKernel<Params...>& kernel, const Args&... args) {
     Check(Traced(LaunchOperation(threads, blocks, kernel.name()),
                  [&] { return SubmitLaunch(threads, blocks, kernel, args...); }));
   }

@@ -153,11 +153,9 @@ class StreamTrace final : public trace::detail::StreamTraceBase {
       if (recorder.session == session_ && p.record <= recorder.records.size()) {
         trace::detail::Record& record = recorder.records[p.record - 1];
         if (begin.ok() && finish.ok()) {
+          // As measured; WriteTrace makes them consistent with what is known for sure.
           record.start_ns = begin.value();
           record.end_ns = std::max(finish.value(), begin.value());
-          // An operation cannot start on the device before it was enqueued:
-          // the anchor's host time is taken just after the anchor ran.
-          record.start_ns = std::max(record.start_ns, std::min(record.enqueue_ns, record.end_ns));
           trace::detail::Lane& lane = recorder.lanes[lane_];
           trace::detail::Process& process = recorder.processes[lane.pid - 1];
           ++lane.counters.completed;

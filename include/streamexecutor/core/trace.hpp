@@ -460,6 +460,24 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
     event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
                       lane.pid, lane.tid, lane.tid));
   }
+  // Device times come from each stream's events placed on the host clock by
+  // that stream's anchor, which may be off by half a wait's round trip. What
+  // is known for sure then holds by moving an operation later, never
+  // earlier: it starts after it was enqueued, after the operation before it
+  // on its stream ended, and a wait ends after what it waited for. In the
+  // order of enqueueing, what an operation depends on is already placed.
+  std::vector<std::int64_t> lane_end(recorder.lanes.size(), 0);
+  for (Record& r : recorder.records) {
+    if (r.start_ns < 0) continue;
+    const std::int64_t shift = std::max<std::int64_t>(0, std::max(r.enqueue_ns, lane_end[r.lane]) - r.start_ns);
+    r.start_ns += shift;
+    r.end_ns += shift;
+    if (r.waited != 0) {
+      const Record& from = recorder.records[r.waited - 1];
+      if (from.end_ns > r.end_ns) r.end_ns = from.end_ns;
+    }
+    lane_end[r.lane] = r.end_ns;
+  }
   // Each executor's bytes copied so far, as counters at each copy's end.
   std::vector<std::array<std::uint64_t, 3>> copied(recorder.processes.size(), {0, 0, 0});
   std::vector<std::size_t> order(recorder.records.size());
