@@ -11,11 +11,15 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 constexpr const char* kPtx = R"(
 .version 8.0
@@ -26,19 +30,6 @@ constexpr const char* kPtx = R"(
 { ret; }
 )";
 using ScaleKernel = se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t>;
-
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = se_test::CountingDoubleApi::Find();
-  return api;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  const bool found = status.message().find(text) != std::string::npos;
-  if (!found) UNSCOPED_INFO("status: " << status.ToString() << "\n  does not mention: " << text);
-  return found;
-}
 
 struct Counts {
   long Of(const char* name) const { return Double().calls(name); }

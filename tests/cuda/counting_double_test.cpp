@@ -20,12 +20,16 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
 #include "counting_new.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 // Hand-written PTX: the double parses the .entry parameter lists, and the
 // backend's load-time signature check reads the same text.
@@ -45,13 +49,6 @@ struct Triple {
   std::int32_t a, b, c;
 };
 
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = se_test::CountingDoubleApi::Find();
-  return api;
-}
-
 template <typename T>
 T ParamAs(const SeCountingDoubleLaunch& launch, std::size_t index) {
   REQUIRE(launch.param_sizes[index] == sizeof(T));
@@ -66,10 +63,6 @@ se::MultiKernelLoaderSpec ScaleSpec() {
   se::MultiKernelLoaderSpec spec(3);
   spec.AddCudaPtxInMemory(kPtx, "scale");
   return spec;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string::npos;
 }
 
 }  // namespace

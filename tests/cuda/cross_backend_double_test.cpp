@@ -19,26 +19,19 @@
 #endif
 #include <vector>
 
-#include "counting_driver_double.hpp"
 #include "cross_backend/ordering.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 using se_test::Gate;
 
 namespace {
 
+using se_test::Double;
+using se_test::Mentions;
+
 se::StreamExecutor<se::cuda>* Cuda() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
 se::StreamExecutor<se::host>* Host() { return se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  // Found among the loaded libraries: the platform loads the driver first.
-  static se_test::CountingDoubleApi api = (se::Platform<se::cuda>::Get(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string_view::npos;
-}
 
 }  // namespace
 

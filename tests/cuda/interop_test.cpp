@@ -13,11 +13,16 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Calls;
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 constexpr const char* kPtx = R"(
 .version 8.0
@@ -27,15 +32,6 @@ constexpr const char* kPtx = R"(
 .visible .entry fill(.param .u64 fill_param_0, .param .u32 fill_param_1)
 { ret; }
 )";
-
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-// Found once the platform loaded the driver, which is then the double.
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-long Calls(const char* entry_point) { return Double().calls(entry_point); }
 
 // The double's hooks for objects of the other library's context.
 CUstream ForeignStream() {
@@ -53,12 +49,6 @@ CUdeviceptr ForeignAllocation(std::size_t bytes) {
   dlclose(library);
   REQUIRE(make != nullptr);
   return make(bytes);
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  const bool found = status.message().find(text) != std::string::npos;
-  if (!found) UNSCOPED_INFO("status: " << status.ToString() << "\n  does not mention: " << text);
-  return found;
 }
 
 // The driver table the backend loaded, used here as another library would

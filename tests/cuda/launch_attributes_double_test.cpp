@@ -17,11 +17,16 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Calls;
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 constexpr const char* kPtx = R"(
 .version 8.0
@@ -34,18 +39,6 @@ constexpr const char* kPtx = R"(
 )";
 
 using GridKernel = se::TypedKernel<se::DeviceMemory<float>*, std::uint32_t>;
-
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-long Calls(const char* entry_point) { return Double().calls(entry_point); }
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string_view::npos;
-}
 
 GridKernel Load() {
   GridKernel kernel(Executor());

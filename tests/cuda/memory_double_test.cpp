@@ -10,21 +10,17 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
 
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-long Calls(const char* entry_point) { return Double().calls(entry_point); }
-bool Mentions(const se::Status& status, const std::string& text) {
-  return status.message().find(text) != std::string::npos;
-}
+using se_test::Calls;
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
+
 SeCountingDoubleManaged Hints(const se::DeviceMemoryBase& memory) {
   SeCountingDoubleManaged hints{};
   REQUIRE(Double().managed_state(memory.start_address(), &hints));

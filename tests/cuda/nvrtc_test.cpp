@@ -20,7 +20,7 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
@@ -34,18 +34,9 @@ int SeTestPreflight() {
 
 namespace {
 
-se::StreamExecutor<se::cuda>* Executor(int ordinal = 0) {
-  return se::Platform<se::cuda>::Get().ExecutorForDevice(ordinal).ValueOrDie();
-}
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string_view::npos;
-}
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 long Compilations() { return se::cuda_detail::NvrtcCompilations().load(); }
 

@@ -14,11 +14,16 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Calls;
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 // `tiled`: 40 registers (.reg counts 2 + 30 + 8), at most 256 threads
 // (.maxntid), 4 KiB of static shared memory, 48 bytes of local memory; the
@@ -50,22 +55,10 @@ constexpr const char* kPtx = R"(
 }
 )";
 
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-long Calls(const char* entry_point) { return Double().calls(entry_point); }
-
 SeCountingDoubleOccupancyCall LastCall(const char* entry_point) {
   SeCountingDoubleOccupancyCall call{};
   REQUIRE(Double().last_occupancy_call(entry_point, &call));
   return call;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string::npos;
 }
 
 using TiledKernel = se::TypedKernel<se::DeviceMemory<float>*, std::uint32_t>;

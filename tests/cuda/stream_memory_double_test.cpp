@@ -17,22 +17,15 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
 
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
-
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(), se_test::CountingDoubleApi::Find());
-  return api;
-}
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  return status.message().find(text) != std::string_view::npos;
-}
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 SeCountingDoubleMemoryOperation Last() {
   SeCountingDoubleMemoryOperation operation{};

@@ -27,13 +27,15 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 #include "json_reader.hpp"
 
 namespace se = streamexecutor;
 namespace json = se_test::json;
 
 namespace {
+
+using se_test::Executor;
 
 constexpr const char* kPtx = R"(
 .version 8.0
@@ -44,8 +46,6 @@ constexpr const char* kPtx = R"(
 { ret; }
 )";
 using ScaleKernel = se::TypedKernel<se::DeviceMemory<float>*, float, std::uint32_t>;
-
-se::StreamExecutor<se::cuda>* Executor() { return se::Platform<se::cuda>::Get().ExecutorForDevice(0).ValueOrDie(); }
 
 void LoadScale(se::StreamExecutor<se::cuda>* executor, ScaleKernel* kernel) {
   se::MultiKernelLoaderSpec spec(3);

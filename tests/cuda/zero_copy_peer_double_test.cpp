@@ -16,11 +16,16 @@
 
 #include <streamexecutor/cuda.hpp>
 
-#include "counting_driver_double.hpp"
+#include "double_test.hpp"
 
 namespace se = streamexecutor;
 
 namespace {
+
+using se_test::Calls;
+using se_test::Double;
+using se_test::Executor;
+using se_test::Mentions;
 
 constexpr const char* kPtx = R"(
 .version 8.0
@@ -34,21 +39,6 @@ constexpr const char* kPtx = R"(
 { ret; }
 )";
 using FillKernel = se::TypedKernel<se::DeviceMemory<int>*, std::uint32_t>;
-
-se::StreamExecutor<se::cuda>* Executor(int ordinal) {
-  return se::Platform<se::cuda>::Get().ExecutorForDevice(ordinal).ValueOrDie();
-}
-se_test::CountingDoubleApi& Double() {
-  static se_test::CountingDoubleApi api = (Executor(0), se_test::CountingDoubleApi::Find());
-  return api;
-}
-long Calls(const char* entry_point) { return Double().calls(entry_point); }
-
-bool Mentions(const se::Status& status, std::string_view text) {
-  const bool found = status.message().find(text) != std::string::npos;
-  if (!found) UNSCOPED_INFO("status: " << status.ToString() << "\n  does not mention: " << text);
-  return found;
-}
 
 void Load(se::StreamExecutor<se::cuda>* executor, FillKernel& kernel) {
   se::MultiKernelLoaderSpec spec(2);
