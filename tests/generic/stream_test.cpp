@@ -276,3 +276,97 @@ TEST_CASE("a stream moved while its work waits keeps that work in order", "[stre
   releaser.join();
   REQUIRE(moved.BlockHostUntilDone().ok());
 }
+
+// Stream priorities (core/stream_priority.hpp): every backend runs work at
+// kNormal; kLow and kHigh need se::StreamPriorityBackend, and a backend that
+// has it may still refuse them for a device that lacks what they need.
+TEST_CASE("streams at each priority run their work, or say why a priority is refused", "[stream][priority]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<int>(64);
+  for (se::StreamPriority priority :
+       {se::StreamPriority::kLow, se::StreamPriority::kNormal, se::StreamPriority::kHigh}) {
+    INFO("priority " << se::StreamPriorityName(priority));
+    se::Stream stream(executor);
+    stream.Init(priority);
+    if (priority != se::StreamPriority::kNormal) {
+      if constexpr (!se::StreamPriorityBackend<TestBackend>) {
+        CHECK(stream.status().code() == se::ErrorCode::kUnimplemented);
+        CHECK(Mentions(stream.status(), "StreamPriorityBackend"));
+        CHECK(Mentions(stream.status(), TestBackend::kName));
+        CHECK(Mentions(stream.status(), se::StreamPriorityName(priority)));
+        CHECK_FALSE(stream.initialized());
+        continue;
+      } else if (stream.status().code() == se::ErrorCode::kUnimplemented) {
+        // The device lacks it (OpenCL without cl_khr_priority_hints): said, and nothing made.
+        CHECK(Mentions(stream.status(), "priorit"));
+        CHECK(Mentions(stream.status(), executor->DeviceLabel()));
+        CHECK_FALSE(stream.initialized());
+        continue;
+      }
+    }
+    REQUIRE(stream.ok());
+    CHECK(stream.priority() == priority);
+    std::vector<int> in(64), out(64, 0);
+    std::iota(in.begin(), in.end(), static_cast<int>(priority) * 100);
+    int callbacks = 0;
+    REQUIRE(stream.ThenMemcpyH2D<int>(in, device.ptr())
+                .ThenMemset32(device.ptr(), 5, 8)
+                .ThenMemcpyD2H<int>(device.cref(), out)
+                .ThenDoHostCallback([&] { ++callbacks; })
+                .BlockHostUntilDone()
+                .ok());
+    CHECK(out[0] == 5);
+    CHECK(out[1] == 5);
+    CHECK(out[2] == in[2]);
+    CHECK(out[63] == in[63]);
+    CHECK(callbacks == 1);
+  }
+}
+
+TEST_CASE("a stream's priority moves with it and a failed Init says why", "[stream][priority][errors]") {
+  auto* executor = TestExecutor();
+  // The priority every backend has.
+  se::Stream stream(executor);
+  CHECK(stream.priority() == se::StreamPriority::kNormal);
+  REQUIRE(stream.Init(se::StreamPriority::kNormal).ok());
+  stream.Init(se::StreamPriority::kHigh);
+  CHECK(Mentions(stream.status(), "already initialized"));
+
+  // Where kHigh is made, a move carries it; the moved-from stream is as new.
+  se::Stream high(executor);
+  high.Init(se::StreamPriority::kHigh);
+  if (high.ok()) {
+    se::Stream moved(std::move(high));
+    CHECK(moved.priority() == se::StreamPriority::kHigh);
+    CHECK(high.priority() == se::StreamPriority::kNormal);  // NOLINT(bugprone-use-after-move)
+    REQUIRE(moved.BlockHostUntilDone().ok());
+  } else {
+    CHECK(high.status().code() == se::ErrorCode::kUnimplemented);
+  }
+
+  // A value that is not a priority.
+  se::Stream bad(executor);
+  bad.Init(static_cast<se::StreamPriority>(7));
+  CHECK(bad.status().code() == se::ErrorCode::kInvalidArgument);
+  CHECK(Mentions(bad.status(), "7 is not a StreamPriority"));
+  CHECK(Mentions(bad.status(), executor->DeviceLabel()));
+  CHECK_FALSE(bad.initialized());
+}
+
+TEST_CASE("InitWithTimer takes a priority", "[stream][priority][timer]") {
+  auto* executor = TestExecutor();
+  se::Timer timer(executor);
+  se::Stream stream(executor);
+  const se::StreamPriority priority =
+      se::StreamPriorityBackend<TestBackend> ? se::StreamPriority::kLow : se::StreamPriority::kNormal;
+  stream.InitWithTimer(&timer, priority);
+  if (stream.status().code() == se::ErrorCode::kUnimplemented) {
+    CHECK(Mentions(stream.status(), "priorit"));  // the device lacks it
+    return;
+  }
+  REQUIRE(stream.ok());
+  CHECK(stream.priority() == priority);
+  auto device = executor->AllocateOwnedArray<int>(16);
+  REQUIRE(stream.ThenStartTimer(&timer).ThenMemZero(device.ptr(), 64).ThenStopTimer(&timer).BlockHostUntilDone().ok());
+  CHECK(timer.ElapsedNanoseconds().ok());
+}

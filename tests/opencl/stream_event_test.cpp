@@ -227,3 +227,57 @@ TEST_CASE("a timer on an adopted queue without profiling says so when read, and 
   }
   clReleaseCommandQueue(queue);
 }
+
+// Stream priorities are cl_khr_priority_hints' CL_QUEUE_PRIORITY_KHR on a
+// queue of a device that lists the extension; PoCL here does not, so kLow and
+// kHigh are refused there, and the queue's properties are read back where a
+// device has it.
+TEST_CASE("stream priorities: the queue's CL_QUEUE_PRIORITY_KHR, or UNIMPLEMENTED naming the extension",
+          "[opencl][priority]") {
+  CHECK(se::opencl_detail::QueuePriorityHint(se::StreamPriority::kHigh) == CL_QUEUE_PRIORITY_HIGH_KHR);
+  CHECK(se::opencl_detail::QueuePriorityHint(se::StreamPriority::kLow) == CL_QUEUE_PRIORITY_LOW_KHR);
+  CHECK(se::opencl_detail::QueuePriorityHint(se::StreamPriority::kNormal) == 0);  // no property: the default
+
+  auto* executor = OpenCLExecutor();
+  const cl_device_id device = executor->native_state().impl->device;
+  const bool listed =
+      se::opencl_detail::InfoString(clGetDeviceInfo, device, CL_DEVICE_EXTENSIONS).find("cl_khr_priority_hints") !=
+      std::string::npos;
+  // The priority a queue was made with, from its properties (0: none given).
+  auto queue_priority = [](cl_command_queue queue) {
+    std::size_t bytes = 0;
+    REQUIRE(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &bytes) == CL_SUCCESS);
+    std::vector<cl_queue_properties> properties(bytes / sizeof(cl_queue_properties) + 1, 0);
+    REQUIRE(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES_ARRAY, bytes, properties.data(), nullptr) == CL_SUCCESS);
+    for (std::size_t i = 0; i + 1 < properties.size() && properties[i] != 0; i += 2) {
+      if (properties[i] == CL_QUEUE_PRIORITY_KHR) return properties[i + 1];
+    }
+    return cl_queue_properties{0};
+  };
+
+  for (se::StreamPriority priority : {se::StreamPriority::kLow, se::StreamPriority::kHigh}) {
+    INFO("priority " << se::StreamPriorityName(priority));
+    se::Timer timer(executor);
+    se::Stream stream(executor);
+    stream.InitWithTimer(&timer, priority);
+    if (!listed) {
+      CHECK(stream.status().code() == se::ErrorCode::kUnimplemented);
+      CHECK(Mentions(stream.status(), "does not list cl_khr_priority_hints"));
+      CHECK(Mentions(stream.status(), std::string("StreamPriority::") + std::string(se::StreamPriorityName(priority))));
+      CHECK(Mentions(stream.status(), executor->DeviceLabel()));
+      CHECK_FALSE(stream.initialized());
+      continue;
+    }
+    REQUIRE(stream.ok());
+    const cl_queue_properties expected = se::opencl_detail::QueuePriorityHint(priority);
+    CHECK(queue_priority(stream.native_handle()->queue) == expected);
+    // A timer moves the stream to a profiling queue, at the same priority.
+    REQUIRE(stream.ThenStartTimer(&timer).ThenStopTimer(&timer).BlockHostUntilDone().ok());
+    CHECK(stream.native_handle()->profiling);
+    CHECK(queue_priority(stream.native_handle()->queue) == expected);
+  }
+  // kNormal sets no property, on every device.
+  se::Stream normal(executor);
+  REQUIRE(normal.Init(se::StreamPriority::kNormal).ok());
+  CHECK(queue_priority(normal.native_handle()->queue) == 0);
+}

@@ -28,7 +28,9 @@ MOVED = {
     ],
     'opencl': [
         'streamexecutor::Stream<streamexecutor::opencl>::BlockHostUntilDone()',
-        'streamexecutor::Stream<streamexecutor::opencl>::Init()',
+        # Not Init() either: it forwards to Init(StreamPriority), which g++ -O2 inlines into main
+        # in the header-only unit (its only caller there; seen 2026-11-28).
+        'streamexecutor::Stream<streamexecutor::opencl>::~Stream()',
         'streamexecutor::Platform<streamexecutor::opencl>::ExecutorForDevice(int)',
         'streamexecutor::opencl_detail::GetProgram(',
         'streamexecutor::opencl_detail::CheckSignature(',

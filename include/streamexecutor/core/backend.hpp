@@ -384,6 +384,7 @@ struct Capabilities {
 //   core/occupancy.hpp       KernelAttributesBackend, DriverOccupancyBackend
 //   core/prepared_launch.hpp PreparedLaunchBackend
 //   core/stream_memory.hpp   StreamMemoryOperationBackend
+//   core/stream_priority.hpp StreamPriorityBackend
 //   core/synchronous.hpp     StreamIdleQueryBackend, CallbackThreadBackend, StreamHostWaitBackend
 //   core/untyped_launch.hpp  UntypedLaunchBackend
 //   collectives/operations.hpp CollectiveBackend (the collectives family, <streamexecutor/collectives.hpp>)

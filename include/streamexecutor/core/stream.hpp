@@ -28,6 +28,7 @@
 #include "streamexecutor/core/memory_pool.hpp"
 #include "streamexecutor/core/prepared_launch.hpp"
 #include "streamexecutor/core/stream_memory.hpp"
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/core/stream_trace.hpp"
 #include "streamexecutor/core/trace.hpp"
 
@@ -98,18 +99,24 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   // Waits for enqueued work: buffers and kernels it uses may die right after.
   ~Stream() { Release(); }
 
-  Stream& Init() {
+  Stream& Init() { return Init(StreamPriority::kNormal); }
+  // At a priority (core/stream_priority.hpp): kLow and kHigh need a
+  // StreamPriorityBackend, and are UNIMPLEMENTED elsewhere.
+  Stream& Init(StreamPriority priority) {
     if (parent_ == nullptr) {
       return Fail(Status(ErrorCode::kInvalidArgument,
                          "Stream::Init: the stream was constructed with a null "
                          "StreamExecutor"));
     }
     if (initialized_) return Fail(ErrorCode::kFailedPrecondition, "Stream::Init: the stream is already initialized");
-    if (Status s = B::CreateStream(parent_->native_state(), handle_); !s.ok()) return Fail(std::move(s));
+    if (Status s = detail::CreateStreamAt<B>(parent_->native_state(), handle_, priority, Label()); !s.ok()) {
+      return Fail(std::move(s));
+    }
     if (Status s = B::CreateEvent(parent_->native_state(), join_event_); !s.ok()) {
       B::DestroyStream(parent_->native_state(), handle_);
       return Fail(std::move(s));
     }
+    priority_ = priority;
     return Initialized();
   }
   // Like Init, on a queue that other code created (core/interop.hpp): the
@@ -126,12 +133,15 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     }
     return Initialized();
   }
-  Stream& InitWithTimer(Timer<B>* timer) {
-    Init();
+  Stream& InitWithTimer(Timer<B>* timer, StreamPriority priority = StreamPriority::kNormal) {
+    Init(priority);
     if (!ok()) return *this;
     if (timer == nullptr) return Fail(Null("InitWithTimer", "timer"));
     return Check(timer->Init());
   }
+  // What Init was asked for; kNormal before Init and for an adopted queue,
+  // which keeps the priority its creator gave it.
+  StreamPriority priority() const { return priority_; }
 
   // Fails the stream with `status` unless it has failed already: for work
   // queued outside the Then* calls (ThenCopyBetween's driver calls).
@@ -746,6 +756,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (switch_ != nullptr) trace::detail::SetSwitch(switch_.get(), &plain_, capture_ != nullptr);
     other.plain_.store(false, std::memory_order_relaxed);
     live_ = std::move(other.live_);
+    priority_ = std::exchange(other.priority_, StreamPriority::kNormal);
     trace_ = std::move(other.trace_);
     name_ = std::move(other.name_);
     if (initialized_) parent_->Relink(*live_, &handle_);
@@ -960,6 +971,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
   StreamExecutor<B>* parent_;
   typename B::StreamHandle handle_{};
   typename B::EventHandle join_event_{};  // for ThenWaitFor(Stream*)
+  StreamPriority priority_ = StreamPriority::kNormal;
   bool initialized_ = false;
   // Initialized, not capturing, nothing observing: what the launch path asks
   // (trace::detail::IsSet reads it).

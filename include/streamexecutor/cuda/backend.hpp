@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/cuda/command_buffer_operations.hpp"
 #include "streamexecutor/cuda/driver.hpp"
@@ -207,6 +208,11 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    return CreateStream(executor, stream, StreamPriority::kNormal);
+  }
+  // kHigh is the context's greatest priority and kLow its least
+  // (cuCtxGetStreamPriorityRange); kNormal is cuStreamCreate's, 0.
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream, StreamPriority priority) {
     const cuda_detail::ContextScope context_scope(*executor.api, executor.context);
     if (!context_scope.ok()) [[unlikely]]
       return context_scope.status();
@@ -217,8 +223,23 @@ struct STREAMEXECUTOR_EXPORT cuda : cuda_detail::PluginIds,
     state->wait_rings = executor.wait_rings;
     // Non-blocking: no implicit synchronisation with the legacy default stream,
     // so independent streams really overlap.
-    if (const CUresult r = executor.api->cuStreamCreate(&state->stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
-      return executor.api->Error(r, "cuStreamCreate", "on cuda:{}", executor.ordinal);
+    const cuda_detail::DriverApi& api = *executor.api;
+    if (priority == StreamPriority::kNormal) {
+      if (const CUresult r = api.cuStreamCreate(&state->stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+        return api.Error(r, "cuStreamCreate", "on cuda:{}", executor.ordinal);
+      }
+    } else {
+      int least = 0, greatest = 0;
+      if (const CUresult r = api.cuCtxGetStreamPriorityRange(&least, &greatest); r != CUDA_SUCCESS) {
+        return api.Error(r, "cuCtxGetStreamPriorityRange", "for a stream at StreamPriority::{} on cuda:{}",
+                         StreamPriorityName(priority), executor.ordinal);
+      }
+      const int value = priority == StreamPriority::kHigh ? greatest : least;
+      if (const CUresult r = api.cuStreamCreateWithPriority(&state->stream, CU_STREAM_NON_BLOCKING, value);
+          r != CUDA_SUCCESS) {
+        return api.Error(r, "cuStreamCreateWithPriority", "(priority {}, StreamPriority::{}) on cuda:{}", value,
+                         StreamPriorityName(priority), executor.ordinal);
+      }
     }
     stream = state.release();
     return Status();
@@ -603,6 +624,7 @@ static_assert(CommandBufferCloneBackend<cuda> && CommandBufferNestingBackend<cud
 static_assert(CommandBufferDependencyBackend<cuda>);
 static_assert(CommandBufferConditionalBackend<cuda>);
 static_assert(UntypedLaunchBackend<cuda>);
+static_assert(StreamPriorityBackend<cuda>);
 #if defined(STREAMEXECUTOR_CUDA_WITH_NVTX)
 static_assert(StreamNameBackend<cuda>);
 #endif

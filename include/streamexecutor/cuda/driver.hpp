@@ -57,6 +57,8 @@ namespace streamexecutor::cuda_detail {
   X(cuMemsetD8Async, 3020)                             \
   X(cuMemsetD32Async, 3020)                            \
   X(cuStreamCreate, 2000)                              \
+  X(cuStreamCreateWithPriority, 5050)                  \
+  X(cuCtxGetStreamPriorityRange, 5050)                 \
   X(cuStreamDestroy, 4000)                             \
   X(cuStreamSynchronize, 2000)                         \
   X(cuStreamWaitEvent, 3020)                           \

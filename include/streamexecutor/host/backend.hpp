@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/host/command_buffer_operations.hpp"
 #include "streamexecutor/host/describe.hpp"
@@ -197,8 +198,19 @@ struct HostBackend : Traits, HostBackendBase, host_detail::CommandBufferOperatio
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    return MakeStream(executor, stream, StreamPriority::kNormal);
+  }
+  // A priority is the order in which the pool's free workers take ready
+  // streams (thread_pool.hpp). A serial pool has no workers to order: each
+  // operation runs on the thread that enqueues it, so it has no priorities.
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream, StreamPriority priority)
+    requires(!Traits::kSerial)
+  {
+    return MakeStream(executor, stream, priority);
+  }
+  static Status MakeStream(ExecutorState& executor, StreamHandle& stream, StreamPriority priority) {
     try {
-      auto owned = std::make_unique<host_detail::HostStream>(executor.pool, executor.label);
+      auto owned = std::make_unique<host_detail::HostStream>(executor.pool, executor.label, priority);
       std::lock_guard<std::mutex> lock(executor.streams_mutex);
       executor.streams.push_back(owned.get());
       stream = owned.release();
@@ -633,6 +645,7 @@ static_assert(CommandBufferConditionalBackend<host>);
 static_assert(UntypedLaunchBackend<host>);
 static_assert(StreamMemoryOperationBackend<host>);
 static_assert(IpcMemoryBackend<host> && IpcEventBackend<host>);
+static_assert(StreamPriorityBackend<host>);
 
 }  // namespace streamexecutor
 

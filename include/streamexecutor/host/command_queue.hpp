@@ -25,6 +25,7 @@
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/core/stream_memory.hpp"
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
@@ -298,7 +299,8 @@ class HostStream {
   enum class State : int { kIdle, kQueued, kRunning, kParked, kPolling };
   static constexpr std::uint64_t kCapacity = 1024;
 
-  HostStream(Pool* pool, DeviceLabel label) : pool_(pool), ring_(new Command[kCapacity]), label_(label) {}
+  HostStream(Pool* pool, DeviceLabel label, StreamPriority priority = StreamPriority::kNormal)
+      : pool_(pool), ring_(new Command[kCapacity]), label_(label), priority_(priority) {}
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
   Pool* pool() const { return pool_; }
@@ -449,6 +451,7 @@ class HostStream {
   Pool* pool_;
   std::unique_ptr<Command[]> ring_;
   DeviceLabel label_;
+  const StreamPriority priority_;  // which of the pool's ready lists it joins
   std::atomic<bool> failed_{false};
   std::atomic<bool> has_deferred_{false};
   streamexecutor::detail::StickyStatus error_;

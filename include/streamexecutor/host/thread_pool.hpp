@@ -10,6 +10,14 @@
 // one that enqueued, or the one that completed the event it waited for), and
 // a launch runs its blocks in order on that thread.
 //
+// Stream priorities (core/stream_priority.hpp) are the order in which free
+// threads take ready streams: one ready list per priority, the highest that
+// is not empty first, and a ready high-priority stream before helping with
+// a launch that is already running. A stream keeps its thread for a batch
+// (kBatch commands) and then goes to the back of its own list, so a busy
+// high-priority stream delays lower ones for as long as it has work, as
+// CUDA's priorities do; nothing is preempted inside a batch.
+//
 // Threads without work poll for a while before sleeping (Pool::Backoff),
 // because waking a sleeping thread costs tens of microseconds while a
 // polling one reacts within about one.
@@ -20,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -88,12 +97,15 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     if (stream->in_ready_list_.exchange(true, std::memory_order_seq_cst)) return;
     {
       std::lock_guard<std::mutex> lock(ready_mutex_);
+      const std::size_t band = Band(stream->priority_);
+      ReadyList& list = ready_[band];
       stream->next_ready_ = nullptr;
-      if (ready_tail_)
-        ready_tail_->next_ready_ = stream;
+      if (list.tail)
+        list.tail->next_ready_ = stream;
       else
-        ready_head_ = stream;
-      ready_tail_ = stream;
+        list.head = stream;
+      list.tail = stream;
+      if (band == 0) urgent_count_.fetch_add(1, std::memory_order_relaxed);
       ready_count_.fetch_add(1, std::memory_order_seq_cst);
     }
     Wake();
@@ -179,20 +191,40 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     }
   }
 
-  HostStream* PopReady() {
+  // Ready lists by priority, the most urgent first.
+  static constexpr std::size_t kBands = 3;
+  static std::size_t Band(StreamPriority priority) {
+    return priority == StreamPriority::kHigh ? 0 : priority == StreamPriority::kNormal ? 1 : 2;
+  }
+  struct ReadyList {
+    HostStream* head = nullptr;
+    HostStream* tail = nullptr;
+  };
+
+  // The head of the most urgent ready list among bands 0..last_band.
+  HostStream* PopReady(std::size_t last_band = kBands - 1) {
     if (ready_count_.load(std::memory_order_relaxed) == 0) return nullptr;
     std::lock_guard<std::mutex> lock(ready_mutex_);
-    HostStream* stream = ready_head_;
-    if (stream) {
-      ready_head_ = stream->next_ready_;
-      if (!ready_head_) ready_tail_ = nullptr;
+    for (std::size_t band = 0; band <= last_band; ++band) {
+      ReadyList& list = ready_[band];
+      HostStream* stream = list.head;
+      if (stream == nullptr) continue;
+      list.head = stream->next_ready_;
+      if (!list.head) list.tail = nullptr;
+      if (band == 0) urgent_count_.fetch_sub(1, std::memory_order_relaxed);
       ready_count_.fetch_sub(1, std::memory_order_relaxed);
       // Counted as draining before the node is released, so that Quiesce()
       // cannot see the stream unreferenced while this thread still holds it.
       stream->draining_.fetch_add(1, std::memory_order_seq_cst);
       stream->in_ready_list_.store(false, std::memory_order_seq_cst);
+      return stream;
     }
-    return stream;
+    return nullptr;
+  }
+  // Runs a stream PopReady returned.
+  void RunPopped(HostStream* stream) {
+    if (Claim(stream)) DrainCommands(stream);
+    stream->draining_.fetch_sub(1, std::memory_order_seq_cst);  // last access to the stream
   }
 
   // Whoever moves a stream from kQueued (or from kPolling, taking it from the
@@ -214,13 +246,20 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
     Backoff backoff;
     std::uint64_t seen_epoch = epoch_.load(std::memory_order_seq_cst);
     while (!stop_.load(std::memory_order_relaxed)) {
+      // A high-priority stream before helping with a launch already running.
+      if (urgent_count_.load(std::memory_order_relaxed) != 0) {
+        if (HostStream* stream = PopReady(0)) {
+          RunPopped(stream);
+          backoff.Reset();
+          continue;
+        }
+      }
       if (HelpJobs()) {
         backoff.Reset();
         continue;
       }
       if (HostStream* stream = PopReady()) {
-        if (Claim(stream)) DrainCommands(stream);
-        stream->draining_.fetch_sub(1, std::memory_order_seq_cst);  // last access to the stream
+        RunPopped(stream);
         backoff.Reset();
         continue;
       }
@@ -386,9 +425,9 @@ class STREAMEXECUTOR_EXPORT Pool : public CommandInterpreter<Pool> {
   std::atomic<bool> stop_{false};
 
   std::mutex ready_mutex_;
-  HostStream* ready_head_ = nullptr;
-  HostStream* ready_tail_ = nullptr;
-  std::atomic<int> ready_count_{0};
+  std::array<ReadyList, kBands> ready_{};  // under ready_mutex_
+  std::atomic<int> ready_count_{0};        // in all lists
+  std::atomic<int> urgent_count_{0};       // in ready_[0], the high-priority list
 
   std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;

@@ -41,6 +41,8 @@ static_assert(CommandBufferConditionalBackend<host_serial>);
 static_assert(UntypedLaunchBackend<host_serial>);
 static_assert(StreamMemoryOperationBackend<host_serial>);
 static_assert(IpcMemoryBackend<host_serial> && IpcEventBackend<host_serial>);
+// No workers to take streams in an order: each operation runs on the thread that enqueues it.
+static_assert(!StreamPriorityBackend<host_serial>);
 static_assert(Capabilities<host_serial>::kRunsOnEnqueue);
 
 }  // namespace streamexecutor

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "streamexecutor/core/backend.hpp"
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/core/untyped_launch.hpp"
 #include "streamexecutor/opencl/command_buffer_operations.hpp"
 #include "streamexecutor/opencl/describe.hpp"
@@ -93,6 +94,9 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds, opencl_detail::C
       return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for {}", impl->label);
     impl->svm =
         opencl_detail::Info<cl_device_svm_capabilities>(clGetDeviceInfo, entry.device, CL_DEVICE_SVM_CAPABILITIES);
+    impl->priority_hints =
+        opencl_detail::InfoString(clGetDeviceInfo, entry.device, CL_DEVICE_EXTENSIONS).find("cl_khr_priority_hints") !=
+        std::string::npos;
     impl->base_address_align = std::max<std::uint64_t>(
         1, opencl_detail::Info<cl_uint>(clGetDeviceInfo, entry.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
     impl->max_allocation = opencl_detail::Info<cl_ulong>(clGetDeviceInfo, entry.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
@@ -202,15 +206,32 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds, opencl_detail::C
   // ---- Streams -----------------------------------------------------------------
 
   static Status CreateStream(ExecutorState& executor, StreamHandle& stream) {
+    return CreateStream(executor, stream, StreamPriority::kNormal);
+  }
+  // kLow and kHigh are cl_khr_priority_hints' CL_QUEUE_PRIORITY_KHR, on a
+  // device that lists the extension; elsewhere they are refused.
+  static Status CreateStream(ExecutorState& executor, StreamHandle& stream, StreamPriority priority) {
     opencl_detail::Executor& e = *executor.impl;
+    const cl_queue_priority_khr hint = opencl_detail::QueuePriorityHint(priority);
+    if (hint != 0 && !e.priority_hints) {
+      return MakeError(ErrorCode::kUnimplemented,
+                       "Stream::Init(StreamPriority::{}) on {}: the device does not list cl_khr_priority_hints, "
+                       "which queue priorities need; only kNormal is available there",
+                       StreamPriorityName(priority), e.label);
+    }
     // No profiling until a timer asks for it (EnableTiming).
+    const cl_queue_properties properties[] = {CL_QUEUE_PRIORITY_KHR, hint, 0};
     cl_int error = CL_SUCCESS;
-    cl_command_queue queue = clCreateCommandQueueWithProperties(e.context, e.device, nullptr, &error);
-    if (error != CL_SUCCESS)
-      return opencl_detail::ClError("clCreateCommandQueueWithProperties", error, "for a stream on {}", e.label);
+    cl_command_queue queue =
+        clCreateCommandQueueWithProperties(e.context, e.device, hint != 0 ? properties : nullptr, &error);
+    if (error != CL_SUCCESS) {
+      return opencl_detail::ClError("clCreateCommandQueueWithProperties", error,
+                                    "for a stream at StreamPriority::{} on {}", StreamPriorityName(priority), e.label);
+    }
     stream = new opencl_detail::StreamState();
     stream->executor = &e;
     stream->queue = queue;
+    stream->priority = hint;
     return Status();
   }
   static void DestroyStream(ExecutorState&, StreamHandle& stream) {
@@ -650,6 +671,7 @@ static_assert(CommandBufferUpdateBackend<opencl>);
 static_assert(CommandBufferCloneBackend<opencl> && CommandBufferNestingBackend<opencl>);
 static_assert(CommandBufferConditionalBackend<opencl>);
 static_assert(UntypedLaunchBackend<opencl>);
+static_assert(StreamPriorityBackend<opencl>);
 
 }  // namespace streamexecutor
 

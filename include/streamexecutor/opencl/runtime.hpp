@@ -18,6 +18,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include <CL/cl_ext.h>
+
+#include "streamexecutor/core/stream_priority.hpp"
 #include "streamexecutor/detail/spin_lock.hpp"
 #include "streamexecutor/detail/sticky_status.hpp"
 #include "streamexecutor/opencl/errors.hpp"
@@ -43,6 +46,7 @@ struct Executor {
   std::string device_name;
   int ordinal = 0;
   cl_device_svm_capabilities svm = 0;
+  bool priority_hints = false;           // the device lists cl_khr_priority_hints: queues take CL_QUEUE_PRIORITY_KHR
   std::uint64_t base_address_align = 1;  // bytes
   std::uint64_t max_allocation = 0;
   SliceScheme slices = SliceScheme::kSubBuffer;
@@ -103,9 +107,21 @@ struct CallbackJob {
   void (*run)(void*) = nullptr;
 };
 
+// CL_QUEUE_PRIORITY_KHR's value for a stream priority; 0 for kNormal, which
+// sets no property (the extension's default is CL_QUEUE_PRIORITY_MED_KHR).
+inline cl_queue_priority_khr QueuePriorityHint(StreamPriority priority) {
+  switch (priority) {
+    case StreamPriority::kHigh: return CL_QUEUE_PRIORITY_HIGH_KHR;
+    case StreamPriority::kLow: return CL_QUEUE_PRIORITY_LOW_KHR;
+    case StreamPriority::kNormal: break;
+  }
+  return 0;
+}
+
 struct StreamState {
   Executor* executor = nullptr;
   cl_command_queue queue = nullptr;
+  cl_queue_priority_khr priority = 0;  // QueuePriorityHint's: the profiling queue gets it too
   // Whether `queue` has CL_QUEUE_PROFILING_ENABLE. A stream starts without:
   // PoCL then reads no clock per command. The first timer moves the stream to
   // a profiling queue (EnableProfiling); the queue it leaves is kept until the
@@ -297,7 +313,9 @@ struct StreamState {
     // on one without profiling reports that when it is read.
     if (profiling || adopted) return Status();
     std::lock_guard<std::mutex> lock(jobs_mutex);
-    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE,
+                                              priority != 0 ? cl_queue_properties{CL_QUEUE_PRIORITY_KHR} : 0, priority,
+                                              0};
     cl_int error_code = CL_SUCCESS;
     cl_command_queue timed =
         clCreateCommandQueueWithProperties(executor->context, executor->device, properties, &error_code);

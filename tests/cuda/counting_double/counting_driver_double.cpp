@@ -542,6 +542,17 @@ bool se_counting_double_latest_call(const char* entry_point, SeCountingDoubleCal
   return out->sequence != 0;
 }
 
+bool se_counting_double_stream_priority(void* stream, int* out) {
+  if (stream == nullptr) return false;
+  *out = reinterpret_cast<const Stream*>(stream)->priority;
+  return true;
+}
+
+void se_counting_double_set_priority_range(int least, int greatest) {
+  g_least_priority.store(least);
+  g_greatest_priority.store(greatest);
+}
+
 }  // extern "C"
 
 #include "interop_entry_points.hpp"

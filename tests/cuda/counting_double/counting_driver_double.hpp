@@ -101,6 +101,11 @@ struct SeCountingDoubleMemoryOperation {
   bool condition_held;  // waits: whether the word met the condition when the wait was queued
 };
 typedef bool (*SeCountingDoubleLastMemoryOperationFn)(SeCountingDoubleMemoryOperation* out);
+// The priority a stream (CUstream) was created with: cuStreamCreateWithPriority's
+// argument as given, 0 for cuStreamCreate; false for a null stream.
+typedef bool (*SeCountingDoubleStreamPriorityFn)(void* stream, int* out);
+// What cuCtxGetStreamPriorityRange answers from now on (default: 0 and -5, an H100's).
+typedef void (*SeCountingDoubleSetPriorityRangeFn)(int least, int greatest);
 }
 
 namespace se_test {
@@ -120,12 +125,15 @@ struct CountingDoubleApi {
   SeCountingDoubleManagedStateFn managed_state = nullptr;
   SeCountingDoubleLastNodeDependenciesFn last_node_dependencies = nullptr;
   SeCountingDoubleLastMemoryOperationFn last_memory_operation = nullptr;
+  SeCountingDoubleStreamPriorityFn stream_priority = nullptr;
+  SeCountingDoubleSetPriorityRangeFn set_priority_range = nullptr;
 
   bool loaded() const {
     return calls != nullptr && last_launch != nullptr && fail_next != nullptr && foreign_context != nullptr &&
            calls_from_host_functions != nullptr && latest_call != nullptr && last_occupancy_call != nullptr &&
            func_attribute_calls != nullptr && host_flags != nullptr && peer_enabled != nullptr &&
-           managed_state != nullptr && last_node_dependencies != nullptr && last_memory_operation != nullptr;
+           managed_state != nullptr && last_node_dependencies != nullptr && last_memory_operation != nullptr &&
+           stream_priority != nullptr && set_priority_range != nullptr;
   }
 
   // RTLD_NOLOAD: the library the backend already opened, never a second copy.
@@ -154,6 +162,10 @@ struct CountingDoubleApi {
         dlsym(library, "se_counting_double_last_node_dependencies"));
     api.last_memory_operation = reinterpret_cast<SeCountingDoubleLastMemoryOperationFn>(
         dlsym(library, "se_counting_double_last_memory_operation"));
+    api.stream_priority =
+        reinterpret_cast<SeCountingDoubleStreamPriorityFn>(dlsym(library, "se_counting_double_stream_priority"));
+    api.set_priority_range =
+        reinterpret_cast<SeCountingDoubleSetPriorityRangeFn>(dlsym(library, "se_counting_double_set_priority_range"));
     dlclose(library);  // drops only the reference NOLOAD added
     return api;
   }
