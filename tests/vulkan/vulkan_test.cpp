@@ -4,15 +4,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include <streamexecutor/host.hpp>
 
 #include "generic/test_backend.hpp"
 #include "generic/test_kernels.hpp"
@@ -299,6 +304,61 @@ TEST_CASE("a copy between overlapping ranges of one allocation is refused", "[vu
   const se::Status status = stream.Init().ThenMemcpy(&high, low, 32 * sizeof(int)).BlockHostUntilDone();
   CHECK(status.code() == se::ErrorCode::kInvalidArgument);
   CHECK(Mentions(status, "overlap"));
+}
+
+namespace {
+
+// The executor's vkWaitSemaphores, counting the waits for any of several
+// semaphores: only the event notifier (foreign_wait.hpp) makes those.
+PFN_vkWaitSemaphores g_wait_semaphores = nullptr;
+std::atomic<int> g_any_waits{0};
+VKAPI_ATTR VkResult VKAPI_CALL CountingWaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info,
+                                                      std::uint64_t timeout) {
+  if ((info->flags & VK_SEMAPHORE_WAIT_ANY_BIT) != 0) g_any_waits.fetch_add(1);
+  return g_wait_semaphores(device, info, timeout);
+}
+
+}  // namespace
+
+// Executors live until the process ends, and at exit the driver tears itself
+// down while the notifier thread still runs: an idle notifier that kept
+// calling vkWaitSemaphores (100 ms at a time) crashed inside lavapipe then,
+// after every case had passed. With nothing pending it must not call the
+// driver at all.
+TEST_CASE("the notifier of another backend's waits makes no Vulkan call while nothing is pending",
+          "[vulkan][cross-backend]") {
+  auto* executor = TestExecutor();
+  auto* host = se::Platform<se::host>::Get().ExecutorForDevice(0).ValueOrDie();
+  // Installed before the executor's first notification starts the notifier
+  // thread, which then only ever reads the wrapper.
+  REQUIRE(executor->native_state().notifier == nullptr);
+  auto& api = executor->native_state().impl->api;
+  g_wait_semaphores = api.vkWaitSemaphores;
+  api.vkWaitSemaphores = &CountingWaitSemaphores;
+
+  auto device = executor->AllocateOwnedArray<int>(256);
+  se::Stream producer(executor);
+  se::Stream consumer(host);
+  REQUIRE(producer.Init().ok());
+  REQUIRE(consumer.Init().ok());
+  std::vector<int> in(256, 7), out(256, 0);
+  for (int round = 0; round < 2; ++round) {
+    se::Event done(executor);
+    REQUIRE(done.Init());
+    // The host stream waits for the Vulkan copy: the notifier releases it.
+    REQUIRE(producer.ThenMemcpyH2D<int>(in, device.ptr()).ThenRecordEvent(&done).ok());
+    int seen = 0;
+    REQUIRE(consumer.ThenWaitFor(&done).ThenDoHostCallback([&] { seen = 1; }).BlockHostUntilDone().ok());
+    CHECK(seen == 1);
+    REQUIRE(producer.BlockHostUntilDone().ok());
+    // Idle now: three of the old 100 ms waits would have come and gone.
+    const int waits = g_any_waits.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(350));
+    CHECK(g_any_waits.load() == waits);
+    in.assign(256, 8 + round);  // the second round wakes the idle notifier
+  }
+  REQUIRE(producer.ThenMemcpyD2H<int>(device.cref(), out).BlockHostUntilDone().ok());
+  CHECK(out[255] == 8);
 }
 
 // Run alone, with the loader pointed at no driver (tests/vulkan/meson.build).

@@ -10,6 +10,11 @@
 // (timeline, value) at once (vkWaitSemaphores with VK_SEMAPHORE_WAIT_ANY_BIT,
 // plus a semaphore of its own that wakes it for new entries) and fires each
 // release when its value is reached. One thread per executor, not per wait.
+// With nothing pending it waits on a condition variable, outside the driver:
+// executors live until the process ends, and at exit the driver tears down
+// its own state (lavapipe's LLVM) while this thread still runs, so an idle
+// notifier must make no Vulkan call (a vkWaitSemaphores timing out then
+// crashed `generic vulkan (validation)` after every case had passed).
 #pragma once
 
 #include <condition_variable>
@@ -149,6 +154,7 @@ class Notifier {
     info.semaphore = wake_->semaphore;
     info.value = wake_value_;
     executor_.api.vkSignalSemaphore(executor_.device, &info);
+    pending_cv_.notify_one();  // the thread may be idle, outside the driver
   }
 
   void Run() {
@@ -157,8 +163,10 @@ class Notifier {
     std::vector<Entry> fired;
     for (;;) {
       std::uint64_t seen = 0;
+      bool idle = false;
       {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::unique_lock<std::mutex> lock(mutex_);
+        pending_cv_.wait(lock, [&] { return stopping_ || !entries_.empty(); });
         if (stopping_) return;
         seen = wake_value_;
         // Fire what is reached; wait for the rest and for the next wake.
@@ -171,6 +179,7 @@ class Notifier {
             ++i;
           }
         }
+        idle = entries_.empty();  // all fired: back to the condition variable, not the driver
         semaphores.assign(1, wake_->semaphore);
         values.assign(1, seen + 1);
         for (const Entry& entry : entries_) {
@@ -183,6 +192,7 @@ class Notifier {
         entry.timeline->Release();
       }
       fired.clear();
+      if (idle) continue;
       VkSemaphoreWaitInfo info{};
       info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
       info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
@@ -196,6 +206,7 @@ class Notifier {
 
   Executor& executor_;
   std::mutex mutex_;
+  std::condition_variable pending_cv_;  // entries_ became non-empty, or stopping_
   std::vector<Entry> entries_;
   Timeline* wake_ = nullptr;
   std::uint64_t wake_value_ = 0;
