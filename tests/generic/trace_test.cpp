@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +53,12 @@ std::string Text(const json::Value& value, std::string_view key) {
 double Number(const json::Value& value, std::string_view key) {
   const json::Value* member = value.find(key);
   return member != nullptr && member->is_number() ? member->number : -1.0;
+}
+// A time in microseconds, written with three decimals, as whole nanoseconds:
+// compared as doubles, one operation's ts + dur can exceed the next one's ts
+// by a rounding step when the two are the same nanosecond.
+std::int64_t Nanoseconds(const json::Value& value, std::string_view key) {
+  return std::llround(Number(value, key) * 1000.0);
 }
 
 struct Lane {
@@ -193,20 +201,22 @@ TEST_CASE("a trace records each operation with its kind, order, device times and
   // Every operation has device times, in stream order on its lane, none
   // starting before it was enqueued.
   for (const auto* ops : {&produced_ops, &consumed_ops}) {
-    double previous_end = 0;
+    std::int64_t previous_end = 0;
     for (const json::Value* op : *ops) {
       INFO(Text(*op, "name") << " on " << TestBackend::kName);
       REQUIRE(Text(*op, "ph") == "X");
-      CHECK(Number(*op, "dur") >= 0);
-      CHECK(Number(*op, "ts") >= previous_end);
-      CHECK(Number(*op, "ts") >= Number(*op->find("args"), "enqueue_us"));
-      previous_end = Number(*op, "ts") + Number(*op, "dur");
+      CHECK(Nanoseconds(*op, "dur") >= 0);
+      CHECK(Nanoseconds(*op, "ts") >= previous_end);
+      CHECK(Nanoseconds(*op, "ts") >= Nanoseconds(*op->find("args"), "enqueue_us"));
+      previous_end = Nanoseconds(*op, "ts") + Nanoseconds(*op, "dur");
     }
   }
   // The wait ends after the record it waited for.
-  const double record_end = Number(*produced_ops[3], "ts") + Number(*produced_ops[3], "dur");
-  const double wait_end = Number(*consumed_ops[0], "ts") + Number(*consumed_ops[0], "dur");
-  CHECK(wait_end >= record_end);
+  const std::int64_t record_end_ns = Nanoseconds(*produced_ops[3], "ts") + Nanoseconds(*produced_ops[3], "dur");
+  const std::int64_t wait_end_ns = Nanoseconds(*consumed_ops[0], "ts") + Nanoseconds(*consumed_ops[0], "dur");
+  CHECK(wait_end_ns >= record_end_ns);
+  const double record_end = static_cast<double>(record_end_ns) / 1000.0;
+  const double wait_end = static_cast<double>(wait_end_ns) / 1000.0;
 
   // The flow: from the record, on the producer's lane, to the wait.
   const json::Value* start = nullptr;
