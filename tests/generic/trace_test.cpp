@@ -395,6 +395,56 @@ TEST_CASE("a trace records the executor's allocations on its memory lane", "[tra
   CHECK(Text(*ops[0], "ph") == "i");
 }
 
+TEST_CASE("a trace records the executor's synchronous operations on their lane", "[trace]") {
+  auto* executor = TestExecutor();
+  auto device = executor->AllocateOwnedArray<std::uint32_t>(256);
+  std::vector<std::uint32_t> host(256, 5), back(256, 0);
+  se::Stream stream(executor);
+  REQUIRE(stream.Init().SetName("busy").ok());
+  const std::string path = TracePath("synchronous");
+  REQUIRE(se::trace::Start(path).ok());
+  // Work queued on a stream, which the first synchronous call runs after
+  // (the 5s read back below show it did).
+  stream.ThenMemZero(device.ptr(), 256 * 4);
+  REQUIRE(executor->SynchronousMemcpyH2D<std::uint32_t>(host, device.ptr()).ok());
+  REQUIRE(executor->SynchronousMemset32(device.ptr(), 9u, 128 * 4).ok());
+  REQUIRE(executor->SynchronousMemcpyD2H<std::uint32_t>(device.cref(), back).ok());
+  // Refused before it runs: not an operation of the trace, as on a stream.
+  CHECK_FALSE(executor->SynchronousMemZero(nullptr, 4).ok());
+  REQUIRE(stream.BlockHostUntilDone().ok());
+  const se::TraceCounters counters = executor->trace_counters();
+  REQUIRE(se::trace::Stop().ok());
+  CHECK(back[0] == 9);
+  CHECK(back[200] == 5);
+
+  const json::Value trace = ReadTrace(path);
+  const Lane lane = FindLane(trace, "synchronous ");
+  CHECK(lane.pid == FindLane(trace, "busy").pid);  // the executor's process
+  const auto ops = Operations(trace, lane);
+  REQUIRE(ops.size() == 3);
+  CHECK(Kinds(ops) == std::vector<std::string>{"memcpy_h2d", "memset", "memcpy_d2h"});
+  CHECK(Text(*ops[0], "name") == "SynchronousMemcpyH2D");
+  CHECK(Text(*ops[2], "name") == "SynchronousMemcpyD2H");
+  CHECK(Number(*ops[0]->find("args"), "bytes") == 1024);
+  CHECK(Number(*ops[1]->find("args"), "bytes") == 512);
+  // Spans from the call to its return, one after the other on the lane.
+  std::int64_t previous_end = 0;
+  for (const json::Value* op : ops) {
+    INFO(Text(*op, "name") << " on " << TestBackend::kName);
+    REQUIRE(Text(*op, "ph") == "X");
+    CHECK(Nanoseconds(*op, "ts") >= Nanoseconds(*op->find("args"), "enqueue_us"));
+    CHECK(Nanoseconds(*op, "ts") >= previous_end);
+    previous_end = Nanoseconds(*op, "ts") + Nanoseconds(*op, "dur");
+  }
+  const json::Value& lane_counters = CountersOf(trace, lane);
+  CHECK(Number(lane_counters, "enqueued") == 3);
+  CHECK(Number(lane_counters, "completed") == 3);
+  CHECK(Number(lane_counters, "bytes_h2d") == 1024);
+  // The executor's counters add the synchronous copies to its streams' (none here).
+  CHECK(counters.bytes_h2d == 1024);
+  CHECK(counters.bytes_d2h == 1024);
+}
+
 TEST_CASE("a command buffer's submission is one operation of the trace", "[trace][command-buffer]") {
   if constexpr (se::CommandBufferBackend<TestBackend>) {
     auto* executor = TestExecutor();

@@ -391,7 +391,18 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   Status RunSynchronously(std::string_view caller, const Operation& operation) {
     STREAMEXECUTOR_RETURN_IF_ERROR(op::Validate(*this, caller, operation));
     STREAMEXECUTOR_RETURN_IF_ERROR(this->RefuseWhileCapturing(caller, label_));
+    if (trace::detail::Observing()) [[unlikely]]
+      return RunTraced(caller, operation);
     return this->RunValidated(state_, operation);
+  }
+  // On the executor's "synchronous" lane, timed by the host's clock: the
+  // caller's wait is what a synchronous call costs it (core/trace.hpp).
+  template <typename Operation>
+  [[gnu::cold, gnu::noinline]] Status RunTraced(std::string_view caller, const Operation& operation) {
+    const trace::detail::SynchronousStart start = trace::detail::BeginSynchronous();
+    Status status = this->RunValidated(state_, operation);
+    trace::detail::RecordSynchronous(this, label_, trace::detail::Describe(caller, operation), start, status);
+    return status;
   }
 
   Status NullArgument(std::string_view caller, std::string_view role) const {

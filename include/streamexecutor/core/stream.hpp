@@ -854,25 +854,6 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     op.blocks = &blocks;
     return op;
   }
-  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyH2D& copy) {
-    return {TraceKind::kMemcpyH2D, caller, copy.bytes};
-  }
-  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyD2H& copy) {
-    return {TraceKind::kMemcpyD2H, caller, copy.bytes};
-  }
-  static trace::detail::Operation Describe(std::string_view caller, const op::MemcpyD2D& copy) {
-    return {TraceKind::kMemcpyD2D, caller, copy.bytes};
-  }
-  static trace::detail::Operation Describe(std::string_view caller, const op::Memset8& fill) {
-    return {TraceKind::kMemset, caller, fill.bytes};
-  }
-  static trace::detail::Operation Describe(std::string_view caller, const op::Memset32& fill) {
-    return {TraceKind::kMemset, caller, fill.bytes};
-  }
-  static trace::detail::Operation Describe(std::string_view caller, const op::Prefetch& prefetch) {
-    return {TraceKind::kPrefetch, caller, prefetch.memory.size()};
-  }
-
   // Validates a copy or fill and hands it to the backend.
   template <typename Operation>
   Stream& Then(std::string_view caller, const Operation& operation) {
@@ -883,7 +864,7 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     if (Status s = op::Validate(*parent_, caller, operation); !s.ok()) [[unlikely]]
       return Fail(std::move(s));
     if (trace::detail::Observing()) [[unlikely]]
-      return Check(Traced(Describe(caller, operation), [&] { return B::Submit(handle_, operation); }));
+      return Check(Traced(trace::detail::Describe(caller, operation), [&] { return B::Submit(handle_, operation); }));
     return Check(B::Submit(handle_, operation));
   }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "streamexecutor/core/dims.hpp"
+#include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/status.hpp"
 #include "streamexecutor/detail/export.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
@@ -144,6 +145,27 @@ struct Operation {
   std::uint64_t waits_op = 0;         // the operation it waits for (a stream's last), index + 1
 };
 
+// A copy, fill or prefetch as the recorder sees it: for a stream's Then* form
+// and an executor's Synchronous* form alike.
+inline Operation Describe(std::string_view caller, const op::MemcpyH2D& copy) {
+  return {TraceKind::kMemcpyH2D, caller, copy.bytes};
+}
+inline Operation Describe(std::string_view caller, const op::MemcpyD2H& copy) {
+  return {TraceKind::kMemcpyD2H, caller, copy.bytes};
+}
+inline Operation Describe(std::string_view caller, const op::MemcpyD2D& copy) {
+  return {TraceKind::kMemcpyD2D, caller, copy.bytes};
+}
+inline Operation Describe(std::string_view caller, const op::Memset8& fill) {
+  return {TraceKind::kMemset, caller, fill.bytes};
+}
+inline Operation Describe(std::string_view caller, const op::Memset32& fill) {
+  return {TraceKind::kMemset, caller, fill.bytes};
+}
+inline Operation Describe(std::string_view caller, const op::Prefetch& prefetch) {
+  return {TraceKind::kPrefetch, caller, prefetch.memory.size()};
+}
+
 // One operation of the trace.
 struct Record {
   TraceKind kind;
@@ -195,8 +217,9 @@ struct Recorder {
   std::vector<Record> records;
   std::vector<Lane> lanes;
   std::vector<Process> processes;
-  std::unordered_map<const void*, std::uint64_t> last_record;   // native event -> its latest record, index + 1
-  std::unordered_map<const void*, std::uint32_t> memory_lanes;  // executor -> its lane of allocations
+  std::unordered_map<const void*, std::uint64_t> last_record;        // native event -> its latest record, index + 1
+  std::unordered_map<const void*, std::uint32_t> memory_lanes;       // executor -> its lane of allocations
+  std::unordered_map<const void*, std::uint32_t> synchronous_lanes;  // executor -> its lane of Synchronous* calls
   std::uint32_t next_tid = 1;
   // Every stream with a trace part, for Stop. Taken before a stream's mutex.
   std::mutex streams_mutex;
@@ -246,6 +269,18 @@ STREAMEXECUTOR_DECL void AddBlockedTime(std::uint64_t session, std::uint32_t lan
 // an instant on the executor's "memory" lane.
 STREAMEXECUTOR_DECL void RecordAllocation(const void* executor, std::string_view executor_label, std::string_view call,
                                           std::uint64_t bytes, const Status& status);
+// An executor's synchronous operation (SynchronousMemcpy*, SynchronousMemZero,
+// SynchronousMemset32) in two halves: its start (session 0: nothing is
+// recorded), then a span on the executor's "synchronous" lane from the call
+// to its return. The host's clock, not the device's: the caller was blocked
+// that long, waiting for the work queued before it included.
+struct SynchronousStart {
+  std::uint64_t session = 0;
+  std::int64_t start_ns = 0;
+};
+STREAMEXECUTOR_DECL SynchronousStart BeginSynchronous();
+STREAMEXECUTOR_DECL void RecordSynchronous(const void* executor, std::string_view executor_label, const Operation& op,
+                                           SynchronousStart start, const Status& status);
 // trace::Range's two halves: the start time (-1: nothing recorded) and the record.
 STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated);
 STREAMEXECUTOR_DECL void EndRange(std::string_view name, std::int64_t start_ns, bool annotated);

@@ -397,6 +397,7 @@ inline Status StartRecording(std::string_view path, bool from_environment) {
   recorder.processes.clear();
   recorder.last_record.clear();
   recorder.memory_lanes.clear();
+  recorder.synchronous_lanes.clear();
   recorder.next_tid = 1;
   ++recorder.session;
   recorder.origin = std::chrono::steady_clock::now();
@@ -414,18 +415,51 @@ STREAMEXECUTOR_DECL void StartFromEnvironment() {
   }
 }
 
+// An executor's lane of its own ("memory", "synchronous"), made on first use
+// in a session. Under the recorder's mutex.
+inline std::uint32_t ExecutorLane(Recorder& recorder, std::unordered_map<const void*, std::uint32_t>& lanes,
+                                  const void* executor, std::string_view executor_label, std::string_view what) {
+  auto [lane, added] = lanes.try_emplace(executor, 0);
+  if (added) {
+    lane->second = AddLane(recorder, executor, executor_label, "");
+    recorder.lanes[lane->second].name = fmt::format("{} {}", what, recorder.lanes[lane->second].tid);
+  }
+  return lane->second;
+}
+
 STREAMEXECUTOR_DECL void RecordAllocation(const void* executor, std::string_view executor_label, std::string_view call,
                                           std::uint64_t bytes, const Status& status) {
   Recorder& recorder = TheRecorder();
   const std::lock_guard lock(recorder.mutex);
   if (!recorder.recording) return;
-  auto [lane, added] = recorder.memory_lanes.try_emplace(executor, 0);
-  if (added) {
-    lane->second = AddLane(recorder, executor, executor_label, "");
-    recorder.lanes[lane->second].name = fmt::format("memory {}", recorder.lanes[lane->second].tid);
-  }
+  const std::uint32_t lane = ExecutorLane(recorder, recorder.memory_lanes, executor, executor_label, "memory");
   Operation op{TraceKind::kAllocation, call, bytes};
-  AddRecord(recorder, lane->second, op, NanosecondsSince(recorder.origin), status);
+  AddRecord(recorder, lane, op, NanosecondsSince(recorder.origin), status);
+}
+
+STREAMEXECUTOR_DECL SynchronousStart BeginSynchronous() {
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  if (!recorder.recording) return {};
+  return {recorder.session, NanosecondsSince(recorder.origin)};
+}
+
+STREAMEXECUTOR_DECL void RecordSynchronous(const void* executor, std::string_view executor_label, const Operation& op,
+                                           SynchronousStart start, const Status& status) {
+  if (start.session == 0) return;
+  Recorder& recorder = TheRecorder();
+  const std::lock_guard lock(recorder.mutex);
+  // A trace stopped (or stopped and started again) meanwhile has no place for it.
+  if (!recorder.recording || recorder.session != start.session) return;
+  const std::uint32_t lane =
+      ExecutorLane(recorder, recorder.synchronous_lanes, executor, executor_label, "synchronous");
+  const std::uint64_t index = AddRecord(recorder, lane, op, start.start_ns, status);
+  if (!status.ok()) return;  // an instant with the error, like a refused stream operation
+  Record& record = recorder.records[index - 1];
+  record.start_ns = start.start_ns;
+  record.end_ns = NanosecondsSince(recorder.origin);
+  ++recorder.lanes[lane].counters.completed;
+  ++recorder.processes[record.pid - 1].counters.completed;
 }
 
 STREAMEXECUTOR_DECL std::int64_t BeginRange(std::string_view name, bool& annotated) {
