@@ -14,17 +14,25 @@
 // executors live until the process ends, and at exit the driver tears down
 // its own state (lavapipe's LLVM) while this thread still runs, so an idle
 // notifier must make no Vulkan call (a vkWaitSemaphores timing out then
-// crashed `generic vulkan (validation)` after every case had passed).
+// crashed `generic vulkan (validation)` after every case had passed). With
+// something pending at exit, the thread is inside vkWaitSemaphores: an exit
+// handler takes every notifier out of the driver first (Notifier::LeaveAll).
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#endif
 
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/vulkan/runtime.hpp"
@@ -86,12 +94,25 @@ class Notifier {
   explicit Notifier(Executor& executor) : executor_(executor) {}
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
-  ~Notifier() { Stop(); }
+  ~Notifier() {
+    Stop();
+    const std::lock_guard<std::mutex> lock(LiveMutex());
+    std::erase(Live(), this);
+  }
 
   // Fires `release` once `timeline` reaches `value` (referenced until then).
   Status Add(Timeline* timeline, std::uint64_t value, op::ForeignRelease release) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "waiting for a Vulkan event of {} from another backend: the process is exiting, and the "
+                       "event notifier has stopped",
+                       executor_.label);
+    }
     if (wake_ == nullptr) {
+      // Registered before the thread exists, so that the exit handler knows
+      // every notifier that may be inside the driver.
+      if (Status registered = RegisterForExit(); !registered.ok()) return registered;
       StatusOr<Timeline*> wake = CreateTimeline(executor_);
       if (!wake.ok()) return wake.status();
       wake_ = wake.value();
@@ -130,7 +151,7 @@ class Notifier {
       stopping_ = true;
       WakeLocked();
     }
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     for (Entry& entry : entries_) {
       entry.release();  // the executor is closing: never leave a waiter hanging
       entry.timeline->Release();
@@ -140,7 +161,59 @@ class Notifier {
     wake_ = nullptr;
   }
 
+  // The exit handler: executors live until the process ends, and the driver
+  // tears its state down in exit handlers of its own (lavapipe: LLVM's). This
+  // one is registered when the first notifier starts, after the driver was
+  // loaded, so it runs before them: each thread leaves vkWaitSemaphores and
+  // ends. What is still pending stays so: releasing it now would run other
+  // backends' work while the process exits.
+  static void LeaveAll() noexcept {
+    const std::lock_guard<std::mutex> lock(LiveMutex());
+    for (Notifier* notifier : Live()) notifier->Leave();
+  }
+
  private:
+  // Never destroyed: the exit handler reads them after static destructors
+  // may have run.
+  static std::mutex& LiveMutex() {
+    static auto* const mutex = new std::mutex();
+    return *mutex;
+  }
+  static std::vector<Notifier*>& Live() {
+    static auto* const live = new std::vector<Notifier*>();
+    return *live;
+  }
+  Status RegisterForExit() {
+    static const bool handler = std::atexit(&Notifier::LeaveAll) == 0;
+    if (!handler) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "starting the event notifier of {}: std::atexit refused its exit handler", executor_.label);
+    }
+    const std::lock_guard<std::mutex> lock(LiveMutex());
+    if (std::find(Live().begin(), Live().end(), this) != Live().end()) return Status();
+    try {
+      Live().push_back(this);
+    } catch (...) {
+      return MakeError(ErrorCode::kResourceExhausted, "starting the event notifier of {}: out of host memory",
+                       executor_.label);
+    }
+    return Status();
+  }
+  void Leave() noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (wake_ == nullptr || stopping_) return;
+      stopping_ = true;
+      WakeLocked();
+    }
+    if (!thread_.joinable()) return;
+    if (thread_.get_id() == std::this_thread::get_id()) {
+      thread_.detach();  // exit() called from a release: the thread ends when this returns
+    } else {
+      thread_.join();
+    }
+  }
+
   struct Entry {
     Timeline* timeline;
     std::uint64_t value;
@@ -158,6 +231,11 @@ class Notifier {
   }
 
   void Run() {
+#if defined(__linux__)
+    // Named for debuggers and profilers, and for the test that checks the
+    // thread is gone before the driver's exit handlers run.
+    pthread_setname_np(pthread_self(), "se-vk-notifier");
+#endif
     std::vector<VkSemaphore> semaphores;
     std::vector<std::uint64_t> values;
     std::vector<Entry> fired;
