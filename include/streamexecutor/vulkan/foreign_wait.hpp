@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -102,6 +103,11 @@ class Notifier {
 
   // Fires `release` once `timeline` reaches `value` (referenced until then).
   Status Add(Timeline* timeline, std::uint64_t value, op::ForeignRelease release) {
+    // Known to the exit handler before the thread can exist. Outside mutex_:
+    // the handler takes the registry's lock, then each notifier's.
+    if (!registered_.load(std::memory_order_acquire)) {
+      if (Status registered = RegisterForExit(); !registered.ok()) return registered;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) {
       return MakeError(ErrorCode::kFailedPrecondition,
@@ -110,9 +116,6 @@ class Notifier {
                        executor_.label);
     }
     if (wake_ == nullptr) {
-      // Registered before the thread exists, so that the exit handler knows
-      // every notifier that may be inside the driver.
-      if (Status registered = RegisterForExit(); !registered.ok()) return registered;
       StatusOr<Timeline*> wake = CreateTimeline(executor_);
       if (!wake.ok()) return wake.status();
       wake_ = wake.value();
@@ -190,13 +193,15 @@ class Notifier {
                        "starting the event notifier of {}: std::atexit refused its exit handler", executor_.label);
     }
     const std::lock_guard<std::mutex> lock(LiveMutex());
-    if (std::find(Live().begin(), Live().end(), this) != Live().end()) return Status();
-    try {
-      Live().push_back(this);
-    } catch (...) {
-      return MakeError(ErrorCode::kResourceExhausted, "starting the event notifier of {}: out of host memory",
-                       executor_.label);
+    if (std::find(Live().begin(), Live().end(), this) == Live().end()) {
+      try {
+        Live().push_back(this);
+      } catch (...) {
+        return MakeError(ErrorCode::kResourceExhausted, "starting the event notifier of {}: out of host memory",
+                         executor_.label);
+      }
     }
+    registered_.store(true, std::memory_order_release);
     return Status();
   }
   void Leave() noexcept {
@@ -289,6 +294,7 @@ class Notifier {
   Timeline* wake_ = nullptr;
   std::uint64_t wake_value_ = 0;
   bool stopping_ = false;
+  std::atomic<bool> registered_{false};  // in Live()
   std::thread thread_;
 };
 
