@@ -148,13 +148,7 @@ class Notifier {
   }
 
   void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (wake_ == nullptr) return;
-      stopping_ = true;
-      WakeLocked();
-    }
-    if (thread_.joinable()) thread_.join();
+    if (!EndThread()) return;
     for (Entry& entry : entries_) {
       entry.release();  // the executor is closing: never leave a waiter hanging
       entry.timeline->Release();
@@ -172,7 +166,7 @@ class Notifier {
   // backends' work while the process exits.
   static void LeaveAll() noexcept {
     const std::lock_guard<std::mutex> lock(LiveMutex());
-    for (Notifier* notifier : Live()) notifier->Leave();
+    for (Notifier* notifier : Live()) notifier->EndThread();
   }
 
  private:
@@ -204,19 +198,25 @@ class Notifier {
     registered_.store(true, std::memory_order_release);
     return Status();
   }
-  void Leave() noexcept {
+  // Ends the thread (Stop, and the exit handler before it); false if it
+  // never started. Entries stay: Stop releases them, the exit leaves them.
+  bool EndThread() noexcept {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (wake_ == nullptr || stopping_) return;
-      stopping_ = true;
-      WakeLocked();
+      if (wake_ == nullptr) return false;
+      if (!stopping_) {
+        stopping_ = true;
+        WakeLocked();
+      }
     }
-    if (!thread_.joinable()) return;
-    if (thread_.get_id() == std::this_thread::get_id()) {
-      thread_.detach();  // exit() called from a release: the thread ends when this returns
-    } else {
-      thread_.join();
+    if (thread_.joinable()) {
+      if (thread_.get_id() == std::this_thread::get_id()) {
+        thread_.detach();  // exit() called from a release: the thread ends when this returns
+      } else {
+        thread_.join();
+      }
     }
+    return true;
   }
 
   struct Entry {
