@@ -2,6 +2,9 @@
 
 #include <streamexecutor/core/status.hpp>
 
+#include <string>
+#include <string_view>
+
 namespace se = streamexecutor;
 
 TEST_CASE("an OK Status carries no message", "[status]") {
@@ -20,6 +23,27 @@ TEST_CASE("MakeError formats the message and names the code", "[status]") {
   CHECK(error.ToString() == "OUT_OF_RANGE: 40 bytes into dst");
   CHECK(fmt::format("{}", error) == error.ToString());
 }
+
+TEST_CASE("the library's messages format the same with format strings checked or not", "[status]") {
+  // This file is built twice: as this project builds (checked at compile
+  // time) and as a consumer's build compiles the headers (unchecked).
+  CHECK(se::detail::Format("{} of {:>4} at {:#x}", "copy", 16, 255u) == "copy of   16 at 0xff");
+  const std::string name = "scale";
+  const std::string_view device = "host:0";
+  CHECK(se::MakeError(se::ErrorCode::kInvalidArgument, "kernel '{}' on {}: {} arguments", name, device, 3).message() ==
+        "kernel 'scale' on host:0: 3 arguments");
+}
+
+#if !STREAMEXECUTOR_CHECK_FORMAT_STRINGS
+TEST_CASE("an unchecked format string that does not match its arguments still gives a message", "[status]") {
+  // Checked builds reject this at compile time (compile_fail/format_string_mismatch.cpp);
+  // unchecked, the error path must not throw.
+  se::Status error = se::MakeError(se::ErrorCode::kInternal, "{} bytes into {}", 40);
+  CHECK(error.code() == se::ErrorCode::kInternal);
+  CHECK(error.message().starts_with("{} bytes into {} (format error: "));
+  CHECK(se::detail::Format("{:d}", "text").starts_with("{:d} (format error: "));
+}
+#endif
 
 TEST_CASE("StatusOr holds a value or the error", "[status]") {
   se::StatusOr<int> value = 7;

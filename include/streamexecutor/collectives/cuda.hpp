@@ -57,7 +57,7 @@ class NcclTransport final : public StreamTransport<cuda> {
     ncclComm_t comm = nullptr;
     if (const ncclResult_t r = nccl.api.ncclCommInitRank(&comm, size, id, rank); r != ncclSuccess) {
       return NcclError(nccl.api, r, "ncclCommInitRank", nullptr,
-                       fmt::format("rank {} of {} on {}", rank, size, executor->DeviceLabel()));
+                       ::streamexecutor::detail::Format("rank {} of {} on {}", rank, size, executor->DeviceLabel()));
     }
     try {
       return std::make_shared<NcclTransport>(nccl.api, executor, comm, rank, size, std::move(agreement));
@@ -189,7 +189,7 @@ class NcclTransport final : public StreamTransport<cuda> {
   };
 
   std::string Where(const Task& task) const {
-    return fmt::format("{} on rank {} of {} (NCCL, {})", task.Describe(), rank_, size_, device_);
+    return ::streamexecutor::detail::Format("{} on rank {} of {} (NCCL, {})", task.Describe(), rank_, size_, device_);
   }
 
   void Watch() {

@@ -98,7 +98,8 @@ class MpiAgreement final : public Agreement {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "{} on rank {} of {}: {} could not take part (its stream had failed, or its call was "
                        "refused): that rank's Status says why",
-                       t.Describe(), rank_, size_, t.poisoned ? "this rank" : fmt::format("rank {}", t.peer));
+                       t.Describe(), rank_, size_,
+                       t.poisoned ? "this rank" : ::streamexecutor::detail::Format("rank {}", t.peer));
     }
     Task other;
     other.kind = static_cast<Kind>((theirs[0] >> 40) & 0xf);

@@ -85,14 +85,14 @@ struct AllocationCounts {
 // "512 B", "1.5 KiB", "3.2 GiB": sizes in messages.
 inline std::string FormatBytes(std::uint64_t bytes) {
   constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < 1024) return ::streamexecutor::detail::Format("{} B", bytes);
   double value = static_cast<double>(bytes);
   std::size_t unit = 0;
   while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
     value /= 1024.0;
     ++unit;
   }
-  return fmt::format("{:.1f} {}", value, kUnits[unit]);
+  return ::streamexecutor::detail::Format("{:.1f} {}", value, kUnits[unit]);
 }
 
 class AllocationRegistry {
@@ -274,14 +274,16 @@ class AllocationRegistry {
     const AllocationRecord* record = Find(memory);
     if (record == nullptr) [[unlikely]] {
       return fail(ErrorCode::kFailedPrecondition,
-                  fmt::format("not live memory of this executor ({}: freed, or memory of another executor, which "
-                              "ThenCopyBetween copies from and to)",
-                              memory.opaque()));
+                  ::streamexecutor::detail::Format(
+                      "not live memory of this executor ({}: freed, or memory of another executor, which "
+                      "ThenCopyBetween copies from and to)",
+                      memory.opaque()));
     }
     if (!FitsAllocation(memory, *record)) [[unlikely]] {
       return fail(ErrorCode::kOutOfRange,
-                  fmt::format("a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
-                              memory.offset(), record->bytes.load(std::memory_order_relaxed)));
+                  ::streamexecutor::detail::Format(
+                      "a view of {} bytes at offset {} that runs past its {}-byte allocation", memory.size(),
+                      memory.offset(), record->bytes.load(std::memory_order_relaxed)));
     }
     return Status();
   }

@@ -526,9 +526,10 @@ class CommandBuffer : public detail::CommandUpdates<CommandBuffer<B>, B> {
     return Status();
   }
   [[gnu::cold]] Status NotLive(std::string_view caller, const UsedMemory& used) const {
-    const std::string what =
-        used.argument < 0 ? fmt::format("operation {} ({})", used.command, used.caller)
-                          : fmt::format("operation {} ({}, argument {})", used.command, used.caller, used.argument);
+    const std::string what = used.argument < 0
+                                 ? ::streamexecutor::detail::Format("operation {} ({})", used.command, used.caller)
+                                 : ::streamexecutor::detail::Format("operation {} ({}, argument {})", used.command,
+                                                                    used.caller, used.argument);
     const Status live = parent_->CheckDeviceRange(caller, "recorded", used.view, 0);
     return MakeError(live.ok() ? ErrorCode::kFailedPrecondition : live.code(),
                      "{} of a command buffer on {}: {} uses memory that is no longer valid: {}", caller, Label(), what,

@@ -60,7 +60,7 @@ struct DeviceDescription {
   std::vector<std::pair<std::string, std::string>> extra;
 
   std::string ToString() const {
-    std::string out = fmt::format(
+    std::string out = ::streamexecutor::detail::Format(
         "{} device {}: {} ({})\n  driver {} / api {}\n  memory {} bytes, max allocation {} bytes, shared per block {} "
         "bytes\n  compute units {}, max threads per block {}, block dims {}x{}x{}, grid dims {}x{}x{}\n  warp size {}, "
         "clock {} kHz",
@@ -69,9 +69,10 @@ struct DeviceDescription {
         max_block_dims.y, max_block_dims.z, max_grid_dims.x, max_grid_dims.y, max_grid_dims.z, warp_size,
         clock_rate_khz);
     if (compute_capability_major != 0) {
-      out += fmt::format(", compute capability {}.{}", compute_capability_major, compute_capability_minor);
+      out += ::streamexecutor::detail::Format(", compute capability {}.{}", compute_capability_major,
+                                              compute_capability_minor);
     }
-    out += fmt::format(
+    out += ::streamexecutor::detail::Format(
         "\n  per multiprocessor: {} threads, {} blocks, {} bytes shared, {} registers; {} registers per block, "
         "{} bytes shared per block opt-in\n  constant memory {} bytes, L2 cache {} bytes, cache line {} bytes, "
         "memory bus {} bits at {} kHz, {} copy engines\n  concurrent kernels {}, ECC {}, integrated {}, unified "
@@ -81,7 +82,7 @@ struct DeviceDescription {
         Known(constant_memory_size), Known(l2_cache_size), Known(cache_line_size), Known(memory_bus_width_bits),
         Known(memory_clock_rate_khz), Known(async_engine_count), YesNo(concurrent_kernels), YesNo(ecc_enabled),
         YesNo(integrated), YesNo(unified_memory));
-    for (const auto& [key, value] : extra) out += fmt::format("\n  {}: {}", key, value);
+    for (const auto& [key, value] : extra) out += ::streamexecutor::detail::Format("\n  {}: {}", key, value);
     return out;
   }
 
@@ -90,7 +91,7 @@ struct DeviceDescription {
   // 0 is "not reported" in the fields above.
   template <typename T>
   static std::string Known(T value) {
-    return value == 0 ? std::string("unknown") : fmt::format("{}", value);
+    return value == 0 ? std::string("unknown") : ::streamexecutor::detail::Format("{}", value);
   }
 };
 

@@ -242,12 +242,12 @@ Status CheckEventUse(std::string_view caller, std::string_view owner, const Stre
   STREAMEXECUTOR_RETURN_IF_ERROR(event->CheckInitialized(caller));
   const bool foreign_ok = use == EventUse::kWait && CrossExecutorWaitBackend<B>;
   if (event->parent() != &executor && !foreign_ok) {
-    return MakeError(
-        ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; {}", caller, executor.DeviceLabel(),
-        event->parent()->DeviceLabel(),
-        use == EventUse::kRecord
-            ? fmt::format("a {} records only events of its own executor", owner)
-            : fmt::format("on this backend a {} waits only on events and streams of its own executor", owner));
+    return MakeError(ErrorCode::kUnimplemented, "{} on {}: the event belongs to {}; {}", caller, executor.DeviceLabel(),
+                     event->parent()->DeviceLabel(),
+                     use == EventUse::kRecord
+                         ? ::streamexecutor::detail::Format("a {} records only events of its own executor", owner)
+                         : ::streamexecutor::detail::Format(
+                               "on this backend a {} waits only on events and streams of its own executor", owner));
   }
   return Status();
 }

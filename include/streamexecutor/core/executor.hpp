@@ -274,7 +274,8 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
   }
 
   [[gnu::cold]] Status SpecRefused(std::string_view caller, const MultiKernelLoaderSpec& spec) const {
-    return Status(spec.status().code(), fmt::format("{} on {}: {}", caller, label_, spec.status().message()));
+    return Status(spec.status().code(),
+                  ::streamexecutor::detail::Format("{} on {}: {}", caller, label_, spec.status().message()));
   }
   // Out of line, as BindLoaded: once per unit (or in the compiled part), not
   // inside every signature's GetKernel.
@@ -421,7 +422,7 @@ class StreamExecutor : public detail::PinnedHostMemoryApi<B>,
 
   // Two-step construction so that Platform can report OpenExecutor's Status.
   Status Open() {
-    label_ = fmt::format("{}:{}", B::kName, ordinal_);
+    label_ = ::streamexecutor::detail::Format("{}:{}", B::kName, ordinal_);
     STREAMEXECUTOR_RETURN_IF_ERROR(B::OpenExecutor(platform_->native_state(), ordinal_, state_));
     description_ = B::Describe(state_);
     detail::RaiseZeroLaunchLimits(description_);  // detail::FitsDevice relies on it
@@ -526,9 +527,10 @@ StatusOr<StreamExecutor<B>*> Platform<B>::ExecutorForDevice(int ordinal) {
   }
   const int count = VisibleDeviceCount();
   if (ordinal < 0 || ordinal >= count) {
-    return MakeError(ErrorCode::kOutOfRange, "device ordinal {} is out of range: platform '{}' has {} device(s){}",
-                     ordinal, B::kName, count,
-                     count > 0 ? fmt::format(" (valid ordinals 0..{})", count - 1) : std::string());
+    return MakeError(
+        ErrorCode::kOutOfRange, "device ordinal {} is out of range: platform '{}' has {} device(s){}", ordinal,
+        B::kName, count,
+        count > 0 ? ::streamexecutor::detail::Format(" (valid ordinals 0..{})", count - 1) : std::string());
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (executors_.size() < static_cast<std::size_t>(count)) executors_.resize(static_cast<std::size_t>(count));

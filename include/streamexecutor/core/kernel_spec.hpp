@@ -291,8 +291,8 @@ STREAMEXECUTOR_DECL std::string MultiKernelLoaderSpec::DescribeEntries() const {
     std::string capabilities;
     for (std::size_t j = i; j < code_.size(); ++j) {
       if (!(code_[j].format == format) || code_[j].capability == CudaComputeCapability{}) continue;
-      capabilities += fmt::format("{}{}.{}", capabilities.empty() ? "" : ", ", code_[j].capability.major,
-                                  code_[j].capability.minor);
+      capabilities += ::streamexecutor::detail::Format("{}{}.{}", capabilities.empty() ? "" : ", ",
+                                                       code_[j].capability.major, code_[j].capability.minor);
     }
     if (!capabilities.empty()) what += " (compute capability " + capabilities + ")";
     note(true, what);
@@ -312,9 +312,10 @@ STREAMEXECUTOR_DECL MultiKernelLoaderSpec& MultiKernelLoaderSpec::AddCode(
           format == kernel_formats::kOpenCLBinary ? std::string("an OpenCL binary") : std::string(format.name),
           kernel_name);
     }
-    return Duplicate(capability == CudaComputeCapability{} ? fmt::format("{} without a compute capability", format.name)
-                                                           : fmt::format("{} for compute capability {}.{}", format.name,
-                                                                         capability.major, capability.minor),
+    return Duplicate(capability == CudaComputeCapability{}
+                         ? ::streamexecutor::detail::Format("{} without a compute capability", format.name)
+                         : ::streamexecutor::detail::Format("{} for compute capability {}.{}", format.name,
+                                                            capability.major, capability.minor),
                      kernel_name);
   }
   code_.push_back(KernelCodeEntry{

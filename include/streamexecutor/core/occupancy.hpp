@@ -77,20 +77,24 @@ struct KernelAttributes {
   bool HasRequiredBlockDims() const { return required_block_dims.Count() != 0; }
 
   std::string ToString() const {
-    std::string out = fmt::format(
+    std::string out = ::streamexecutor::detail::Format(
         "max threads per block {}, preferred multiple {}, static shared {} bytes, dynamic shared up to {} bytes, "
         "local per thread {} bytes",
         max_threads_per_block, preferred_block_size_multiple, static_shared_memory_bytes,
         max_dynamic_shared_memory_bytes, local_memory_per_thread_bytes);
-    if (stack_bytes_per_thread != 0) out += fmt::format(", stack per thread {} bytes", stack_bytes_per_thread);
-    if (registers_per_thread != 0) out += fmt::format(", {} registers per thread", registers_per_thread);
-    if (constant_memory_bytes != 0) out += fmt::format(", constant {} bytes", constant_memory_bytes);
+    if (stack_bytes_per_thread != 0)
+      out += ::streamexecutor::detail::Format(", stack per thread {} bytes", stack_bytes_per_thread);
+    if (registers_per_thread != 0)
+      out += ::streamexecutor::detail::Format(", {} registers per thread", registers_per_thread);
+    if (constant_memory_bytes != 0)
+      out += ::streamexecutor::detail::Format(", constant {} bytes", constant_memory_bytes);
     if (ptx_version != 0 || binary_version != 0) {
-      out += fmt::format(", PTX {}.{}, binary sm_{}", ptx_version / 10, ptx_version % 10, binary_version);
+      out += ::streamexecutor::detail::Format(", PTX {}.{}, binary sm_{}", ptx_version / 10, ptx_version % 10,
+                                              binary_version);
     }
     if (HasRequiredBlockDims()) {
-      out +=
-          fmt::format(", required block {}x{}x{}", required_block_dims.x, required_block_dims.y, required_block_dims.z);
+      out += ::streamexecutor::detail::Format(", required block {}x{}x{}", required_block_dims.x, required_block_dims.y,
+                                              required_block_dims.z);
     }
     return out;
   }
@@ -354,8 +358,8 @@ class OccupancyApi {
     return kernel.template handle<typename B::KernelHandle>();
   }
   Status Context(std::string_view caller, const KernelBase& kernel, const Status& status) const {
-    return Status(status.code(), fmt::format("{} of kernel '{}' on {}: {}", caller, kernel.name(), Self().DeviceLabel(),
-                                             status.message()));
+    return Status(status.code(), ::streamexecutor::detail::Format("{} of kernel '{}' on {}: {}", caller, kernel.name(),
+                                                                  Self().DeviceLabel(), status.message()));
   }
 
   StatusOr<KernelAttributes> Attributes(std::string_view caller, const KernelBase& kernel) const {

@@ -115,16 +115,18 @@ class PeerAccessApi {
     const StreamExecutor<B>* owner = self.platform()->ExecutorAt(view.allocation_record()->owner);
     if (owner == nullptr || owner == &self || !owner->IsLiveView(view)) return Status();
     constexpr bool kPeers = PeerAccessBackend<B>;
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "ThenLaunch of kernel '{}' on {}: argument {} is not live memory of this executor: it is memory "
-                     "of {}, another executor; {}; ThenCopyBetween copies it here",
-                     kernel_name, self.DeviceLabel(), index, owner->DeviceLabel(),
-                     kPeers ? fmt::format("kernels on {} take it once EnablePeerAccessTo({}) succeeded (where "
-                                          "CanEnablePeerAccessTo says the devices can)",
-                                          self.DeviceLabel(), owner->DeviceLabel())
-                            : fmt::format("the {} backend has no peer access, so its kernels take only their own "
-                                          "executor's memory",
-                                          B::kName));
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        "ThenLaunch of kernel '{}' on {}: argument {} is not live memory of this executor: it is memory "
+        "of {}, another executor; {}; ThenCopyBetween copies it here",
+        kernel_name, self.DeviceLabel(), index, owner->DeviceLabel(),
+        kPeers
+            ? ::streamexecutor::detail::Format("kernels on {} take it once EnablePeerAccessTo({}) succeeded (where "
+                                               "CanEnablePeerAccessTo says the devices can)",
+                                               self.DeviceLabel(), owner->DeviceLabel())
+            : ::streamexecutor::detail::Format("the {} backend has no peer access, so its kernels take only their own "
+                                               "executor's memory",
+                                               B::kName));
   }
 
  private:

@@ -88,7 +88,7 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_ != nullptr ? *message_ : EmptyMessage(); }
   std::string ToString() const {
     if (ok()) return "OK";
-    return fmt::format("{}: {}", ErrorCodeName(code_), message());
+    return ::streamexecutor::detail::Format("{}: {}", ErrorCodeName(code_), message());
   }
   // Explicitly drops a Status that the caller has decided not to inspect.
   void IgnoreError() const {}
@@ -113,8 +113,8 @@ class [[nodiscard]] Status {
 
 // Builds an error Status from a {fmt} format string.
 template <typename... Args>
-Status MakeError(ErrorCode code, fmt::format_string<Args...> format, Args&&... args) {
-  return Status(code, fmt::format(format, std::forward<Args>(args)...));
+Status MakeError(ErrorCode code, detail::FormatString<Args...> format, Args&&... args) {
+  return Status(code, detail::VFormat(detail::FormatView(format), fmt::make_format_args(args...)));
 }
 
 [[noreturn]] inline void DieWithStatus(const Status& status, std::string_view what) {

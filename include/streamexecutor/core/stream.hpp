@@ -194,7 +194,8 @@ class Stream : public detail::CannedMembers<Stream<B>> {
       if (!trace::detail::IsSet(plain_) || !detail::LaunchIsValid(*parent_, thread_dims, block_dims, kernel, args...))
           [[unlikely]] {
         if (capture_ != nullptr) {
-          capture_->ThenLaunch(thread_dims, block_dims, kernel, std::forward<Args>(args)...);
+          CaptureLaunch(thread_dims.x, thread_dims.y, thread_dims.z, block_dims.x, block_dims.y, block_dims.z, kernel,
+                        std::forward<Args>(args)...);
           return *this;
         }
         // Fails the stream saying why, or lets memory of a peer through (core/peer_access.hpp).
@@ -806,6 +807,15 @@ class Stream : public detail::CannedMembers<Stream<B>> {
     }
     Fail(std::move(why));
     return false;
+  }
+
+  // Out of the launch path, like RefuseLaunch: recording into the command
+  // buffer inline would put its checks and copies into every caller's code.
+  template <typename... Params, typename... Args>
+  [[gnu::cold, gnu::noinline]] void CaptureLaunch(std::uint64_t tx, std::uint64_t ty, std::uint64_t tz,
+                                                  std::uint64_t bx, std::uint64_t by, std::uint64_t bz,
+                                                  const TypedKernel<Params...>& kernel, Args&&... args) {
+    capture_->ThenLaunch(ThreadDim(tx, ty, tz), BlockDim(bx, by, bz), kernel, std::forward<Args>(args)...);
   }
 
   static Status DeallocateOwned(void* stream, DeviceMemoryBase* memory) {

@@ -18,6 +18,7 @@
 #include "streamexecutor/core/backend.hpp"
 #include "streamexecutor/core/operations.hpp"
 #include "streamexecutor/core/trace.hpp"
+#include "streamexecutor/detail/function_ref.hpp"
 
 namespace streamexecutor {
 
@@ -58,9 +59,10 @@ class StreamTrace final : public trace::detail::StreamTraceBase {
 
   // Runs `submit` (the operation's driver call) traced: `op` is recorded
   // with its enqueue time and, where the events could be recorded, its
-  // device times later. Returns what `submit` returned.
-  template <typename Call>
-  Status Run(typename B::StreamHandle& stream, const trace::detail::Operation& op, Call&& submit) {
+  // device times later. Returns what `submit` returned. Not a template on
+  // the call: one copy serves every operation and launch signature.
+  [[gnu::cold]] Status Run(typename B::StreamHandle& stream, const trace::detail::Operation& op,
+                           FunctionRef<Status()> submit) {
     Recorder& recorder = trace::detail::TheRecorder();
     std::uint64_t session = 0;
     std::int64_t enqueue_ns = 0;

@@ -39,7 +39,7 @@ inline std::string DescribeArgs(const KernelArgs& args, bool with_shared) {
   std::string list;
   for (const KernelArg& arg : args.args()) {
     if (arg.kind == KernelParamKind::kSharedMemory && !with_shared) continue;
-    list += fmt::format("{}{}", list.empty() ? "" : ", ", arg.type);
+    list += ::streamexecutor::detail::Format("{}{}", list.empty() ? "" : ", ", arg.type);
   }
   return list;
 }
@@ -49,23 +49,25 @@ inline std::string ArgMismatch(const KernelArg& arg, const DeviceParam& param) {
   switch (arg.kind) {
     case KernelParamKind::kDevicePointer:
       if (!param.takes_memory)
-        return fmt::format("device memory was given, the kernel takes {}",
-                           param.takes_shared ? "shared memory" : "a scalar");
+        return ::streamexecutor::detail::Format("device memory was given, the kernel takes {}",
+                                                param.takes_shared ? "shared memory" : "a scalar");
       if (arg.size != 0 && param.element_size != 0 && arg.size != param.element_size) {
-        return fmt::format("the elements are {} bytes, the kernel's are {}", arg.size, param.element_size);
+        return ::streamexecutor::detail::Format("the elements are {} bytes, the kernel's are {}", arg.size,
+                                                param.element_size);
       }
       return {};
     case KernelParamKind::kSharedMemory:
       if (!param.takes_shared)
-        return fmt::format("shared memory was given, the kernel takes {}",
-                           param.takes_memory ? "device memory" : "a scalar");
+        return ::streamexecutor::detail::Format("shared memory was given, the kernel takes {}",
+                                                param.takes_memory ? "device memory" : "a scalar");
       return {};
     default:
       if (!param.takes_scalar)
-        return fmt::format("a scalar was given, the kernel takes {}",
-                           param.takes_shared ? "shared memory" : "device memory");
+        return ::streamexecutor::detail::Format("a scalar was given, the kernel takes {}",
+                                                param.takes_shared ? "shared memory" : "device memory");
       if (param.size != 0 && arg.size != param.size) {
-        return fmt::format("sizes differ: {} bytes given, the kernel's parameter is {} bytes", arg.size, param.size);
+        return ::streamexecutor::detail::Format("sizes differ: {} bytes given, the kernel's parameter is {} bytes",
+                                                arg.size, param.size);
       }
       return {};
   }
@@ -76,7 +78,7 @@ inline std::string ArgMismatch(const KernelArg& arg, const DeviceParam& param) {
                                                  std::size_t given) {
   std::string params;
   for (const DeviceParam& param : kernel.params())
-    params += fmt::format("{}{}", params.empty() ? "" : ", ", param.type);
+    params += ::streamexecutor::detail::Format("{}{}", params.empty() ? "" : ", ", param.type);
   return MakeError(ErrorCode::kInvalidArgument,
                    "ThenLaunch of kernel '{}' on {}: the kernel takes {} parameter(s) ({}) but {} argument(s) were "
                    "given ({}){}",
@@ -92,8 +94,9 @@ Status CheckUntypedLaunch(const Executor& executor, const ThreadDim& threads, co
   if (!kernel.IsLoaded() || kernel.executor() != &executor) [[unlikely]]
     return KernelNotUsable(executor, kernel);
   if (!args.status().ok()) [[unlikely]] {
-    return Status(args.status().code(), fmt::format("ThenLaunch of kernel '{}' on {}: {}", kernel.name(),
-                                                    executor.DeviceLabel(), args.status().message()));
+    return Status(args.status().code(),
+                  ::streamexecutor::detail::Format("ThenLaunch of kernel '{}' on {}: {}", kernel.name(),
+                                                   executor.DeviceLabel(), args.status().message()));
   }
   const DeviceDescription& device = executor.GetDeviceDescription();
   if (!FitsDevice(device, threads, blocks)) [[unlikely]]

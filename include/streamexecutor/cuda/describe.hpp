@@ -25,8 +25,10 @@ inline DeviceDescription cuda::Describe(const ExecutorState& executor) {
   if (api.cuDeviceGetName(name, sizeof(name) - 1, executor.device) != CUDA_SUCCESS) name[0] = '\0';
   d.name = name[0] ? name : "unnamed CUDA device";
   d.vendor = "NVIDIA";
-  d.driver_version = fmt::format("CUDA driver {}.{}", api.driver_version / 1000, api.driver_version % 1000 / 10);
-  d.api_version = fmt::format("CUDA driver API {}.{} (built against)", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+  d.driver_version =
+      ::streamexecutor::detail::Format("CUDA driver {}.{}", api.driver_version / 1000, api.driver_version % 1000 / 10);
+  d.api_version = ::streamexecutor::detail::Format("CUDA driver API {}.{} (built against)", CUDA_VERSION / 1000,
+                                                   CUDA_VERSION % 1000 / 10);
   std::size_t total = 0;
   if (api.cuDeviceTotalMem(&total, executor.device) != CUDA_SUCCESS) total = 0;
   d.device_memory_size = total;

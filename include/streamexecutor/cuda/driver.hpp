@@ -164,11 +164,13 @@ struct DriverApi {
   }
   // An error Status naming the driver call, the error and what it was doing.
   template <typename... Args>
-  Status Error(CUresult result, std::string_view call, fmt::format_string<Args...> context, Args&&... args) const {
+  Status Error(CUresult result, std::string_view call, ::streamexecutor::detail::FormatString<Args...> context,
+               Args&&... args) const {
     const std::string_view text = ErrorString(result);
-    return Status(CodeForResult(result),
-                  fmt::format("{} failed with {} ({}{}{}) {}", call, ErrorName(result), static_cast<int>(result),
-                              text.empty() ? "" : ": ", text, fmt::format(context, std::forward<Args>(args)...)));
+    return Status(CodeForResult(result), ::streamexecutor::detail::Format(
+                                             "{} failed with {} ({}{}{}) {}", call, ErrorName(result),
+                                             static_cast<int>(result), text.empty() ? "" : ": ", text,
+                                             ::streamexecutor::detail::Format(context, std::forward<Args>(args)...)));
   }
 };
 

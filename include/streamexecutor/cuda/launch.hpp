@@ -121,11 +121,13 @@ STREAMEXECUTOR_DECL Status CheckLaunchAttributes(const DriverApi& api, CUdevice 
   const bool sm90 = !(capability < CudaComputeCapability{9, 0});
   if (attributes.clustered() && !sm90) {
     return refuse("a launch in clusters",
-                  fmt::format("compute capability 9.0; this device is {}.{}", capability.major, capability.minor));
+                  ::streamexecutor::detail::Format("compute capability 9.0; this device is {}.{}", capability.major,
+                                                   capability.minor));
   }
   if (attributes.programmatic_dependent() && !sm90) {
     return refuse("a programmatic dependent launch",
-                  fmt::format("compute capability 9.0; this device is {}.{}", capability.major, capability.minor));
+                  ::streamexecutor::detail::Format("compute capability 9.0; this device is {}.{}", capability.major,
+                                                   capability.minor));
   }
   if (attributes.cooperative()) {
     int cooperative = 0;

@@ -179,7 +179,7 @@ Status LoadFunction(const DriverApi& api, ModuleCache& cache, int ordinal, const
     STREAMEXECUTOR_RETURN_IF_ERROR(CompiledPtx(cache, *chosen, ordinal, image.value(), name));
     format = "PTX";
   }
-  const std::string where = fmt::format("cuda:{}", ordinal);
+  const std::string where = ::streamexecutor::detail::Format("cuda:{}", ordinal);
   if (format == "PTX") STREAMEXECUTOR_RETURN_IF_ERROR(read_ptx(image.value(), name, where));
 
   CUmodule loaded = nullptr;

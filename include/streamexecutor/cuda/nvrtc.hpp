@@ -174,10 +174,11 @@ STREAMEXECUTOR_DECL StatusOr<SourceKey> SourceKeyFor(const KernelLoaderSpec& spe
                        ordinal, spec.kernel_name, major, minor, architectures.empty() ? 0 : architectures.front() / 10,
                        architectures.empty() ? 0 : architectures.front() % 10, device.major, device.minor);
     }
-    key.architecture = fmt::format("compute_{}", best);
+    key.architecture = ::streamexecutor::detail::Format("compute_{}", best);
   }
-  key.text = fmt::format("nvrtc {}.{}\narchitecture {}\noptions {}\nname {}\nsource {}\n{}", major, minor,
-                         key.architecture, spec.options, spec.kernel_name, source.size(), source);
+  key.text =
+      ::streamexecutor::detail::Format("nvrtc {}.{}\narchitecture {}\noptions {}\nname {}\nsource {}\n{}", major, minor,
+                                       key.architecture, spec.options, spec.kernel_name, source.size(), source);
   return key;
 }
 

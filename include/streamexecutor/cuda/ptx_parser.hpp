@@ -116,7 +116,7 @@ class PtxLexer {
     return true;
   }
   bool Fail(std::string_view what) {
-    if (error_.empty()) error_ = fmt::format("line {}: {}", line_, what);
+    if (error_.empty()) error_ = ::streamexecutor::detail::Format("line {}: {}", line_, what);
     pos_ = text_.size();
     return false;
   }

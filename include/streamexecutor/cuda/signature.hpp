@@ -40,10 +40,12 @@ inline std::vector<const KernelParamInfo*> DeviceParams(std::span<const KernelPa
 
 inline std::string DescribePtxParam(const PtxParam& param) {
   if (param.is_array) {
-    return fmt::format(".param .align {} {} {}[{}] ({} bytes)", param.align, param.type, param.name,
-                       param.size / (param.element_size ? param.element_size : 1), param.size);
+    return ::streamexecutor::detail::Format(".param .align {} {} {}[{}] ({} bytes)", param.align, param.type,
+                                            param.name, param.size / (param.element_size ? param.element_size : 1),
+                                            param.size);
   }
-  return fmt::format(".param {}{} {} ({} bytes)", param.type, param.is_ptr ? " .ptr" : "", param.name, param.size);
+  return ::streamexecutor::detail::Format(".param {}{} {} ({} bytes)", param.type, param.is_ptr ? " .ptr" : "",
+                                          param.name, param.size);
 }
 
 // Compares one declared parameter with the C++ type from the mangled name;
@@ -102,8 +104,9 @@ inline StatusOr<PtxEntry> ReadPtxEntry(std::string_view ptx, std::string_view ke
   for (const PtxEntry& candidate : entries) {
     if (names.size() < 400) names += (names.empty() ? "" : ", ") + candidate.name;
     if (MangledBaseName(candidate.name) == kernel_name) {
-      hint = fmt::format(" ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")", kernel_name,
-                         candidate.name);
+      hint = ::streamexecutor::detail::Format(
+          " ('{}' is a C++ kernel: use its mangled name '{}', or declare it extern \"C\")", kernel_name,
+          candidate.name);
     }
   }
   return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the PTX has no kernel (.entry) named '{}'{}; it has: {}",
@@ -140,8 +143,9 @@ inline Status CheckPtxSignature(std::string_view ptx, std::string_view kernel_na
       }
     } else {
       if (real.size != info.value_size) {
-        return SignatureMismatch(where, *entry, i, info, shown,
-                                 fmt::format("sizes differ: {} is {} bytes", info.value_type, info.value_size));
+        return SignatureMismatch(
+            where, *entry, i, info, shown,
+            ::streamexecutor::detail::Format("sizes differ: {} is {} bytes", info.value_type, info.value_size));
       }
       if (const BuiltinType* builtin = BuiltinFromSpelling(info.value_type); builtin != nullptr && !real.is_array) {
         if ((builtin->category == 'f') != PtxTypeIsFloat(real.type)) {
@@ -151,14 +155,16 @@ inline Status CheckPtxSignature(std::string_view ptx, std::string_view kernel_na
         }
       }
       if (real.is_array && real.align > info.value_alignment) {
-        return SignatureMismatch(where, *entry, i, info, shown,
-                                 fmt::format("the kernel's parameter is aligned to {} bytes, {} only to {}", real.align,
+        return SignatureMismatch(
+            where, *entry, i, info, shown,
+            ::streamexecutor::detail::Format("the kernel's parameter is aligned to {} bytes, {} only to {}", real.align,
                                              info.value_type, info.value_alignment));
       }
     }
     if (cpp.has_value() && cpp->size() == params.size()) {
       if (std::string why = CompareCppType(info, (*cpp)[i]); !why.empty()) {
-        return SignatureMismatch(where, *entry, i, info, fmt::format("{} = {}", (*cpp)[i].spelling, shown), why);
+        return SignatureMismatch(where, *entry, i, info,
+                                 ::streamexecutor::detail::Format("{} = {}", (*cpp)[i].spelling, shown), why);
       }
     }
   }

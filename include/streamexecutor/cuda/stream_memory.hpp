@@ -63,9 +63,10 @@ struct StreamMemoryOperations {
                   : api.cuStreamWaitValue32(stream->stream, address, static_cast<cuuint32_t>(wait.value), flags);
     if (r == CUDA_SUCCESS) [[likely]]
       return Status();
-    return StreamMemoryError(*stream, r, call,
-                             fmt::format("waiting until {} {}", WaitConditionName(wait.condition), wait.value),
-                             StreamMemoryAttribute(wait.wide, wait.condition));
+    return StreamMemoryError(
+        *stream, r, call,
+        ::streamexecutor::detail::Format("waiting until {} {}", WaitConditionName(wait.condition), wait.value),
+        StreamMemoryAttribute(wait.wide, wait.condition));
   }
   static Status Submit(StreamState*& stream, const op::WriteValue& write) {
     const DriverApi& api = *stream->api;
@@ -82,7 +83,7 @@ struct StreamMemoryOperations {
                                               CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r == CUDA_SUCCESS) [[likely]]
       return Status();
-    return StreamMemoryError(*stream, r, call, fmt::format("writing {}", write.value),
+    return StreamMemoryError(*stream, r, call, ::streamexecutor::detail::Format("writing {}", write.value),
                              StreamMemoryAttribute(write.wide, WaitCondition::kEqual));
   }
 

@@ -40,7 +40,7 @@ inline Status ReadPtxParams(std::string_view ptx, std::string_view kernel_name, 
       if (const BuiltinType* builtin = FindBuiltin(type.builtin); builtin != nullptr && type.pointer_depth == 1) {
         param.element_size = builtin->category == 'v' ? 0 : builtin->size;
       }
-      param.type = fmt::format("{} = {}", type.spelling, param.type);
+      param.type = ::streamexecutor::detail::Format("{} = {}", type.spelling, param.type);
     }
   }
   return Status();
@@ -64,7 +64,7 @@ inline Status ReadFunctionParams(const DriverApi& api, int ordinal, CUfunction f
     param.takes_memory = size == 8;
     param.takes_scalar = true;
     param.size = size;
-    param.type = fmt::format("a {}-byte parameter (cuFuncGetParamInfo)", size);
+    param.type = ::streamexecutor::detail::Format("a {}-byte parameter (cuFuncGetParamInfo)", size);
   }
   return Status();
 }

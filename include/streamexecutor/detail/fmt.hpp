@@ -25,3 +25,59 @@
 #else
 #include <fmt/format.h>
 #endif
+
+#include <string>
+#include <type_traits>
+
+namespace streamexecutor::detail {
+
+// The library's messages are formatted through Format (and MakeError): one
+// non-template vformat for all of them. fmt::format_string checks a format
+// string against its arguments with a consteval parse instantiated for every
+// list of argument types, which made up most of fmt's share of a consumer's
+// compile time (issue 30). The check runs where it finds our mistakes, in
+// this project's own builds (STREAMEXECUTOR_CHECK_FORMAT_STRINGS=1, set by
+// meson.build and CMakeLists.txt for the tests); a consumer's build takes the
+// strings as they are.
+#if defined(STREAMEXECUTOR_CHECK_FORMAT_STRINGS) && STREAMEXECUTOR_CHECK_FORMAT_STRINGS && !defined(__CUDACC__)
+template <typename... Args>
+using FormatString = fmt::format_string<Args...>;
+#else
+template <typename... Args>
+struct UncheckedFormatString {
+  template <typename S>
+    requires std::is_convertible_v<const S&, fmt::string_view>
+  constexpr UncheckedFormatString(const S& s) : view(s) {}      // NOLINT(google-explicit-constructor): as fmt's
+  constexpr operator fmt::string_view() const { return view; }  // NOLINT(google-explicit-constructor): as fmt's
+  fmt::string_view view;
+};
+template <typename... Args>
+using FormatString = UncheckedFormatString<std::type_identity_t<Args>...>;
+#endif
+
+// Either kind of format string (both convert), as vformat takes it.
+template <typename F>
+fmt::string_view FormatView(const F& format) {
+  return format;
+}
+
+// A string that does not match its arguments (only possible unchecked) gives
+// the string and fmt's complaint, not an exception out of an error path.
+[[gnu::cold, gnu::noinline]] inline std::string VFormat(fmt::string_view format, fmt::format_args args) {
+#if FMT_EXCEPTIONS
+  try {
+    return fmt::vformat(format, args);
+  } catch (const fmt::format_error& e) {
+    return std::string(format.data(), format.size()) + " (format error: " + e.what() + ")";
+  }
+#else
+  return fmt::vformat(format, args);
+#endif
+}
+
+template <typename... Args>
+std::string Format(FormatString<Args...> format, Args&&... args) {
+  return VFormat(FormatView(format), fmt::make_format_args(args...));
+}
+
+}  // namespace streamexecutor::detail

@@ -45,7 +45,7 @@ inline std::uint64_t Hash(std::string_view text) {
   return h;
 }
 inline std::string Path(const char* directory, std::string_view kind, const std::string& key) {
-  return fmt::format("{}/{}-{:016x}", directory, kind, Hash(key));
+  return ::streamexecutor::detail::Format("{}/{}-{:016x}", directory, kind, Hash(key));
 }
 }  // namespace kernel_cache_detail
 
@@ -63,7 +63,7 @@ STREAMEXECUTOR_DECL bool ReadKernelCache(std::string_view kind, const std::strin
   char buffer[65536];
   for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) contents.append(buffer, n);
   std::fclose(file);
-  const std::string header = fmt::format("{}\n", key.size());
+  const std::string header = ::streamexecutor::detail::Format("{}\n", key.size());
   const std::string_view view = contents;
   if (!view.starts_with(header) || view.substr(header.size(), key.size()) != key) return false;
   payload = contents.substr(header.size() + key.size());
@@ -74,10 +74,10 @@ STREAMEXECUTOR_DECL void WriteKernelCache(std::string_view kind, const std::stri
   const char* directory = KernelCacheDirectory();
   if (directory == nullptr) return;
   const std::string path = kernel_cache_detail::Path(directory, kind, key);
-  const std::string temporary = fmt::format("{}.{}.tmp", path, static_cast<long>(::getpid()));
+  const std::string temporary = ::streamexecutor::detail::Format("{}.{}.tmp", path, static_cast<long>(::getpid()));
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (file == nullptr) return;
-  const std::string header = fmt::format("{}\n", key.size());
+  const std::string header = ::streamexecutor::detail::Format("{}\n", key.size());
   const bool written = std::fwrite(header.data(), 1, header.size(), file) == header.size() &&
                        std::fwrite(key.data(), 1, key.size(), file) == key.size() &&
                        std::fwrite(payload.data(), 1, payload.size(), file) == payload.size();

@@ -53,7 +53,7 @@ inline StatusOr<SharedPages> SharePagesInPlace(void* base, std::uint64_t bytes, 
   auto fail = [fd](ErrorCode code, std::string_view call, std::uint64_t size) {
     const int error = errno;
     close(fd);
-    return SystemError(code, call, error, fmt::format("moving {} bytes into shared memory", size));
+    return SystemError(code, call, error, ::streamexecutor::detail::Format("moving {} bytes into shared memory", size));
   };
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) return fail(ErrorCode::kResourceExhausted, "ftruncate", bytes);
   for (std::uint64_t done = 0; done < bytes;) {
@@ -81,7 +81,7 @@ inline StatusOr<SharedPages> CreateSharedPages(std::uint64_t bytes, const char* 
     const int error = errno;
     close(fd);
     return SystemError(ErrorCode::kResourceExhausted, "ftruncate, fstat or mmap", error,
-                       fmt::format("making {} bytes of shared memory", bytes));
+                       ::streamexecutor::detail::Format("making {} bytes of shared memory", bytes));
   }
   *mapped = memory;
   return SharedPages{static_cast<std::int32_t>(getpid()), fd, static_cast<std::uint64_t>(info.st_ino), bytes};
@@ -99,7 +99,7 @@ inline void UnsharePages(void* base, std::uint64_t bytes, int fd) {
 // exited or closed them; FAILED_PRECONDITION where the kernel refuses (a
 // process of another user).
 inline StatusOr<void*> MapSharedPages(const SharedPages& pages) {
-  const std::string path = fmt::format("/proc/{}/fd/{}", pages.pid, pages.fd);
+  const std::string path = ::streamexecutor::detail::Format("/proc/{}/fd/{}", pages.pid, pages.fd);
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -108,7 +108,8 @@ inline StatusOr<void*> MapSharedPages(const SharedPages& pages) {
                        path, pages.pid);
     }
     return SystemError(error == EACCES || error == EPERM ? ErrorCode::kFailedPrecondition : ErrorCode::kInternal,
-                       "open", error, fmt::format("of {} (memory exported by process {})", path, pages.pid));
+                       "open", error,
+                       ::streamexecutor::detail::Format("of {} (memory exported by process {})", path, pages.pid));
   }
   struct stat info {};
   if (fstat(fd, &info) != 0 || static_cast<std::uint64_t>(info.st_ino) != pages.inode ||
@@ -123,7 +124,7 @@ inline StatusOr<void*> MapSharedPages(const SharedPages& pages) {
   close(fd);
   if (mapped == MAP_FAILED) {
     return SystemError(ErrorCode::kResourceExhausted, "mmap", error,
-                       fmt::format("of {} bytes exported by process {}", pages.bytes, pages.pid));
+                       ::streamexecutor::detail::Format("of {} bytes exported by process {}", pages.bytes, pages.pid));
   }
   return mapped;
 }

@@ -36,7 +36,7 @@ inline void AppendJsonString(std::string& out, std::string_view text) {
       case '\r': out += "\\r"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += ::streamexecutor::detail::Format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
         } else {
           out += c;
         }
@@ -111,8 +111,8 @@ STREAMEXECUTOR_DECL std::uint32_t AddLane(Recorder& recorder, const void* execut
   Lane lane;
   lane.pid = pid;
   lane.tid = recorder.next_tid++;
-  lane.name =
-      stream_name.empty() ? fmt::format("stream {}", lane.tid) : fmt::format("stream {} '{}'", lane.tid, stream_name);
+  lane.name = stream_name.empty() ? ::streamexecutor::detail::Format("stream {}", lane.tid)
+                                  : ::streamexecutor::detail::Format("stream {} '{}'", lane.tid, stream_name);
   recorder.lanes.push_back(std::move(lane));
   return static_cast<std::uint32_t>(recorder.lanes.size() - 1);
 }
@@ -122,7 +122,7 @@ STREAMEXECUTOR_DECL void RenameLane(std::uint64_t session, std::uint32_t lane, s
   const std::lock_guard lock(recorder.mutex);
   if (recorder.session != session || !recorder.recording || lane >= recorder.lanes.size()) return;
   Lane& l = recorder.lanes[lane];
-  l.name = fmt::format("stream {} '{}'", l.tid, stream_name);
+  l.name = ::streamexecutor::detail::Format("stream {} '{}'", l.tid, stream_name);
 }
 
 STREAMEXECUTOR_DECL std::uint64_t AddRecord(Recorder& recorder, std::uint32_t lane, const Operation& op,
@@ -194,7 +194,7 @@ STREAMEXECUTOR_DECL void AddBlockedTime(std::uint64_t session, std::uint32_t lan
 }
 
 inline std::string Microseconds(std::int64_t nanoseconds) {
-  return fmt::format("{}.{:03}", nanoseconds / 1000, nanoseconds % 1000);
+  return ::streamexecutor::detail::Format("{}.{:03}", nanoseconds / 1000, nanoseconds % 1000);
 }
 
 STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
@@ -208,17 +208,19 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
   for (std::size_t i = 0; i < recorder.processes.size(); ++i) {
     std::string name;
     AppendJsonString(name, recorder.processes[i].label);
-    event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", i + 1, name));
-    event(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", i + 1,
-                      i + 1));
+    event(::streamexecutor::detail::Format(
+        R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", i + 1, name));
+    event(::streamexecutor::detail::Format(
+        R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", i + 1, i + 1));
   }
   for (const Lane& lane : recorder.lanes) {
     std::string name;
     AppendJsonString(name, lane.name);
-    event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", lane.pid, lane.tid,
-                      name));
-    event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                      lane.pid, lane.tid, lane.tid));
+    event(::streamexecutor::detail::Format(
+        R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", lane.pid, lane.tid, name));
+    event(::streamexecutor::detail::Format(
+        R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", lane.pid, lane.tid,
+        lane.tid));
   }
   // Device times come from each stream's events placed on the host clock by
   // that stream's anchor, which may be off by half a wait's round trip. What
@@ -253,23 +255,26 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
     const Lane& lane = recorder.lanes[r.lane];
     std::string name, note;
     AppendJsonString(name, r.name);
-    std::string args = fmt::format(R"("op":{},"enqueue_us":{})", index + 1, Microseconds(r.enqueue_ns));
+    std::string args =
+        ::streamexecutor::detail::Format(R"("op":{},"enqueue_us":{})", index + 1, Microseconds(r.enqueue_ns));
     if (r.dims[0] != 0) {
-      args += fmt::format(R"(,"grid":[{},{},{}],"block":[{},{},{}])", r.dims[0], r.dims[1], r.dims[2], r.dims[3],
-                          r.dims[4], r.dims[5]);
+      args += ::streamexecutor::detail::Format(R"(,"grid":[{},{},{}],"block":[{},{},{}])", r.dims[0], r.dims[1],
+                                               r.dims[2], r.dims[3], r.dims[4], r.dims[5]);
     }
-    if (r.bytes != 0) args += fmt::format(R"(,"bytes":{})", r.bytes);
+    if (r.bytes != 0) args += ::streamexecutor::detail::Format(R"(,"bytes":{})", r.bytes);
     if (!r.note.empty()) {
       AppendJsonString(note, r.note);
-      args += fmt::format(R"(,"{}":{})", r.failed ? "error" : "device_time", note);
+      args += ::streamexecutor::detail::Format(R"(,"{}":{})", r.failed ? "error" : "device_time", note);
     }
     const std::string_view kind = KindName(r.kind);
     if (r.start_ns >= 0 && r.end_ns >= r.start_ns) {
-      event(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})", name,
-                        kind, lane.pid, lane.tid, Microseconds(r.start_ns), Microseconds(r.end_ns - r.start_ns), args));
+      event(::streamexecutor::detail::Format(
+          R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})", name, kind, lane.pid,
+          lane.tid, Microseconds(r.start_ns), Microseconds(r.end_ns - r.start_ns), args));
     } else {
-      event(fmt::format(R"({{"ph":"i","s":"t","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"args":{{{}}}}})", name,
-                        kind, lane.pid, lane.tid, Microseconds(r.enqueue_ns), args));
+      event(::streamexecutor::detail::Format(
+          R"({{"ph":"i","s":"t","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"args":{{{}}}}})", name, kind, lane.pid,
+          lane.tid, Microseconds(r.enqueue_ns), args));
     }
     if (r.waited != 0) {
       // The arrow: from where the waited-for operation ended to where the wait did.
@@ -278,10 +283,12 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
       const std::int64_t from_ts = from.end_ns >= 0 ? from.end_ns : from.enqueue_ns;
       const std::int64_t to_ts = r.end_ns >= 0 ? r.end_ns : r.enqueue_ns;
       ++flow;
-      event(fmt::format(R"({{"ph":"s","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow,
-                        from_lane.pid, from_lane.tid, Microseconds(from_ts)));
-      event(fmt::format(R"({{"ph":"f","bp":"e","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow,
-                        lane.pid, lane.tid, Microseconds(to_ts)));
+      event(::streamexecutor::detail::Format(
+          R"({{"ph":"s","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow, from_lane.pid,
+          from_lane.tid, Microseconds(from_ts)));
+      event(::streamexecutor::detail::Format(
+          R"({{"ph":"f","bp":"e","id":{},"cat":"event","name":"event","pid":{},"tid":{},"ts":{}}})", flow, lane.pid,
+          lane.tid, Microseconds(to_ts)));
     }
     const int direction = r.kind == TraceKind::kMemcpyH2D   ? 0
                           : r.kind == TraceKind::kMemcpyD2H ? 1
@@ -290,24 +297,27 @@ STREAMEXECUTOR_DECL void WriteTrace(Recorder& recorder, std::string& json) {
     if (direction >= 0 && !r.failed) {
       auto& bytes = copied[r.pid - 1];
       bytes[static_cast<std::size_t>(direction)] += r.bytes;
-      event(fmt::format(R"({{"ph":"C","name":"bytes copied","pid":{},"ts":{},"args":{{"h2d":{},"d2h":{},"d2d":{}}}}})",
-                        r.pid, Microseconds(r.end_ns >= 0 ? r.end_ns : r.enqueue_ns), bytes[0], bytes[1], bytes[2]));
+      event(::streamexecutor::detail::Format(
+          R"({{"ph":"C","name":"bytes copied","pid":{},"ts":{},"args":{{"h2d":{},"d2h":{},"d2d":{}}}}})", r.pid,
+          Microseconds(r.end_ns >= 0 ? r.end_ns : r.enqueue_ns), bytes[0], bytes[1], bytes[2]));
     }
   }
   json += R"(],"otherData":{"streamexecutor":")";
-  json +=
-      fmt::format("{}.{}.{}", STREAMEXECUTOR_VERSION_MAJOR, STREAMEXECUTOR_VERSION_MINOR, STREAMEXECUTOR_VERSION_PATCH);
+  json += ::streamexecutor::detail::Format("{}.{}.{}", STREAMEXECUTOR_VERSION_MAJOR, STREAMEXECUTOR_VERSION_MINOR,
+                                           STREAMEXECUTOR_VERSION_PATCH);
   json += R"(","counters":[)";
   auto counters = [](const TraceCounters& c) {
-    return fmt::format(
+    return ::streamexecutor::detail::Format(
         R"("enqueued":{},"completed":{},"failed":{},"bytes_h2d":{},"bytes_d2h":{},"bytes_d2d":{},"blocked_ns":{},"device_wait_ns":{})",
         c.enqueued, c.completed, c.failed, c.bytes_h2d, c.bytes_d2h, c.bytes_d2d, c.blocked_ns, c.device_wait_ns);
   };
   for (std::size_t i = 0; i < recorder.processes.size(); ++i) {
-    json += fmt::format(R"({}{{"pid":{},{}}})", i == 0 ? "" : ",", i + 1, counters(recorder.processes[i].counters));
+    json += ::streamexecutor::detail::Format(R"({}{{"pid":{},{}}})", i == 0 ? "" : ",", i + 1,
+                                             counters(recorder.processes[i].counters));
   }
   for (const Lane& lane : recorder.lanes) {
-    json += fmt::format(R"(,{{"pid":{},"tid":{},{}}})", lane.pid, lane.tid, counters(lane.counters));
+    json +=
+        ::streamexecutor::detail::Format(R"(,{{"pid":{},"tid":{},{}}})", lane.pid, lane.tid, counters(lane.counters));
   }
   json += "]}}\n";
 }
@@ -422,7 +432,8 @@ inline std::uint32_t ExecutorLane(Recorder& recorder, std::unordered_map<const v
   auto [lane, added] = lanes.try_emplace(executor, 0);
   if (added) {
     lane->second = AddLane(recorder, executor, executor_label, "");
-    recorder.lanes[lane->second].name = fmt::format("{} {}", what, recorder.lanes[lane->second].tid);
+    recorder.lanes[lane->second].name =
+        ::streamexecutor::detail::Format("{} {}", what, recorder.lanes[lane->second].tid);
   }
   return lane->second;
 }
@@ -488,7 +499,7 @@ STREAMEXECUTOR_DECL void EndRange(std::string_view name, std::int64_t start_ns, 
   if (!recorder.recording) return;
   if (lane_session != recorder.session) {
     lane = AddLane(recorder, &thread_marker, "host threads", "");
-    recorder.lanes[lane].name = fmt::format("thread {}", recorder.lanes[lane].tid);
+    recorder.lanes[lane].name = ::streamexecutor::detail::Format("thread {}", recorder.lanes[lane].tid);
     lane_session = recorder.session;
   }
   const Operation op{TraceKind::kRange, name};

@@ -83,7 +83,7 @@ struct STREAMEXECUTOR_EXPORT opencl : opencl_detail::PluginIds, opencl_detail::C
     impl->device = entry.device;
     impl->ordinal = ordinal;
     impl->device_name = opencl_detail::InfoString(clGetDeviceInfo, entry.device, CL_DEVICE_NAME);
-    impl->label = fmt::format("opencl:{} ({})", ordinal, impl->device_name);
+    impl->label = ::streamexecutor::detail::Format("opencl:{} ({})", ordinal, impl->device_name);
     const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
                                                 reinterpret_cast<cl_context_properties>(entry.platform), 0};
     cl_int error = CL_SUCCESS;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "streamexecutor/core/operations.hpp"
+#include "streamexecutor/detail/function_ref.hpp"
 #include "streamexecutor/opencl/errors.hpp"  // first: it sets CL_TARGET_OPENCL_VERSION for <CL/cl_ext.h>
 #include "streamexecutor/opencl/launch.hpp"
 #include "streamexecutor/opencl/library_call.hpp"
@@ -149,6 +150,43 @@ struct RecordedFill final : RecordedOp {
   Fill operation;
 };
 
+// RecordedLaunch::Native but for setting the arguments (`set_args`): one
+// copy for every signature.
+inline Status RecordLaunchCommand(const CommandBufferApi& api, cl_command_buffer_khr buffer, LoadedKernel& loaded,
+                                  const ThreadDim& threads, const BlockDim& blocks, std::uint64_t dynamic_local_bytes,
+                                  const std::string* name, cl_kernel& clone,
+                                  streamexecutor::detail::FunctionRef<Status()> set_args) {
+  const std::string_view kernel_name = NameOf(name);
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckSizes(loaded, threads, dynamic_local_bytes, kernel_name));
+  const std::size_t global[3] = {blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z};
+  const std::size_t local[3] = {threads.x, threads.y, threads.z};
+  const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
+  {
+    // The command gets a clone of the kernel that carries these arguments:
+    // PoCL 3.1 reads a recorded kernel's arguments when the buffer runs,
+    // so a later clSetKernelArg on the shared kernel (the next recorded
+    // launch, any stream's launch) would change what this command passes.
+    std::lock_guard<streamexecutor::detail::SpinLock> lock(loaded.launch_lock);
+    STREAMEXECUTOR_RETURN_IF_ERROR(set_args());
+    cl_int cloned = CL_SUCCESS;
+    if (clone != nullptr) clReleaseKernel(clone);  // recorded again: the old run was waited for
+    clone = clCloneKernel(loaded.kernel, &cloned);
+    if (cloned != CL_SUCCESS) {
+      clone = nullptr;
+      return ClError("clCloneKernel", cloned, "recording kernel '{}' on {}", kernel_name, loaded.executor->label);
+    }
+  }
+  const cl_int error =
+      api.ndrange(buffer, nullptr, nullptr, clone, dims, nullptr, global, local, 0, nullptr, nullptr, nullptr);
+  if (error != CL_SUCCESS) {
+    return ClError("clCommandNDRangeKernelKHR", error,
+                   "recording kernel '{}' on {}: global size {}x{}x{}, local size "
+                   "{}x{}x{}",
+                   kernel_name, loaded.executor->label, global[0], global[1], global[2], local[0], local[1], local[2]);
+  }
+  return Status();
+}
+
 // The launch's values, owned: the kernel is retained until the buffer goes.
 template <typename Opencl, typename... Params>
 struct RecordedLaunch final : RecordedOp {
@@ -173,37 +211,9 @@ struct RecordedLaunch final : RecordedOp {
   bool native() const override { return true; }
   // The extension captures the arguments set at the time of recording.
   Status Native(const CommandBufferApi& api, cl_command_buffer_khr buffer) override {
-    LoadedKernel& loaded = *kernel.impl;
-    const std::string_view kernel_name = name ? std::string_view(*name) : std::string_view("?");
-    STREAMEXECUTOR_RETURN_IF_ERROR(CheckLaunchSizes<Params...>(loaded, threads, args, kernel_name));
-    const std::size_t global[3] = {blocks.x * threads.x, blocks.y * threads.y, blocks.z * threads.z};
-    const std::size_t local[3] = {threads.x, threads.y, threads.z};
-    const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
-    {
-      // The command gets a clone of the kernel that carries these arguments:
-      // PoCL 3.1 reads a recorded kernel's arguments when the buffer runs,
-      // so a later clSetKernelArg on the shared kernel (the next recorded
-      // launch, any stream's launch) would change what this command passes.
-      std::lock_guard<streamexecutor::detail::SpinLock> lock(loaded.launch_lock);
-      STREAMEXECUTOR_RETURN_IF_ERROR(SetArgs<Params...>(loaded, args, name, std::index_sequence_for<Params...>{}));
-      cl_int cloned = CL_SUCCESS;
-      if (clone != nullptr) clReleaseKernel(clone);  // recorded again: the old run was waited for
-      clone = clCloneKernel(loaded.kernel, &cloned);
-      if (cloned != CL_SUCCESS) {
-        clone = nullptr;
-        return ClError("clCloneKernel", cloned, "recording kernel '{}' on {}", kernel_name, loaded.executor->label);
-      }
-    }
-    const cl_int error =
-        api.ndrange(buffer, nullptr, nullptr, clone, dims, nullptr, global, local, 0, nullptr, nullptr, nullptr);
-    if (error != CL_SUCCESS) {
-      return ClError("clCommandNDRangeKernelKHR", error,
-                     "recording kernel '{}' on {}: global size {}x{}x{}, local size "
-                     "{}x{}x{}",
-                     kernel_name, loaded.executor->label, global[0], global[1], global[2], local[0], local[1],
-                     local[2]);
-    }
-    return Status();
+    return RecordLaunchCommand(
+        api, buffer, *kernel.impl, threads, blocks, DynamicLocalBytes<Params...>(args), name, clone,
+        [&] { return SetArgs<Params...>(*kernel.impl, args, name, std::index_sequence_for<Params...>{}); });
   }
 
   Handle kernel;

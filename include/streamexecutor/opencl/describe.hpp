@@ -17,7 +17,7 @@ namespace streamexecutor::opencl_detail {
 inline std::string SvmCapabilities(cl_device_svm_capabilities svm) {
   std::string out;
   auto add = [&](cl_device_svm_capabilities bit, std::string_view name) {
-    if (svm & bit) out += fmt::format("{}{}", out.empty() ? "" : ", ", name);
+    if (svm & bit) out += ::streamexecutor::detail::Format("{}{}", out.empty() ? "" : ", ", name);
   };
   add(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse-grain buffer");
   add(CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine-grain buffer");
@@ -103,29 +103,32 @@ inline DeviceDescription DescribeDevice(cl_device_id device, SliceScheme slices)
   d.integrated = number(CL_DEVICE_HOST_UNIFIED_MEMORY, cl_bool{}) != CL_FALSE;
   DescribeVendorExtensions(device, text(CL_DEVICE_EXTENSIONS), d);
 
-  d.extra.emplace_back("platform", fmt::format("{} ({})", InfoString(clGetPlatformInfo, platform, CL_PLATFORM_NAME),
-                                               InfoString(clGetPlatformInfo, platform, CL_PLATFORM_VERSION)));
+  d.extra.emplace_back(
+      "platform", ::streamexecutor::detail::Format("{} ({})", InfoString(clGetPlatformInfo, platform, CL_PLATFORM_NAME),
+                                                   InfoString(clGetPlatformInfo, platform, CL_PLATFORM_VERSION)));
   d.extra.emplace_back("OpenCL C version", text(CL_DEVICE_OPENCL_C_VERSION));
   d.extra.emplace_back("device type", type & CL_DEVICE_TYPE_GPU           ? "GPU"
                                       : type & CL_DEVICE_TYPE_CPU         ? "CPU"
                                       : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
                                                                           : "other");
-  d.extra.emplace_back("preferred vector widths (char short int long float double half)",
-                       fmt::format("{} {} {} {} {} {} {}", number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, cl_uint{}),
-                                   number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, cl_uint{})));
+  d.extra.emplace_back(
+      "preferred vector widths (char short int long float double half)",
+      ::streamexecutor::detail::Format("{} {} {} {} {} {} {}", number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, cl_uint{}),
+                                       number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, cl_uint{})));
   d.extra.emplace_back("SVM capabilities", SvmCapabilities(svm));
-  d.extra.emplace_back("base address alignment",
-                       fmt::format("{} bytes", number(CL_DEVICE_MEM_BASE_ADDR_ALIGN, cl_uint{}) / 8));
+  d.extra.emplace_back("base address alignment", ::streamexecutor::detail::Format(
+                                                     "{} bytes", number(CL_DEVICE_MEM_BASE_ADDR_ALIGN, cl_uint{}) / 8));
   d.extra.emplace_back("slices passed to kernels as", slices == SliceScheme::kSvmPointer
                                                           ? "SVM pointers (any offset)"
                                                           : "cached sub-buffers (offsets aligned to the base address)");
-  d.extra.emplace_back("profiling timer resolution",
-                       fmt::format("{} ns", number(CL_DEVICE_PROFILING_TIMER_RESOLUTION, std::size_t{})));
+  d.extra.emplace_back(
+      "profiling timer resolution",
+      ::streamexecutor::detail::Format("{} ns", number(CL_DEVICE_PROFILING_TIMER_RESOLUTION, std::size_t{})));
   d.extra.emplace_back("local memory type", number(CL_DEVICE_LOCAL_MEM_TYPE, cl_device_local_mem_type{}) == CL_LOCAL
                                                 ? "dedicated"
                                                 : "global");

@@ -127,9 +127,11 @@ constexpr ErrorCode CodeFor(cl_int error) {
 
 // "clCreateBuffer failed with CL_INVALID_BUFFER_SIZE (-61) <context>".
 template <typename... Args>
-Status ClError(std::string_view call, cl_int error, fmt::format_string<Args...> context, Args&&... args) {
-  return Status(CodeFor(error), fmt::format("{} failed with {} ({}) {}", call, ErrorName(error), error,
-                                            fmt::format(context, std::forward<Args>(args)...)));
+Status ClError(std::string_view call, cl_int error, ::streamexecutor::detail::FormatString<Args...> context,
+               Args&&... args) {
+  return Status(CodeFor(error), ::streamexecutor::detail::Format(
+                                    "{} failed with {} ({}) {}", call, ErrorName(error), error,
+                                    ::streamexecutor::detail::Format(context, std::forward<Args>(args)...)));
 }
 
 // Fixed-size clGet*Info queries; a failure leaves `fallback`. Every cl_*_info

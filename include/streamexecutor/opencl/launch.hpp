@@ -1,7 +1,8 @@
 // The launch path: arguments through clSetKernelArg, then one
 // clEnqueueNDRangeKernel. Nothing here allocates in the steady state (a
 // sub-buffer is created once per distinct slice and then found in the cache)
-// and there is no dynamic dispatch.
+// and the plain launch has no indirect call (the general one sets its
+// arguments through one, LaunchSettingArgs).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "streamexecutor/core/dims.hpp"
 #include "streamexecutor/core/kernel_params.hpp"
+#include "streamexecutor/detail/function_ref.hpp"
 #include "streamexecutor/detail/separate_compilation.hpp"
 #include "streamexecutor/opencl/memory.hpp"
 #include "streamexecutor/opencl/runtime.hpp"
@@ -205,16 +207,22 @@ constexpr std::uint64_t SharedArgBytes(const PackedArgT<P>& packed) {
   return Status();
 }
 
+// The __local memory the launch's SharedDeviceMemory arguments ask for.
 template <typename... Params>
-[[gnu::always_inline]] inline Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads,
-                                                      const PackedArgs<Params...>& args, std::string_view kernel_name) {
+[[gnu::always_inline]] inline std::uint64_t DynamicLocalBytes(const PackedArgs<Params...>& args) {
   std::uint64_t dynamic_local_bytes = 0;
   if constexpr ((is_shared_device_memory_v<std::remove_cv_t<Params>> || ...)) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((dynamic_local_bytes += SharedArgBytes<Params>(std::get<I>(args))), ...);
     }(std::index_sequence_for<Params...>{});
   }
-  return CheckSizes(kernel, threads, dynamic_local_bytes, kernel_name);
+  return dynamic_local_bytes;
+}
+
+template <typename... Params>
+[[gnu::always_inline]] inline Status CheckLaunchSizes(const LoadedKernel& kernel, const ThreadDim& threads,
+                                                      const PackedArgs<Params...>& args, std::string_view kernel_name) {
+  return CheckSizes(kernel, threads, DynamicLocalBytes<Params...>(args), kernel_name);
 }
 
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
@@ -281,6 +289,19 @@ inline std::string_view NameOf(const std::string* name) {
   return name ? std::string_view(*name) : std::string_view("?");
 }
 
+// The general launch's sizes check and enqueue: one copy for every
+// signature, which only sets its arguments (`set_args`, under the kernel's lock).
+[[gnu::noinline]] inline Status LaunchSettingArgs(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
+                                                  const BlockDim& blocks, std::uint64_t dynamic_local_bytes,
+                                                  const std::string* name,
+                                                  streamexecutor::detail::FunctionRef<Status()> set_args) {
+  const std::string_view kernel_name = NameOf(name);
+  if (Status sizes = CheckSizes(kernel, threads, dynamic_local_bytes, kernel_name); !sizes.ok()) [[unlikely]] {
+    return sizes;
+  }
+  return EnqueueLaunch(stream, kernel, threads, blocks, kernel_name, set_args);
+}
+
 // The general launch from packed arguments: GeneralLaunch, DivertedLaunch
 // and a held launch's RunHeldLaunch share one copy per signature (the plain
 // path is FastLaunch).
@@ -288,14 +309,9 @@ template <typename... Params>
 [[gnu::noinline]] Status LaunchKernel(StreamState& stream, LoadedKernel& kernel, const ThreadDim& threads,
                                       const BlockDim& blocks, const PackedArgs<Params...>& args,
                                       const std::string* name) {
-  const std::string_view kernel_name = NameOf(name);
-  if (Status sizes = CheckLaunchSizes<Params...>(kernel, threads, args, kernel_name); !sizes.ok()) [[unlikely]] {
-    return sizes;
-  }
-  return EnqueueLaunch(
-      stream, kernel, threads, blocks, kernel_name, [&]() __attribute__((always_inline)) {
-        return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
-      });
+  return LaunchSettingArgs(stream, kernel, threads, blocks, DynamicLocalBytes<Params...>(args), name, [&] {
+    return SetArgs<Params...>(kernel, args, name, std::index_sequence_for<Params...>{});
+  });
 }
 
 // ---- The typed launch (TypedLaunch, at the end) -----------------------------------

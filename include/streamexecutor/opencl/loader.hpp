@@ -58,9 +58,10 @@ STREAMEXECUTOR_DECL StatusOr<std::string> ProgramBinary(const Executor& executor
 #if STREAMEXECUTOR_DEFINE_OUT_OF_LINE
 STREAMEXECUTOR_DECL std::string DiskCacheKey(const Executor& executor, const std::string& options,
                                              const std::string& code) {
-  return fmt::format("opencl\ndevice {}\ndevice version {}\ndriver {}\noptions {}\nsource {}\n{}", executor.device_name,
-                     InfoString(clGetDeviceInfo, executor.device, CL_DEVICE_VERSION),
-                     InfoString(clGetDeviceInfo, executor.device, CL_DRIVER_VERSION), options, code.size(), code);
+  return ::streamexecutor::detail::Format(
+      "opencl\ndevice {}\ndevice version {}\ndriver {}\noptions {}\nsource {}\n{}", executor.device_name,
+      InfoString(clGetDeviceInfo, executor.device, CL_DEVICE_VERSION),
+      InfoString(clGetDeviceInfo, executor.device, CL_DRIVER_VERSION), options, code.size(), code);
 }
 STREAMEXECUTOR_DECL cl_program ProgramFromDiskCache(const Executor& executor, const std::string& key,
                                                     const std::string& options) {
@@ -92,9 +93,10 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
   const KernelLoaderSpec& spec = *source.spec;
   StatusOr<std::string> code = spec.Contents();
   if (!code.ok())
-    return Status(code.status().code(), fmt::format("GetKernel on {}: {}", executor.label, code.status().message()));
+    return Status(code.status().code(),
+                  ::streamexecutor::detail::Format("GetKernel on {}: {}", executor.label, code.status().message()));
   const std::string options = Trim(spec.options + " " + std::string(kArgInfoOption));
-  std::string key = fmt::format("{}\n{}\n", source.binary ? "binary" : "text", options);
+  std::string key = ::streamexecutor::detail::Format("{}\n{}\n", source.binary ? "binary" : "text", options);
   key += code.value();
 
   std::lock_guard<std::mutex> lock(executor.mutex);
@@ -104,7 +106,8 @@ STREAMEXECUTOR_DECL StatusOr<cl_program> GetProgram(Executor& executor, const Pr
   cl_program program = nullptr;
   const std::string& bytes = code.value();
   const char* what = source.binary ? "OpenCL binary" : "OpenCL C source";
-  const std::string origin = spec.on_disk() ? fmt::format("'{}'", spec.filename) : std::string("in memory");
+  const std::string origin =
+      spec.on_disk() ? ::streamexecutor::detail::Format("'{}'", spec.filename) : std::string("in memory");
   std::string disk_key;  // set where the disk cache is on, for OpenCL C
   if (source.binary) {
     const std::size_t length = bytes.size();

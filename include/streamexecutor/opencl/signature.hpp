@@ -146,12 +146,13 @@ STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared,
   if (cl.kind == Arith::kVoid) return {};
   if (cl.size == 0) return {};  // a typedef or struct: its layout is not in the arg info
   auto sized = [](const TypeClass& t, std::string_view name) {
-    return fmt::format("{} is a {}-byte {}", name, t.size, Describe(t.kind));
+    return ::streamexecutor::detail::Format("{} is a {}-byte {}", name, t.size, Describe(t.kind));
   };
   if (cl.lanes > 1 || cpp.kind == Arith::kUnknown) {
     // Vectors and user-defined types: only the layout can be compared.
     if (cpp.kind != Arith::kUnknown || cpp.size != cl.size) {
-      return fmt::format("{}, OpenCL {} is a {}-byte vector", sized(cpp, declared.value_type), actual_name, cl.size);
+      return ::streamexecutor::detail::Format("{}, OpenCL {} is a {}-byte vector", sized(cpp, declared.value_type),
+                                              actual_name, cl.size);
     }
     return {};
   }
@@ -159,7 +160,7 @@ STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared,
   if (cpp.kind == Arith::kChar) same_kind = cl.size == 1 && cl.kind != Arith::kBool;  // char's sign is the ABI's
   if (actual_name == "half" && cpp.kind == Arith::kUnsigned) same_kind = true;        // half carried as raw bits
   if (same_kind && cpp.size == cl.size) return {};
-  return fmt::format("{}, OpenCL {}", sized(cpp, declared.value_type), sized(cl, actual_name));
+  return ::streamexecutor::detail::Format("{}, OpenCL {}", sized(cpp, declared.value_type), sized(cl, actual_name));
 }
 #else
 STREAMEXECUTOR_DECL std::string ElementMismatch(const KernelParamInfo& declared, std::string_view actual_name);
@@ -231,9 +232,9 @@ STREAMEXECUTOR_DECL std::string Suggest(const RealArg& arg) {
   const std::string element =
       cl.lanes == 1 && !cl.cpp.empty() && cl.kind != Arith::kVoid ? std::string(cl.cpp) : std::string("T");
   if (arg.pointer && arg.address == CL_KERNEL_ARG_ADDRESS_LOCAL) {
-    return fmt::format("streamexecutor::SharedDeviceMemory<{}>", element);
+    return ::streamexecutor::detail::Format("streamexecutor::SharedDeviceMemory<{}>", element);
   }
-  if (arg.pointer) return fmt::format("streamexecutor::DeviceMemory<{}>*", element);
+  if (arg.pointer) return ::streamexecutor::detail::Format("streamexecutor::DeviceMemory<{}>*", element);
   return element;
 }
 #else
@@ -247,16 +248,18 @@ STREAMEXECUTOR_DECL Status CheckSignature(cl_kernel kernel, std::string_view ker
   std::vector<RealArg> real(count);
   for (cl_uint i = 0; i < count; ++i) {
     if (Status s = ReadArg(kernel, i, real[i]); !s.ok()) {
-      return Status(s.code(), fmt::format("GetKernel on {}: kernel '{}': {}", device, kernel_name, s.message()));
+      return Status(s.code(), ::streamexecutor::detail::Format("GetKernel on {}: kernel '{}': {}", device, kernel_name,
+                                                               s.message()));
     }
   }
   if (count != signature.size()) {
     std::string actual, declared;
     for (const RealArg& arg : real) {
-      actual += fmt::format("{}{}{}{}", actual.empty() ? "" : ", ", arg.spelled, arg.name.empty() ? "" : " ", arg.name);
+      actual += ::streamexecutor::detail::Format("{}{}{}{}", actual.empty() ? "" : ", ", arg.spelled,
+                                                 arg.name.empty() ? "" : " ", arg.name);
     }
     for (const KernelParamInfo& param : signature) {
-      declared += fmt::format("{}{}", declared.empty() ? "" : ", ", param.declared_type);
+      declared += ::streamexecutor::detail::Format("{}{}", declared.empty() ? "" : ", ", param.declared_type);
     }
     return MakeError(ErrorCode::kInvalidArgument,
                      "GetKernel on {}: kernel '{}' takes {} parameter(s) ({}) but the TypedKernel declares {} ({})",
@@ -288,7 +291,8 @@ STREAMEXECUTOR_DECL Status CheckSignature(cl_kernel kernel, std::string_view ker
       return MakeError(ErrorCode::kInvalidArgument,
                        "GetKernel on {}: kernel '{}' parameter {}{}: TypedKernel declares {} but the kernel takes {} "
                        "({}); declare it as {}",
-                       device, kernel_name, i, arg.name.empty() ? "" : fmt::format(" ('{}')", arg.name),
+                       device, kernel_name, i,
+                       arg.name.empty() ? "" : ::streamexecutor::detail::Format(" ('{}')", arg.name),
                        param.declared_type, arg.spelled, why, Suggest(arg));
     }
   }

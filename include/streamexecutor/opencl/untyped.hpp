@@ -24,7 +24,8 @@ inline Status ReadDeviceParams(cl_kernel kernel, std::string_view kernel_name, s
   for (cl_uint i = 0; i < count; ++i) {
     RealArg real;
     if (Status s = ReadArg(kernel, i, real); !s.ok()) {
-      return Status(s.code(), fmt::format("GetUntypedKernel on {}: kernel '{}': {}", device, kernel_name, s.message()));
+      return Status(s.code(), ::streamexecutor::detail::Format("GetUntypedKernel on {}: kernel '{}': {}", device,
+                                                               kernel_name, s.message()));
     }
     DeviceParam& param = params.emplace_back();
     const bool local = real.pointer && real.address == CL_KERNEL_ARG_ADDRESS_LOCAL;
@@ -33,7 +34,7 @@ inline Status ReadDeviceParams(cl_kernel kernel, std::string_view kernel_name, s
     param.takes_scalar = !real.pointer;
     // A typedef or struct has no size in the argument info: 0, not compared.
     (real.pointer ? param.element_size : param.size) = ClassifyOpenCL(real.base).size;
-    param.type = real.name.empty() ? real.spelled : fmt::format("{} {}", real.spelled, real.name);
+    param.type = real.name.empty() ? real.spelled : ::streamexecutor::detail::Format("{} {}", real.spelled, real.name);
   }
   return Status();
 }

@@ -162,10 +162,11 @@ constexpr ErrorCode ResultCode(VkResult result) {
 
 // "vkQueueSubmit failed with VK_ERROR_DEVICE_LOST (-4) <context>".
 template <typename... Args>
-Status VkError(std::string_view call, VkResult result, fmt::format_string<Args...> context, Args&&... args) {
-  return Status(ResultCode(result),
-                fmt::format("{} failed with {} ({}) {}", call, ResultName(result), static_cast<int>(result),
-                            fmt::format(context, std::forward<Args>(args)...)));
+Status VkError(std::string_view call, VkResult result, ::streamexecutor::detail::FormatString<Args...> context,
+               Args&&... args) {
+  return Status(ResultCode(result), ::streamexecutor::detail::Format(
+                                        "{} failed with {} ({}) {}", call, ResultName(result), static_cast<int>(result),
+                                        ::streamexecutor::detail::Format(context, std::forward<Args>(args)...)));
 }
 
 struct LoaderLoad {

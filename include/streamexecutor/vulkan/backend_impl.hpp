@@ -41,7 +41,7 @@ inline Status vulkan::OpenExecutor(PlatformState& platform, int ordinal, Executo
   e->queue_family = chosen.queue_family;
   e->ordinal = ordinal;
   instance.vkGetPhysicalDeviceProperties(chosen.device, &e->properties);
-  e->label = fmt::format("vulkan:{} ({})", ordinal, e->properties.deviceName);
+  e->label = ::streamexecutor::detail::Format("vulkan:{} ({})", ordinal, e->properties.deviceName);
 
   VkPhysicalDeviceMaintenance3Properties maintenance3{};
   maintenance3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
@@ -182,11 +182,11 @@ inline DeviceDescription vulkan::Describe(const ExecutorState& executor) {
   d.platform_name = "vulkan";
   d.device_ordinal = e.ordinal;
   d.name = e.properties.deviceName;
-  d.vendor = fmt::format("{:#06x}", e.properties.vendorID);
-  d.driver_version = fmt::format("{:#x}", e.properties.driverVersion);
-  d.api_version =
-      fmt::format("Vulkan {}.{}.{}", VK_API_VERSION_MAJOR(e.properties.apiVersion),
-                  VK_API_VERSION_MINOR(e.properties.apiVersion), VK_API_VERSION_PATCH(e.properties.apiVersion));
+  d.vendor = ::streamexecutor::detail::Format("{:#06x}", e.properties.vendorID);
+  d.driver_version = ::streamexecutor::detail::Format("{:#x}", e.properties.driverVersion);
+  d.api_version = ::streamexecutor::detail::Format("Vulkan {}.{}.{}", VK_API_VERSION_MAJOR(e.properties.apiVersion),
+                                                   VK_API_VERSION_MINOR(e.properties.apiVersion),
+                                                   VK_API_VERSION_PATCH(e.properties.apiVersion));
   VkPhysicalDeviceMemoryProperties memory{};
   e.instance->vkGetPhysicalDeviceMemoryProperties(e.physical, &memory);
   const std::uint32_t heap = memory.memoryTypes[e.memory_types.device].heapIndex;
@@ -203,10 +203,11 @@ inline DeviceDescription vulkan::Describe(const ExecutorState& executor) {
   d.integrated = e.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                  e.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   d.concurrent_kernels = false;
-  d.extra.emplace_back("maxPushConstantsSize", fmt::format("{}", limits.maxPushConstantsSize));
-  d.extra.emplace_back("minStorageBufferOffsetAlignment", fmt::format("{}", limits.minStorageBufferOffsetAlignment));
-  d.extra.emplace_back("maxStorageBufferRange", fmt::format("{}", limits.maxStorageBufferRange));
-  d.extra.emplace_back("timestampPeriod", fmt::format("{}", limits.timestampPeriod));
+  d.extra.emplace_back("maxPushConstantsSize", ::streamexecutor::detail::Format("{}", limits.maxPushConstantsSize));
+  d.extra.emplace_back("minStorageBufferOffsetAlignment",
+                       ::streamexecutor::detail::Format("{}", limits.minStorageBufferOffsetAlignment));
+  d.extra.emplace_back("maxStorageBufferRange", ::streamexecutor::detail::Format("{}", limits.maxStorageBufferRange));
+  d.extra.emplace_back("timestampPeriod", ::streamexecutor::detail::Format("{}", limits.timestampPeriod));
   return d;
 }
 

@@ -141,7 +141,7 @@ inline std::string_view ShadercStatusName(shaderc_compilation_status status) {
 // -O (optimize for speed), -Os (for size), -O0 (not at all: the default, as
 // glslangValidator's), -g (debug information).
 inline StatusOr<std::vector<std::uint32_t>> CompileGlsl(const KernelLoaderSpec& spec, std::string_view label) {
-  const std::string where = spec.on_disk() ? fmt::format(" '{}'", spec.filename) : std::string();
+  const std::string where = spec.on_disk() ? ::streamexecutor::detail::Format(" '{}'", spec.filename) : std::string();
 #if defined(STREAMEXECUTOR_VULKAN_WITH_SHADERC)
   const canned_detail::Loaded<ShadercApi>& shaderc = Shaderc();
   if (!shaderc.status.ok()) {

@@ -128,7 +128,8 @@ struct Interop<vulkan> {
       return MakeError(ErrorCode::kUnimplemented, "HostMemoryRegister on {}: {} bytes at {} cannot be imported ({})",
                        e.label, bytes, ptr,
                        types == 0 ? "no memory type both holds a buffer and imports host memory"
-                                  : fmt::format("the device aligns buffers to {} bytes", requirements.alignment));
+                                  : ::streamexecutor::detail::Format("the device aligns buffers to {} bytes",
+                                                                     requirements.alignment));
     }
     std::uint32_t type = 0;
     while (!(types & (1u << type))) ++type;

@@ -133,7 +133,8 @@ inline Status CreateInstance(Instance& out) {
     VkPhysicalDeviceProperties properties{};
     api.vkGetPhysicalDeviceProperties(device, &properties);
     auto skip = [&](std::string_view why) {
-      out.skipped += fmt::format("{}{}: {}", out.skipped.empty() ? "" : "; ", properties.deviceName, why);
+      out.skipped +=
+          ::streamexecutor::detail::Format("{}{}: {}", out.skipped.empty() ? "" : "; ", properties.deviceName, why);
     };
     if (properties.apiVersion < VK_API_VERSION_1_2) {
       skip("Vulkan 1.1 only (timeline semaphores need 1.2)");

@@ -29,35 +29,38 @@ namespace streamexecutor::vulkan_detail {
 
 // "binding 1 of set 0 ('Y')" and "a storage buffer of float (stride 4)".
 inline std::string DescriptorName(const DescriptorInfo& info) {
-  return fmt::format("binding {} of set {}{}", info.binding, info.set,
-                     info.name.empty() ? std::string() : fmt::format(" ('{}')", info.name));
+  return ::streamexecutor::detail::Format(
+      "binding {} of set {}{}", info.binding, info.set,
+      info.name.empty() ? std::string() : ::streamexecutor::detail::Format(" ('{}')", info.name));
 }
 inline std::string DescriptorKind(const DescriptorInfo& info) {
   std::string text;
   if (info.count != 1) {
-    text += info.count == 0 ? "a runtime-sized array of " : fmt::format("an array of {} ", info.count);
+    text +=
+        info.count == 0 ? "a runtime-sized array of " : ::streamexecutor::detail::Format("an array of {} ", info.count);
   } else {
     text += "a ";
   }
   text += info.what;
   if (info.what == "storage buffer" && info.shape_problem.empty()) {
-    text += fmt::format(" of {} (stride {})", info.element.name, info.stride);
+    text += ::streamexecutor::detail::Format(" of {} (stride {})", info.element.name, info.stride);
   }
   return text;
 }
 inline std::string DescribeDescriptor(const DescriptorInfo& info) {
-  return fmt::format("{} is {}", DescriptorName(info), DescriptorKind(info));
+  return ::streamexecutor::detail::Format("{} is {}", DescriptorName(info), DescriptorKind(info));
 }
 
 // "bindings 0 to 2", "binding 0", "no binding".
 inline std::string BindingRange(std::uint32_t count) {
   if (count == 0) return "no binding";
   if (count == 1) return "binding 0";
-  return fmt::format("bindings 0 to {}", count - 1);
+  return ::streamexecutor::detail::Format("bindings 0 to {}", count - 1);
 }
 
 inline std::string DescribePush(const PushMember& member) {
-  return fmt::format("{} {} (offset {}, {} bytes)", member.type.name, member.name, member.offset, member.size);
+  return ::streamexecutor::detail::Format("{} {} (offset {}, {} bytes)", member.type.name, member.name, member.offset,
+                                          member.size);
 }
 
 // Checks of the module alone, whatever the parameters: every descriptor is a
@@ -152,10 +155,11 @@ STREAMEXECUTOR_DECL Status ReflectShader(std::span<const std::uint32_t> words, s
 inline Status ParamMismatch(std::string_view label, std::string_view kernel, std::size_t index,
                             const KernelParamInfo& param, std::string_view actual, std::string_view why,
                             std::string_view suggestion) {
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "GetKernel on {}: kernel '{}' parameter {}: the TypedKernel declares {} but {}{}{}{}{}", label,
-                   kernel, index + 1, param.declared_type, actual, why.empty() ? "" : " (", why, why.empty() ? "" : ")",
-                   suggestion.empty() ? std::string() : fmt::format("; declare it as {}", suggestion));
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      "GetKernel on {}: kernel '{}' parameter {}: the TypedKernel declares {} but {}{}{}{}{}", label, kernel, index + 1,
+      param.declared_type, actual, why.empty() ? "" : " (", why, why.empty() ? "" : ")",
+      suggestion.empty() ? std::string() : ::streamexecutor::detail::Format("; declare it as {}", suggestion));
 }
 
 // Reflects the module and matches it against the declared parameters, filling
@@ -176,7 +180,8 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
   std::string declared_scalars;
   for (const KernelParamInfo& param : signature) {
     if (param.kind == KernelParamKind::kScalar) {
-      declared_scalars += fmt::format("{}{}", declared_scalars.empty() ? "" : ", ", param.declared_type);
+      declared_scalars +=
+          ::streamexecutor::detail::Format("{}{}", declared_scalars.empty() ? "" : ", ", param.declared_type);
     }
   }
   std::vector<SharedArray> spec_arrays;
@@ -185,7 +190,7 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
   }
   std::string push_members;
   for (const PushMember& member : reflected.push) {
-    push_members += fmt::format("{}{}", push_members.empty() ? "" : ", ", DescribePush(member));
+    push_members += ::streamexecutor::detail::Format("{}{}", push_members.empty() ? "" : ", ", DescribePush(member));
   }
   // Bindings either count the DeviceMemory parameters (0, 1, 2, ...) or are
   // their positions in the whole parameter list (the form an untyped load
@@ -213,20 +218,21 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         if (found == reflected.descriptors.end()) {
           std::string bindings;
           for (const DescriptorInfo& info : reflected.descriptors) {
-            bindings += fmt::format("{}{}", bindings.empty() ? "" : ", ", info.binding);
+            bindings += ::streamexecutor::detail::Format("{}{}", bindings.empty() ? "" : ", ", info.binding);
           }
           return ParamMismatch(
               label, kernel, i, param,
-              fmt::format("the shader has no binding {} in set 0 for it (DeviceMemory parameter {} of the "
-                          "TypedKernel; the shader's bindings: {}; bindings are either 0, 1, 2, ... in the order "
-                          "of the DeviceMemory parameters, or each one's position in the parameter list)",
-                          binding, buffers, bindings.empty() ? std::string("none") : bindings),
+              ::streamexecutor::detail::Format(
+                  "the shader has no binding {} in set 0 for it (DeviceMemory parameter {} of the "
+                  "TypedKernel; the shader's bindings: {}; bindings are either 0, 1, 2, ... in the order "
+                  "of the DeviceMemory parameters, or each one's position in the parameter list)",
+                  binding, buffers, bindings.empty() ? std::string("none") : bindings),
               "", "");
         }
         const DescriptorInfo& info = *found;
         if (info.what != "storage buffer" || info.count != 1 || !info.shape_problem.empty()) {
           return ParamMismatch(
-              label, kernel, i, param, fmt::format("the shader's {}", DescribeDescriptor(info)),
+              label, kernel, i, param, ::streamexecutor::detail::Format("the shader's {}", DescribeDescriptor(info)),
               info.shape_problem.empty() ? "DeviceMemory<T> parameters are single storage buffers" : info.shape_problem,
               "");
         }
@@ -235,15 +241,17 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         const std::string element = info.element.size == info.stride ? SuggestCpp(info.element) : std::string();
         const std::string suggestion =
             element.empty()
-                ? fmt::format("streamexecutor::DeviceMemory<T>* with sizeof(T) == {} (the array stride)", info.stride)
-                : fmt::format("streamexecutor::DeviceMemory<{}>*", element);
+                ? ::streamexecutor::detail::Format(
+                      "streamexecutor::DeviceMemory<T>* with sizeof(T) == {} (the array stride)", info.stride)
+                : ::streamexecutor::detail::Format("streamexecutor::DeviceMemory<{}>*", element);
         std::string why = KindMismatch(param, info.element);
         if (why.empty() && info.stride != param.value_size) {
-          why = fmt::format("{} is {} bytes, the buffer's elements are {} bytes apart", param.value_type,
-                            param.value_size, info.stride);
+          why = ::streamexecutor::detail::Format("{} is {} bytes, the buffer's elements are {} bytes apart",
+                                                 param.value_type, param.value_size, info.stride);
         }
         if (!why.empty()) {
-          return ParamMismatch(label, kernel, i, param, fmt::format("the shader's {}", DescribeDescriptor(info)), why,
+          return ParamMismatch(label, kernel, i, param,
+                               ::streamexecutor::detail::Format("the shader's {}", DescribeDescriptor(info)), why,
                                suggestion);
         }
         break;
@@ -253,12 +261,13 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         if (index >= reflected.push.size()) {
           return ParamMismatch(
               label, kernel, i, param,
-              fmt::format("the shader has {} push constant(s) ({}) for the TypedKernel's {} scalar "
-                          "parameter(s) ({})",
-                          reflected.push.size(), push_members.empty() ? "no block" : push_members,
-                          std::count_if(signature.begin(), signature.end(),
-                                        [](const KernelParamInfo& p) { return p.kind == KernelParamKind::kScalar; }),
-                          declared_scalars),
+              ::streamexecutor::detail::Format(
+                  "the shader has {} push constant(s) ({}) for the TypedKernel's {} scalar "
+                  "parameter(s) ({})",
+                  reflected.push.size(), push_members.empty() ? "no block" : push_members,
+                  std::count_if(signature.begin(), signature.end(),
+                                [](const KernelParamInfo& p) { return p.kind == KernelParamKind::kScalar; }),
+                  declared_scalars),
               "scalar parameters are the members of the push-constant block, in order", "");
         }
         const PushMember& member = reflected.push[index];
@@ -266,15 +275,18 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         slot.size = member.size;
         std::string why = KindMismatch(param, member.type);
         if (why.empty() && member.size != param.value_size) {
-          why = fmt::format("{} is {} bytes, the member {}", param.value_type, param.value_size, member.size);
+          why = ::streamexecutor::detail::Format("{} is {} bytes, the member {}", param.value_type, param.value_size,
+                                                 member.size);
         }
         if (!why.empty()) {
-          return ParamMismatch(label, kernel, i, param,
-                               fmt::format("push constant {} of the shader is {}", index + 1, DescribePush(member)),
-                               why, [&] {
-                                 const std::string cpp = SuggestCpp(member.type);
-                                 return cpp.empty() ? fmt::format("a type T with sizeof(T) == {}", member.size) : cpp;
-                               }());
+          return ParamMismatch(
+              label, kernel, i, param,
+              ::streamexecutor::detail::Format("push constant {} of the shader is {}", index + 1, DescribePush(member)),
+              why, [&] {
+                const std::string cpp = SuggestCpp(member.type);
+                return cpp.empty() ? ::streamexecutor::detail::Format("a type T with sizeof(T) == {}", member.size)
+                                   : cpp;
+              }());
         }
         break;
       }
@@ -283,13 +295,15 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         if (index >= spec_arrays.size()) {
           std::string fixed;
           for (const SharedArray& array : reflected.shared) {
-            if (!array.spec_sized) fixed += fmt::format("{}{}", fixed.empty() ? "" : ", ", array.name);
+            if (!array.spec_sized)
+              fixed += ::streamexecutor::detail::Format("{}{}", fixed.empty() ? "" : ", ", array.name);
           }
           return ParamMismatch(
               label, kernel, i, param,
-              fmt::format("the shader has {} shared array(s) sized by a specialization constant for it{}",
-                          spec_arrays.size(),
-                          fixed.empty() ? std::string() : fmt::format(" (fixed-size shared variables: {})", fixed)),
+              ::streamexecutor::detail::Format(
+                  "the shader has {} shared array(s) sized by a specialization constant for it{}", spec_arrays.size(),
+                  fixed.empty() ? std::string()
+                                : ::streamexecutor::detail::Format(" (fixed-size shared variables: {})", fixed)),
               "a SharedDeviceMemory<T> parameter is a shared array whose length is a specialization constant, "
               "e.g. layout(constant_id = 0) const uint kCount = 1; shared T data[kCount];",
               "");
@@ -297,26 +311,28 @@ STREAMEXECUTOR_DECL Status CheckSignature(std::span<const std::uint32_t> words, 
         const SharedArray& array = spec_arrays[index];
         if (index > 0 && spec_arrays[index - 1].constant_id == array.constant_id) {
           return ParamMismatch(label, kernel, i, param,
-                               fmt::format("the shader's shared arrays '{}' and '{}' are both sized by constant_id {}",
-                                           spec_arrays[index - 1].name, array.name, array.constant_id),
+                               ::streamexecutor::detail::Format(
+                                   "the shader's shared arrays '{}' and '{}' are both sized by constant_id {}",
+                                   spec_arrays[index - 1].name, array.name, array.constant_id),
                                "each SharedDeviceMemory parameter needs a constant of its own", "");
         }
         slot.constant_id = array.constant_id;
         slot.size = array.element.size;
         std::string why = KindMismatch(param, array.element);
         if (why.empty() && array.element.size != 0 && array.element.size != param.value_size) {
-          why = fmt::format("{} is {} bytes, {} {}", param.value_type, param.value_size, array.element.name,
-                            array.element.size);
+          why = ::streamexecutor::detail::Format("{} is {} bytes, {} {}", param.value_type, param.value_size,
+                                                 array.element.name, array.element.size);
         }
         if (!why.empty()) {
-          return ParamMismatch(label, kernel, i, param,
-                               fmt::format("the shader's shared array '{}' (sized by constant_id {}) holds {}",
-                                           array.name, array.constant_id, array.element.name),
-                               why, [&] {
-                                 const std::string cpp = SuggestCpp(array.element);
-                                 return cpp.empty() ? std::string()
-                                                    : fmt::format("streamexecutor::SharedDeviceMemory<{}>", cpp);
-                               }());
+          return ParamMismatch(
+              label, kernel, i, param,
+              ::streamexecutor::detail::Format("the shader's shared array '{}' (sized by constant_id {}) holds {}",
+                                               array.name, array.constant_id, array.element.name),
+              why, [&] {
+                const std::string cpp = SuggestCpp(array.element);
+                return cpp.empty() ? std::string()
+                                   : ::streamexecutor::detail::Format("streamexecutor::SharedDeviceMemory<{}>", cpp);
+              }());
         }
         if (slot.size == 0) slot.size = static_cast<std::uint32_t>(param.value_size);
         break;

@@ -121,7 +121,7 @@ STREAMEXECUTOR_DECL SpirvType CrossType(spvc_compiler compiler, spvc_type type, 
       size_t size = 0;
       if (spvc_compiler_get_declared_struct_size(compiler, type, &size) != SPVC_SUCCESS) size = 0;
       result = SpirvType{Arith::kUnknown, static_cast<std::uint32_t>(size), 1, true,
-                         fmt::format("struct {}", name != nullptr && *name != '\0' ? name : "?")};
+                         ::streamexecutor::detail::Format("struct {}", name != nullptr && *name != '\0' ? name : "?")};
       break;
     }
     default: result = SpirvType{Arith::kUnknown, 0, 1, true, "an opaque type"}; break;
@@ -135,7 +135,7 @@ STREAMEXECUTOR_DECL SpirvType CrossType(spvc_compiler compiler, spvc_type type, 
   for (unsigned d = 0; d + drop_dimensions < dimensions; ++d) {
     const bool literal = spvc_type_array_dimension_is_literal(type, d) != SPVC_FALSE;
     const SpvId length = literal ? spvc_type_get_array_dimension(type, d) : 0;  // else a constant's id
-    suffix = (length == 0 ? std::string("[]") : fmt::format("[{}]", length)) + suffix;
+    suffix = (length == 0 ? std::string("[]") : ::streamexecutor::detail::Format("[{}]", length)) + suffix;
     result.size *= length;
     result.composite = true;
   }
@@ -152,14 +152,14 @@ STREAMEXECUTOR_DECL void ReadBufferBlock(spvc_compiler compiler, spvc_type_id bl
   const spvc_type block = spvc_compiler_get_type_handle(compiler, block_id);
   const unsigned members = spvc_type_get_num_member_types(block);
   if (members != 1) {
-    info.shape_problem = fmt::format("its block has {} members, not one array", members);
+    info.shape_problem = ::streamexecutor::detail::Format("its block has {} members, not one array", members);
     return;
   }
   const spvc_type member = spvc_compiler_get_type_handle(compiler, spvc_type_get_member_type(block, 0));
   const unsigned dimensions = spvc_type_get_num_array_dimensions(member);
   if (dimensions == 0) {
-    info.shape_problem =
-        fmt::format("its block's member is a single {}, not an array", CrossType(compiler, member, 0).name);
+    info.shape_problem = ::streamexecutor::detail::Format("its block's member is a single {}, not an array",
+                                                          CrossType(compiler, member, 0).name);
     return;
   }
   info.element = CrossType(compiler, member, 1);
@@ -210,15 +210,16 @@ STREAMEXECUTOR_DECL Status Reflect(std::span<const std::uint32_t> words, std::st
     const std::string_view name = entries[i].name != nullptr ? entries[i].name : "";
     const bool compute = entries[i].execution_model == SpvExecutionModelGLCompute;
     std::string& list = compute ? compute_names : other_names;
-    list += fmt::format("{}'{}'", list.empty() ? "" : ", ", name);
+    list += ::streamexecutor::detail::Format("{}'{}'", list.empty() ? "" : ", ", name);
     found = found || (compute && name == kernel_name);
   }
   if (!found) {
-    return MakeError(ErrorCode::kNotFound, "GetKernel on {}: the SPIR-V module has no compute entry point '{}'; {}{}",
-                     label, kernel_name,
-                     compute_names.empty() ? std::string("it has none")
-                                           : fmt::format("its compute entry points are {}", compute_names),
-                     other_names.empty() ? std::string() : fmt::format(" (other stages: {})", other_names));
+    return MakeError(
+        ErrorCode::kNotFound, "GetKernel on {}: the SPIR-V module has no compute entry point '{}'; {}{}", label,
+        kernel_name,
+        compute_names.empty() ? std::string("it has none")
+                              : ::streamexecutor::detail::Format("its compute entry points are {}", compute_names),
+        other_names.empty() ? std::string() : ::streamexecutor::detail::Format(" (other stages: {})", other_names));
   }
   const std::string entry(kernel_name);
   if (spvc_compiler_set_entry_point(compiler, entry.c_str(), SpvExecutionModelGLCompute) != SPVC_SUCCESS) {

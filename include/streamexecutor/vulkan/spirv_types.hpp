@@ -145,9 +145,9 @@ constexpr Arith ClassifyCpp(std::string_view name) {
 
 // "a 4-byte", "an 8-byte".
 inline std::string SizedArticle(std::size_t bytes) {
-  const std::string digits = fmt::format("{}", bytes);
+  const std::string digits = ::streamexecutor::detail::Format("{}", bytes);
   const bool an = digits.front() == '8' || digits == "11" || digits == "18";
-  return fmt::format("{} {}-byte", an ? "an" : "a", bytes);
+  return ::streamexecutor::detail::Format("{} {}-byte", an ? "an" : "a", bytes);
 }
 
 constexpr std::string_view DescribeArith(Arith kind) {
@@ -170,13 +170,16 @@ STREAMEXECUTOR_DECL std::string GlslScalarName(Arith kind, std::uint32_t bits, b
     case Arith::kFloat:
       if (bits == 32) return vector_prefix ? "" : "float";
       if (bits == 64) return vector_prefix ? "d" : "double";
-      return vector_prefix ? fmt::format("f{}", bits) : fmt::format("float{}_t", bits);
+      return vector_prefix ? ::streamexecutor::detail::Format("f{}", bits)
+                           : ::streamexecutor::detail::Format("float{}_t", bits);
     case Arith::kSigned:
       if (bits == 32) return vector_prefix ? "i" : "int";
-      return vector_prefix ? fmt::format("i{}", bits) : fmt::format("int{}_t", bits);
+      return vector_prefix ? ::streamexecutor::detail::Format("i{}", bits)
+                           : ::streamexecutor::detail::Format("int{}_t", bits);
     case Arith::kUnsigned:
       if (bits == 32) return vector_prefix ? "u" : "uint";
-      return vector_prefix ? fmt::format("u{}", bits) : fmt::format("uint{}_t", bits);
+      return vector_prefix ? ::streamexecutor::detail::Format("u{}", bits)
+                           : ::streamexecutor::detail::Format("uint{}_t", bits);
     case Arith::kChar:
     case Arith::kUnknown: break;
   }
@@ -196,9 +199,9 @@ STREAMEXECUTOR_DECL SpirvType MakeNumeric(Arith kind, std::uint32_t bits, std::u
   type.size = kind == Arith::kBool ? 0 : bits / 8 * type.lanes;
   type.composite = type.lanes > 1;
   if (columns > 1) {
-    type.name = fmt::format("{}mat{}x{}", GlslScalarName(kind, bits, true), columns, components);
+    type.name = ::streamexecutor::detail::Format("{}mat{}x{}", GlslScalarName(kind, bits, true), columns, components);
   } else if (components > 1) {
-    type.name = fmt::format("{}vec{}", GlslScalarName(kind, bits, true), components);
+    type.name = ::streamexecutor::detail::Format("{}vec{}", GlslScalarName(kind, bits, true), components);
   } else {
     type.name = GlslScalarName(kind, bits, false);
   }
@@ -218,8 +221,8 @@ STREAMEXECUTOR_DECL std::string SuggestCpp(const SpirvType& type) {
     const std::uint32_t bits = type.size * 8;
     switch (type.kind) {
       case Arith::kFloat: return bits == 32 ? "float" : bits == 64 ? "double" : bits == 16 ? "_Float16" : "";
-      case Arith::kSigned: return bits == 32 ? "int" : fmt::format("std::int{}_t", bits);
-      case Arith::kUnsigned: return fmt::format("std::uint{}_t", bits);
+      case Arith::kSigned: return bits == 32 ? "int" : ::streamexecutor::detail::Format("std::int{}_t", bits);
+      case Arith::kUnsigned: return ::streamexecutor::detail::Format("std::uint{}_t", bits);
       default: return "";
     }
   }
@@ -229,7 +232,7 @@ STREAMEXECUTOR_DECL std::string SuggestCpp(const SpirvType& type) {
     component.composite = false;
     component.size = type.size / type.lanes;
     const std::string scalar = SuggestCpp(component);
-    return scalar.empty() ? "" : fmt::format("std::array<{}, {}>", scalar, type.lanes);
+    return scalar.empty() ? "" : ::streamexecutor::detail::Format("std::array<{}, {}>", scalar, type.lanes);
   }
   return "";
 }
@@ -246,7 +249,8 @@ STREAMEXECUTOR_DECL std::string KindMismatch(const KernelParamInfo& declared, co
   if (cpp == Arith::kBool) {
     return "bool has no defined layout in Vulkan buffers or push constants: use std::uint32_t (uint in the shader)";
   }
-  if (actual.kind == Arith::kBool) return fmt::format("SPIR-V {} has no defined size in memory", actual.name);
+  if (actual.kind == Arith::kBool)
+    return ::streamexecutor::detail::Format("SPIR-V {} has no defined size in memory", actual.name);
   if (cpp == Arith::kUnknown) return {};
   if (actual.composite) {
     std::string_view what = "composite";
@@ -254,18 +258,20 @@ STREAMEXECUTOR_DECL std::string KindMismatch(const KernelParamInfo& declared, co
     if (actual.lanes > 1 && actual.kind != Arith::kUnknown) {
       what = actual.name.find("mat") != std::string::npos ? "matrix" : "vector";
     }
-    return fmt::format(
+    return ::streamexecutor::detail::Format(
         "{} is {} {}, {} is {}", declared.value_type, SizedArticle(declared.value_size), DescribeArith(cpp),
         actual.name,
-        actual.size != 0 ? fmt::format("{} {}", SizedArticle(actual.size), what) : fmt::format("a {}", what));
+        actual.size != 0 ? ::streamexecutor::detail::Format("{} {}", SizedArticle(actual.size), what)
+                         : ::streamexecutor::detail::Format("a {}", what));
   }
   bool same = cpp == actual.kind;
   if (cpp == Arith::kChar) same = actual.kind == Arith::kSigned || actual.kind == Arith::kUnsigned;  // ABI's sign
   // 16-bit floats travel as raw bits where the compiler has no _Float16.
   if (cpp == Arith::kUnsigned && actual.kind == Arith::kFloat && actual.size == 2) same = true;
   if (same && declared.value_size == actual.size) return {};
-  return fmt::format("{} is {} {}, SPIR-V {} {} {}", declared.value_type, SizedArticle(declared.value_size),
-                     DescribeArith(cpp), actual.name, SizedArticle(actual.size), DescribeArith(actual.kind));
+  return ::streamexecutor::detail::Format("{} is {} {}, SPIR-V {} {} {}", declared.value_type,
+                                          SizedArticle(declared.value_size), DescribeArith(cpp), actual.name,
+                                          SizedArticle(actual.size), DescribeArith(actual.kind));
 }
 #else
 STREAMEXECUTOR_DECL std::string KindMismatch(const KernelParamInfo& declared, const SpirvType& actual);

@@ -150,8 +150,9 @@ STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& spirv, std::uint32_t i
         SpirvType element = WordsType(spirv, ops[1], depth + 1);
         const std::span<const std::uint32_t> length = spirv.Operands(ops[2]);
         const bool literal = spirv.Opcode(ops[2]) == SpvOpConstant && length.size() >= 3;
-        SpirvType array{element.kind, literal ? element.size * length[2] : 0, element.lanes, true,
-                        literal ? fmt::format("{}[{}]", element.name, length[2]) : element.name + "[]"};
+        SpirvType array{
+            element.kind, literal ? element.size * length[2] : 0, element.lanes, true,
+            literal ? ::streamexecutor::detail::Format("{}[{}]", element.name, length[2]) : element.name + "[]"};
         return array;
       }
       break;
@@ -170,8 +171,9 @@ STREAMEXECUTOR_DECL SpirvType WordsType(const SpirvWords& spirv, std::uint32_t i
       }
       if (size != 0) size = (size + align - 1) / align * align;
       auto name = spirv.names.find(ops.empty() ? 0 : ops[0]);
-      return SpirvType{Arith::kUnknown, size, 1, true,
-                       fmt::format("struct {}", name == spirv.names.end() ? std::string("?") : name->second)};
+      return SpirvType{
+          Arith::kUnknown, size, 1, true,
+          ::streamexecutor::detail::Format("struct {}", name == spirv.names.end() ? std::string("?") : name->second)};
     }
     default: break;
   }
@@ -188,7 +190,8 @@ STREAMEXECUTOR_DECL std::vector<SharedArray> ReadShared(const SpirvWords& spirv)
   for (std::uint32_t variable : spirv.workgroup_variables) {
     SharedArray array;
     auto name = spirv.names.find(variable);
-    array.name = name == spirv.names.end() || name->second.empty() ? fmt::format("%{}", variable) : name->second;
+    array.name = name == spirv.names.end() || name->second.empty() ? ::streamexecutor::detail::Format("%{}", variable)
+                                                                   : name->second;
     const std::span<const std::uint32_t> var = spirv.Operands(variable);
     const std::span<const std::uint32_t> pointer = var.empty() ? var : spirv.Operands(var[0]);
     const std::uint32_t pointee = pointer.size() >= 3 ? pointer[2] : 0;

@@ -62,15 +62,16 @@ struct CublasApi {
   }
 
   template <typename... Args>
-  Status Error(cublasStatus_t status, std::string_view call, fmt::format_string<Args...> context,
+  Status Error(cublasStatus_t status, std::string_view call, ::streamexecutor::detail::FormatString<Args...> context,
                Args&&... args) const {
     const ErrorCode code = status == CUBLAS_STATUS_ALLOC_FAILED    ? ErrorCode::kResourceExhausted
                            : status == CUBLAS_STATUS_INVALID_VALUE ? ErrorCode::kInvalidArgument
                            : status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH
                                ? ErrorCode::kUnimplemented
                                : ErrorCode::kInternal;
-    return Status(code, fmt::format("{} failed with {} ({}) {}", call, StatusName(status), static_cast<int>(status),
-                                    fmt::format(context, std::forward<Args>(args)...)));
+    return Status(code, ::streamexecutor::detail::Format(
+                            "{} failed with {} ({}) {}", call, StatusName(status), static_cast<int>(status),
+                            ::streamexecutor::detail::Format(context, std::forward<Args>(args)...)));
   }
 };
 

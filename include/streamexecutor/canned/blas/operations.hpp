@@ -88,9 +88,9 @@ Status CheckGemm(const StreamExecutor<B>& executor, std::string_view caller, Gem
   STREAMEXECUTOR_RETURN_IF_ERROR(CheckLeadingDimension(caller, device, "ldc", args.ldc, m, "C", "m"));
   if (c == nullptr) return NullPointer(executor, caller, "C");
   auto describe = [&] {
-    return fmt::format("m={}, n={}, k={} (transa={}, transb={}, lda={}, ldb={}, ldc={})", m, n, k,
-                       blas::TransposeString(args.transa), blas::TransposeString(args.transb), args.lda, args.ldb,
-                       args.ldc);
+    return ::streamexecutor::detail::Format("m={}, n={}, k={} (transa={}, transb={}, lda={}, ldb={}, ldc={})", m, n, k,
+                                            blas::TransposeString(args.transa), blas::TransposeString(args.transb),
+                                            args.lda, args.ldb, args.ldc);
   };
   STREAMEXECUTOR_RETURN_IF_ERROR(
       CheckOperand(executor, caller, "matrix A", a, MatrixSpan(a_rows, a_cols, args.lda), sizeof(T), describe));
@@ -130,7 +130,8 @@ Stream<B>& GemmBatched(Stream<B>& stream, blas::Transpose transa, blas::Transpos
                                  GemmArgs<T>{transa, transb, 0, 0, 0, alpha, {}, lda, {}, ldb, beta, {}, ldc});
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (a[i] == nullptr || b[i] == nullptr) {
-      return stream.CheckCanned(NullPointer(executor, caller, fmt::format("{}[{}]", a[i] ? "B" : "A", i)));
+      return stream.CheckCanned(
+          NullPointer(executor, caller, ::streamexecutor::detail::Format("{}[{}]", a[i] ? "B" : "A", i)));
     }
     Status checked = CheckGemm(executor, caller, batch[i], m, n, k, *a[i], *b[i], c[i]);
     if (!checked.ok()) {
@@ -158,7 +159,7 @@ Stream<B>& CannedBlasAxpy(Stream<B>& stream, std::integral auto n_in, std::type_
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incx", incx));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
     if (y == nullptr) return blas_detail::NullPointer(executor, caller, "y");
-    auto describe = [&] { return fmt::format("n={} (incx={}, incy={})", n, incx, incy); };
+    auto describe = [&] { return ::streamexecutor::detail::Format("n={} (incx={}, incy={})", n, incx, incy); };
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckOperand(executor, caller, "vector x", x,
                                                              blas_detail::VectorSpan(n, incx), sizeof(T), describe));
     return blas_detail::CheckOperand(executor, caller, "vector y", *y, blas_detail::VectorSpan(n, incy), sizeof(T),
@@ -185,7 +186,7 @@ Stream<B>& CannedBlasDot(Stream<B>& stream, std::integral auto n_in, const Devic
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incx", incx));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
     if (result == nullptr) return blas_detail::NullPointer(executor, caller, "result");
-    auto describe = [&] { return fmt::format("n={} (incx={}, incy={})", n, incx, incy); };
+    auto describe = [&] { return ::streamexecutor::detail::Format("n={} (incx={}, incy={})", n, incx, incy); };
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckOperand(executor, caller, "vector x", x,
                                                              blas_detail::VectorSpan(n, incx), sizeof(T), describe));
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckOperand(executor, caller, "vector y", y,
@@ -219,8 +220,8 @@ Stream<B>& CannedBlasGemv(Stream<B>& stream, blas::Transpose trans, std::integra
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckIncrement(caller, device, "incy", incy));
     if (y == nullptr) return blas_detail::NullPointer(executor, caller, "y");
     auto describe = [&] {
-      return fmt::format("m={}, n={} (trans={}, lda={}, incx={}, incy={})", m, n, blas::TransposeString(trans), lda,
-                         incx, incy);
+      return ::streamexecutor::detail::Format("m={}, n={} (trans={}, lda={}, incx={}, incy={})", m, n,
+                                              blas::TransposeString(trans), lda, incx, incy);
     };
     STREAMEXECUTOR_RETURN_IF_ERROR(blas_detail::CheckOperand(executor, caller, "matrix A", a,
                                                              blas_detail::MatrixSpan(m, n, lda), sizeof(T), describe));

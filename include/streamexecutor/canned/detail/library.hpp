@@ -86,8 +86,8 @@ Loaded<Api> Load(const RunTimeLibrary& library, std::span<const EntryPoint<Api>>
       break;
     }
     const char* why = dlerror();
-    tried +=
-        fmt::format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", soname, why != nullptr ? why : "unknown reason");
+    tried += ::streamexecutor::detail::Format("{}dlopen(\"{}\"): {}", tried.empty() ? "" : "; ", soname,
+                                              why != nullptr ? why : "unknown reason");
   }
   const std::string_view first = library.sonames.empty() ? std::string_view() : library.sonames[0];
   if (handle == nullptr) {
@@ -102,7 +102,7 @@ Loaded<Api> Load(const RunTimeLibrary& library, std::span<const EntryPoint<Api>>
     void* const address = dlsym(handle, entry.symbol);
     entry.bind(loaded.api, address);
     if (address == nullptr && entry.required) {
-      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", entry.symbol);
+      missing += ::streamexecutor::detail::Format("{}{}", missing.empty() ? "" : ", ", entry.symbol);
     }
   }
   if (!missing.empty()) {

@@ -82,8 +82,8 @@ class BatchDescriptor {
   std::int64_t ElementCount() const { return NodesAcrossFeatureMaps() * count_; }
 
   std::string ToString() const {
-    return fmt::format("BatchDescriptor{{count={}, feature_map_count={}, height={}, width={}}}", count_,
-                       feature_map_count_, height_, width_);
+    return ::streamexecutor::detail::Format("BatchDescriptor{{count={}, feature_map_count={}, height={}, width={}}}",
+                                            count_, feature_map_count_, height_, width_);
   }
 
  private:
@@ -136,7 +136,7 @@ class FilterDescriptor {
   }
 
   std::string ToString() const {
-    return fmt::format(
+    return ::streamexecutor::detail::Format(
         "FilterDescriptor{{output_feature_map_count={}, input_feature_map_count={}, input_filter_height={}, "
         "input_filter_width={}}}",
         output_feature_map_count_, input_feature_map_count_, input_filter_height_, input_filter_width_);
@@ -177,8 +177,9 @@ class ConvolutionDescriptor {
   }
 
   std::string ToString() const {
-    return fmt::format("ConvolutionDescriptor{{zero_padding={}x{}, strides={}x{}}}", zero_padding_height_,
-                       zero_padding_width_, vertical_filter_stride_, horizontal_filter_stride_);
+    return ::streamexecutor::detail::Format("ConvolutionDescriptor{{zero_padding={}x{}, strides={}x{}}}",
+                                            zero_padding_height_, zero_padding_width_, vertical_filter_stride_,
+                                            horizontal_filter_stride_);
   }
 
  private:
@@ -230,9 +231,10 @@ class PoolingDescriptor {
   }
 
   std::string ToString() const {
-    return fmt::format("PoolingDescriptor{{mode={}, window={}x{}, padding={}x{}, strides={}x{}}}",
-                       mode_ == PoolingMode::kMaximum ? "kMaximum" : "kAverage", window_height_, window_width_,
-                       vertical_padding_, horizontal_padding_, vertical_stride_, horizontal_stride_);
+    return ::streamexecutor::detail::Format("PoolingDescriptor{{mode={}, window={}x{}, padding={}x{}, strides={}x{}}}",
+                                            mode_ == PoolingMode::kMaximum ? "kMaximum" : "kAverage", window_height_,
+                                            window_width_, vertical_padding_, horizontal_padding_, vertical_stride_,
+                                            horizontal_stride_);
   }
 
  private:

@@ -93,9 +93,9 @@ Status CheckConvolve(StreamExecutor<B>* executor, const ConvolveArgs& a) {
       a.input.count(), f.output_feature_map_count(),
       WindowOutput(a.input.height(), f.input_filter_height(), c.zero_padding_height(), c.vertical_filter_stride()),
       WindowOutput(a.input.width(), f.input_filter_width(), c.zero_padding_width(), c.horizontal_filter_stride()));
-  STREAMEXECUTOR_RETURN_IF_ERROR(
-      CheckOutputShape(caller, device, expected, a.output,
-                       fmt::format("{} with {} over {}", f.ToString(), c.ToString(), a.input.ToString())));
+  STREAMEXECUTOR_RETURN_IF_ERROR(CheckOutputShape(
+      caller, device, expected, a.output,
+      ::streamexecutor::detail::Format("{} with {} over {}", f.ToString(), c.ToString(), a.input.ToString())));
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
   STREAMEXECUTOR_RETURN_IF_ERROR(
@@ -128,8 +128,9 @@ Status CheckPool(StreamExecutor<B>* executor, const PoolArgs& a) {
       a.input.count(), a.input.feature_map_count(),
       WindowOutput(a.input.height(), p.window_height(), p.vertical_padding(), p.vertical_stride()),
       WindowOutput(a.input.width(), p.window_width(), p.horizontal_padding(), p.horizontal_stride()));
-  STREAMEXECUTOR_RETURN_IF_ERROR(CheckOutputShape(caller, device, expected, a.output,
-                                                  fmt::format("{} over {}", p.ToString(), a.input.ToString())));
+  STREAMEXECUTOR_RETURN_IF_ERROR(
+      CheckOutputShape(caller, device, expected, a.output,
+                       ::streamexecutor::detail::Format("{} over {}", p.ToString(), a.input.ToString())));
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
   return CheckBuffer<B, T>(executor, caller, "output", a.output.ToString(), a.output.ElementCount(), a.output_data);
@@ -161,9 +162,9 @@ Status CheckMatMul(StreamExecutor<B>* executor, const MatMulArgs& a) {
   }
   STREAMEXECUTOR_RETURN_IF_ERROR(
       (CheckBuffer<B, T>(executor, caller, "input", a.input.ToString(), a.input.ElementCount(), a.input_data)));
-  STREAMEXECUTOR_RETURN_IF_ERROR(
-      (CheckBuffer<B, T>(executor, caller, "weights", fmt::format("matrix of {} output x {} input nodes", a.n, a.k),
-                         a.n * a.k, a.weights)));
+  STREAMEXECUTOR_RETURN_IF_ERROR((CheckBuffer<B, T>(
+      executor, caller, "weights", ::streamexecutor::detail::Format("matrix of {} output x {} input nodes", a.n, a.k),
+      a.n * a.k, a.weights)));
   return CheckBuffer<B, T>(executor, caller, "output", a.output.ToString(), a.output.ElementCount(), a.output_data);
 }
 

@@ -123,9 +123,10 @@ struct PlanSpec {
   std::string Describe() const {
     std::string shape;
     for (int i = 0; i < rank; ++i) shape += (i ? "x" : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
-    if (!batched) return fmt::format("{} {}-D {}", fft::TypeName(type), rank, shape);
-    return fmt::format("{} {}-D {} batch {} (input stride {} distance {}, output stride {} distance {})",
-                       fft::TypeName(type), rank, shape, batch, in.stride, in.distance, out.stride, out.distance);
+    if (!batched) return ::streamexecutor::detail::Format("{} {}-D {}", fft::TypeName(type), rank, shape);
+    return ::streamexecutor::detail::Format(
+        "{} {}-D {} batch {} (input stride {} distance {}, output stride {} distance {})", fft::TypeName(type), rank,
+        shape, batch, in.stride, in.distance, out.stride, out.distance);
   }
 };
 
