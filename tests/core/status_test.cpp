@@ -32,6 +32,8 @@ TEST_CASE("the library's messages format the same with format strings checked or
   const std::string_view device = "host:0";
   CHECK(se::MakeError(se::ErrorCode::kInvalidArgument, "kernel '{}' on {}: {} arguments", name, device, 3).message() ==
         "kernel 'scale' on host:0: 3 arguments");
+  const std::string known_at_run_time = "{} of {}";
+  CHECK(se::MakeError(se::ErrorCode::kInternal, fmt::runtime(known_at_run_time), 2, 3).message() == "2 of 3");
 }
 
 #if !STREAMEXECUTOR_CHECK_FORMAT_STRINGS

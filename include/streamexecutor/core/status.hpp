@@ -8,6 +8,7 @@
 #include "streamexecutor/detail/fmt.hpp"
 #include "streamexecutor/version.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -118,7 +119,8 @@ Status MakeError(ErrorCode code, detail::FormatString<Args...> format, Args&&...
 }
 
 [[noreturn]] inline void DieWithStatus(const Status& status, std::string_view what) {
-  fmt::print(stderr, "streamexecutor: {} on an error status: {}\n", what, status.ToString());
+  const std::string line = detail::Format("streamexecutor: {} on an error status: {}\n", what, status.ToString());
+  std::fputs(line.c_str(), stderr);
   std::abort();
 }
 

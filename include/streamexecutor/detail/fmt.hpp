@@ -28,6 +28,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace streamexecutor::detail {
 
@@ -37,8 +38,8 @@ namespace streamexecutor::detail {
 // list of argument types, which made up most of fmt's share of a consumer's
 // compile time (issue 30). The check runs where it finds our mistakes, in
 // this project's own builds (STREAMEXECUTOR_CHECK_FORMAT_STRINGS=1, set by
-// meson.build and CMakeLists.txt for the tests); a consumer's build takes the
-// strings as they are.
+// meson.build for its tests, examples and benchmarks); a consumer's build
+// takes the strings as they are, unless it sets the macro too.
 #if defined(STREAMEXECUTOR_CHECK_FORMAT_STRINGS) && STREAMEXECUTOR_CHECK_FORMAT_STRINGS && !defined(__CUDACC__)
 template <typename... Args>
 using FormatString = fmt::format_string<Args...>;
@@ -47,7 +48,12 @@ template <typename... Args>
 struct UncheckedFormatString {
   template <typename S>
     requires std::is_convertible_v<const S&, fmt::string_view>
-  constexpr UncheckedFormatString(const S& s) : view(s) {}      // NOLINT(google-explicit-constructor): as fmt's
+  constexpr UncheckedFormatString(const S& s) : view(s) {}  // NOLINT(google-explicit-constructor): as fmt's
+  // fmt::runtime(string), which a checked build needs for a string known only at run time.
+  template <typename R>
+    requires(!std::is_convertible_v<const R&, fmt::string_view> &&
+             std::is_convertible_v<decltype(std::declval<const R&>().str), fmt::string_view>)
+  constexpr UncheckedFormatString(const R& runtime) : view(runtime.str) {}  // NOLINT(google-explicit-constructor)
   constexpr operator fmt::string_view() const { return view; }  // NOLINT(google-explicit-constructor): as fmt's
   fmt::string_view view;
 };
